@@ -1,0 +1,91 @@
+"""The event envelope every Interlock message travels in."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+
+MAX_MESSAGE_BYTES = 256 * 1024
+"""Larger messages are dead-lettered unread: a workflow event carries references, not blobs."""
+
+SCHEMA_VERSION = 1
+
+EventType = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")]
+WorkflowType = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
+Identifier = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class Actor(BaseModel):
+    """Who or what caused an event: a person, a stage service, the timer service."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: Identifier
+    role: Annotated[str, Field(min_length=1, max_length=100)]
+
+
+class Envelope(BaseModel):
+    """One fact or command about one workflow, as it travels over NATS.
+
+    On a request (`type == "START"`) `workflow_id` is an optional business key; without it
+    the projector derives the id from tenant and `event_id`, so a replay maps to the same
+    workflow.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    event_id: Identifier
+    type: EventType
+    workflow_type: WorkflowType
+    workflow_id: Identifier | None = None
+    tenant_id: Identifier
+    actor: Actor
+    causation_id: Identifier | None = None
+    correlation_id: Identifier | None = None
+    schema_version: int = Field(default=SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION)
+    occurred_at: AwareDatetime
+    expected_version: int | None = Field(default=None, ge=0)
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+    def to_bytes(self) -> bytes:
+        """Serialise for publishing (compact JSON, UTF-8)."""
+        return self.model_dump_json(exclude_none=True).encode()
+
+
+class MalformedMessage(ValueError):
+    """A message that can never be processed; it belongs in a dead-letter subject.
+
+    `reason` is a stable code (`oversized`, `bad_json`, `schema_mismatch`, …) and `detail`
+    the validation error, both recorded with the dead letter.
+    """
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def parse_envelope(raw: bytes) -> Envelope:
+    """Validate raw bytes into an `Envelope` or raise `MalformedMessage`."""
+    if len(raw) > MAX_MESSAGE_BYTES:
+        raise MalformedMessage("oversized", f"{len(raw)} bytes > {MAX_MESSAGE_BYTES}")
+    try:
+        return Envelope.model_validate_json(raw)
+    except ValidationError as exc:
+        json_error = any(err["type"] == "json_invalid" for err in exc.errors())
+        reason = "bad_json" if json_error else "schema_mismatch"
+        raise MalformedMessage(reason, _summarise(exc)) from exc
+
+
+def _summarise(exc: ValidationError) -> str:
+    parts = [
+        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+        for err in exc.errors()[:5]
+    ]
+    return "; ".join(parts)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,38 @@
+"""Every workflow definition Interlock can execute, old versions included.
+
+A workflow records the definition version it started with and is always decided by that
+version, so a deployment never silently reinterprets an in-flight workflow.
+"""
+
+from __future__ import annotations
+
+from contracts.definition import WorkflowDefinition
+from contracts.support import SUPPORT_V1, SUPPORT_V2
+
+DEFINITIONS: dict[tuple[str, int], WorkflowDefinition] = {
+    (d.workflow_type, d.version): d for d in (SUPPORT_V1, SUPPORT_V2)
+}
+
+
+class UnknownDefinition(LookupError):
+    """No definition is registered for that workflow type (and version)."""
+
+
+def get(workflow_type: str, version: int) -> WorkflowDefinition:
+    try:
+        return DEFINITIONS[(workflow_type, version)]
+    except KeyError:
+        raise UnknownDefinition(f"no definition {workflow_type!r} v{version}") from None
+
+
+def latest(workflow_type: str) -> WorkflowDefinition:
+    """The version new workflows of this type start with."""
+    versions = [v for (t, v) in DEFINITIONS if t == workflow_type]
+    if not versions:
+        known = sorted({t for t, _ in DEFINITIONS})
+        raise UnknownDefinition(f"unknown workflow type {workflow_type!r}; known: {known}")
+    return DEFINITIONS[(workflow_type, max(versions))]
+
+
+def workflow_types() -> list[str]:
+    return sorted({t for t, _ in DEFINITIONS})

@@ -1,0 +1,125 @@
+"""Idempotent provisioning of Interlock's JetStream streams, consumers and KV bucket.
+
+Safe to run from every process at start-up: an existing stream or consumer is updated to the
+configuration below, never recreated (which would drop its messages or its ack state).
+"""
+
+from __future__ import annotations
+
+from nats.js import JetStreamContext
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DiscardPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.errors import BadRequestError, NotFoundError
+
+from contracts import registry, subjects
+
+DUPLICATE_WINDOW_S = 300.0
+"""Publishes with the same Nats-Msg-Id inside this window are dropped by the server; it must
+outlast the longest relay or timer-service restart."""
+DAY = 24 * 3600.0
+
+STREAMS = (
+    StreamConfig(
+        name=subjects.STREAM_IN,
+        description="Requests, signals, results and timer firings for the projector",
+        subjects=[f"{subjects.IN_PREFIX}.>"],
+        retention=RetentionPolicy.WORK_QUEUE,
+        storage=StorageType.FILE,
+        duplicate_window=DUPLICATE_WINDOW_S,
+        max_msg_size=1024 * 1024,
+    ),
+    StreamConfig(
+        name=subjects.STREAM_JOBS,
+        description="Stage jobs; one work-queue consumer per stage",
+        subjects=[f"{subjects.JOB_PREFIX}.>"],
+        retention=RetentionPolicy.WORK_QUEUE,
+        storage=StorageType.FILE,
+        duplicate_window=DUPLICATE_WINDOW_S,
+    ),
+    StreamConfig(
+        name=subjects.STREAM_OUT,
+        description="Announcements for downstream systems",
+        subjects=[f"{subjects.OUT_PREFIX}.>"],
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        max_age=7 * DAY,
+        discard=DiscardPolicy.OLD,
+        duplicate_window=DUPLICATE_WINDOW_S,
+    ),
+    StreamConfig(
+        name=subjects.STREAM_DLQ,
+        description="Dead letters with their reasons",
+        subjects=[f"{subjects.DLQ_PREFIX}.>"],
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        max_age=30 * DAY,
+        duplicate_window=DUPLICATE_WINDOW_S,
+    ),
+)
+
+PROJECTOR_CONSUMER = ConsumerConfig(
+    durable_name=subjects.CONSUMER_PROJECTOR,
+    filter_subject=f"{subjects.IN_PREFIX}.>",
+    ack_policy=AckPolicy.EXPLICIT,
+    ack_wait=30.0,
+    max_deliver=8,
+    backoff=[1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0],
+    max_ack_pending=2000,
+)
+
+
+def stage_consumer(workflow_type: str, stage: str) -> ConsumerConfig:
+    """Durable pull consumer of one stage service; `in_progress` extends long calls."""
+    return ConsumerConfig(
+        durable_name=subjects.stage_consumer(workflow_type, stage),
+        filter_subject=subjects.job(workflow_type, stage),
+        ack_policy=AckPolicy.EXPLICIT,
+        ack_wait=60.0,
+        max_deliver=6,
+        backoff=[2.0, 5.0, 15.0, 30.0, 60.0],
+        max_ack_pending=1000,
+    )
+
+
+def all_stages() -> list[tuple[str, str]]:
+    """(workflow_type, stage) for every stage of every registered definition."""
+    found: set[tuple[str, str]] = set()
+    for definition in registry.DEFINITIONS.values():
+        stages = list(definition.stages.values())
+        stages += [b.stage for p in definition.parallel for b in p.branches]
+        found |= {(definition.workflow_type, s.name) for s in stages}
+    return sorted(found)
+
+
+async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
+    try:
+        await js.stream_info(config.name or "")
+    except NotFoundError:
+        await js.add_stream(config)
+        return
+    await js.update_stream(config)
+
+
+async def provision(js: JetStreamContext) -> None:
+    """Create or update every stream, consumer and bucket Interlock uses."""
+    for config in STREAMS:
+        await _ensure_stream(js, config)
+    await js.create_key_value(bucket=subjects.JOBS_BUCKET, history=1, ttl=DAY)
+    await _ensure_consumer(js, subjects.STREAM_IN, PROJECTOR_CONSUMER)
+    for workflow_type, stage in all_stages():
+        await _ensure_consumer(js, subjects.STREAM_JOBS, stage_consumer(workflow_type, stage))
+
+
+async def _ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:
+    try:
+        await js.add_consumer(stream, config)
+    except BadRequestError:
+        # Older servers refuse an in-place update through CREATE; recreate is not an option
+        # (it would lose ack state), so keep the existing consumer as it is.
+        await js.consumer_info(stream, config.durable_name or "")

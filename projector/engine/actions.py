@@ -1,0 +1,175 @@
+"""Engine bookkeeping named by transitions (`action=`): retries, branches, cancellation.
+
+Each action edits a `Draft` of the next checkpoint. Actions compute; they never perform I/O —
+a scheduled retry is a timer row the projector commits, not a sleep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from contracts.definition import RetryPolicy, Stage
+from contracts.ids import derive
+from projector.engine.guards import Facts
+from projector.engine.model import BranchState, OpenJob, Review, TimerRef, Workflow
+
+
+@dataclass
+class JobOrder:
+    stage: Stage
+    state: str
+    attempt: int
+    branch: str | None = None
+    repair: bool = False
+
+
+@dataclass
+class Draft:
+    """The next checkpoint under construction; frozen into a `Workflow` at the end."""
+
+    target: str
+    data: dict[str, Any]
+    attempts: dict[str, int]
+    counters: dict[str, int]
+    retry_target: str | None
+    cancel_requested: bool
+    open_jobs: dict[str, OpenJob]
+    timers: dict[str, TimerRef]
+    branches: dict[str, BranchState]
+    review: Review | None
+    version: int
+    armed: list[TimerRef] = field(default_factory=list)
+    cancelled: list[str] = field(default_factory=list)
+    jobs: list[JobOrder] = field(default_factory=list)
+    repair: bool = False
+
+    @classmethod
+    def of(cls, wf: Workflow, target: str) -> Draft:
+        ex = wf.execution
+        return cls(
+            target=target,
+            data=dict(wf.data),
+            attempts=dict(ex.attempts),
+            counters=dict(ex.counters),
+            retry_target=ex.retry_target,
+            cancel_requested=ex.cancel_requested,
+            open_jobs=dict(ex.open_jobs),
+            timers=dict(ex.timers),
+            branches=dict(ex.branches),
+            review=ex.review,
+            version=wf.version + 1,
+        )
+
+    def arm(
+        self,
+        f: Facts,
+        kind: str,
+        event: str,
+        seconds: float,
+        *,
+        scope: str | None,
+        branch: str | None = None,
+    ) -> None:
+        timer = TimerRef(
+            id=derive("timer", f.workflow.workflow_id, self.version, kind),
+            kind=kind,
+            event=event,
+            fire_at=f.ctx.now + timedelta(seconds=seconds),
+            scope=scope,
+            branch=branch,
+        )
+        self.timers[kind] = timer
+        self.armed.append(timer)
+
+    def drop_timers(self, keep: Callable[[TimerRef], bool]) -> None:
+        for kind, timer in list(self.timers.items()):
+            if not keep(timer):
+                del self.timers[kind]
+                self.cancelled.append(timer.id)
+
+
+def backoff_seconds(policy: RetryPolicy, failures: int, rand: float, scale: float) -> float:
+    """Exponential backoff with jitter and a cap: attempt n waits base·2^(n-1), capped,
+    plus up to `jitter` of that at random; `scale` shrinks time for demos and tests."""
+    delay = min(policy.cap_seconds, policy.base_seconds * 2 ** (failures - 1))
+    return float((delay + delay * policy.jitter * rand) * scale)
+
+
+def schedule_retry(f: Facts, d: Draft) -> None:
+    source = f.workflow.state
+    failures = d.attempts.get(source, 0) + 1
+    d.attempts[source] = failures
+    d.retry_target = source
+    seconds = backoff_seconds(
+        f.definition.retry[source], failures, f.ctx.random(), f.parameters["retry_delay_scale"]
+    )
+    d.arm(f, "retry", "RETRY_DUE", seconds, scope=f.definition.retry_wait_state)
+
+
+def resume_retry(f: Facts, d: Draft) -> None:
+    if d.retry_target is not None:
+        d.target, d.retry_target = d.retry_target, None
+
+
+def defer_cancel(f: Facts, d: Draft) -> None:
+    d.cancel_requested = True
+
+
+def request_repair(f: Facts, d: Draft) -> None:
+    d.repair = True
+
+
+def branch_succeeded(f: Facts, d: Draft) -> None:
+    if f.branch is not None:
+        d.branches[f.branch] = d.branches[f.branch].model_copy(update={"status": "succeeded"})
+
+
+def branch_retry(f: Facts, d: Draft) -> None:
+    par = f.definition.parallel_state(f.workflow.state)
+    branch = next(b for b in par.branches if b.name == f.branch) if par else None
+    if branch is None:
+        return
+    current = d.branches[branch.name]
+    failures = current.attempts + 1
+    d.branches[branch.name] = BranchState(status="retry_wait", attempts=failures)
+    seconds = backoff_seconds(
+        branch.retry, failures, f.ctx.random(), f.parameters["retry_delay_scale"]
+    )
+    d.arm(
+        f, f"retry:{branch.name}", "RETRY_DUE", seconds, scope=f.workflow.state, branch=branch.name
+    )
+
+
+def branch_resume(f: Facts, d: Draft) -> None:
+    par = f.definition.parallel_state(f.workflow.state)
+    branch = next(b for b in par.branches if b.name == f.branch) if par else None
+    if branch is None:
+        return
+    current = d.branches[branch.name]
+    d.branches[branch.name] = current.model_copy(update={"status": "running"})
+    d.jobs.append(JobOrder(branch.stage, f.workflow.state, current.attempts + 1, branch.name))
+
+
+def resume_review(f: Facts, d: Draft) -> None:
+    if d.review is not None and d.review.target is not None:
+        d.target = d.review.target
+        d.attempts.pop(d.target, None)
+        d.review = None
+
+
+ACTIONS: dict[str, Callable[[Facts, Draft], None]] = {
+    fn.__name__: fn
+    for fn in (
+        schedule_retry,
+        resume_retry,
+        defer_cancel,
+        request_repair,
+        branch_succeeded,
+        branch_retry,
+        branch_resume,
+        resume_review,
+    )
+}

@@ -1,0 +1,156 @@
+"""Named guards: deterministic predicates over explicit inputs, never a side effect.
+
+A guard returns whether it holds and the labels of the checks it made, so the audit trail
+records *why* a transition was allowed or refused (`role_allowed`, `!version_current` …).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from contracts.definition import WorkflowDefinition
+from contracts.envelope import Envelope
+from projector.engine.model import Context, Workflow
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything a guard or action may look at for one decision."""
+
+    definition: WorkflowDefinition
+    workflow: Workflow
+    event: Envelope
+    ctx: Context
+    parameters: Mapping[str, Any]
+    branch: str | None = None
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return self.event.payload
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    labels: tuple[str, ...] = ()
+
+
+GuardFn = Callable[[Facts, Mapping[str, Any]], Verdict]
+
+
+def _checks(**named: bool) -> Verdict:
+    return Verdict(all(named.values()), tuple(k if v else f"!{k}" for k, v in named.items()))
+
+
+def _decimal(value: object) -> Decimal | None:
+    try:
+        return Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def attempts_remaining(f: Facts, _: Mapping[str, Any]) -> Verdict:
+    policy = f.definition.retry[f.workflow.state]
+    failures = f.workflow.execution.attempts.get(f.workflow.state, 0) + 1
+    return _checks(attempts_remaining=failures < policy.max_attempts)
+
+
+def branch_attempts_remaining(f: Facts, _: Mapping[str, Any]) -> Verdict:
+    par = f.definition.parallel_state(f.workflow.state)
+    branch = next((b for b in par.branches if b.name == f.branch), None) if par else None
+    state = f.workflow.execution.branches.get(f.branch or "")
+    if branch is None or state is None:
+        return _checks(branch_known=False)
+    return _checks(branch_attempts_remaining=state.attempts + 1 < branch.retry.max_attempts)
+
+
+def join_ready(f: Facts, _: Mapping[str, Any]) -> Verdict:
+    others = {n: b for n, b in f.workflow.execution.branches.items() if n != f.branch}
+    return _checks(join_ready=all(b.status == "succeeded" for b in others.values()))
+
+
+def confidence_at_least(f: Facts, params: Mapping[str, Any]) -> Verdict:
+    threshold = float(f.parameters[params["param"]])
+    return _checks(confidence_sufficient=float(f.payload.get("confidence", 0.0)) >= threshold)
+
+
+def validation_current(f: Facts, _: Mapping[str, Any]) -> Verdict:
+    return _checks(
+        validation_passed=f.payload.get("passed") is True,
+        validation_version_current=f.payload.get("recommendation_version")
+        == f.workflow.data.get("recommendation_version"),
+    )
+
+
+def approval_valid(f: Facts, _: Mapping[str, Any]) -> Verdict:
+    """Seed 000 §6: role, limit, current version, current validation, not cancelled/expired."""
+    data, execution = f.workflow.data, f.workflow.execution
+    limits: Mapping[str, Any] = f.parameters.get("approver_limits", {})
+    limit = _decimal(limits.get(f.event.actor.role))
+    amount = _decimal(f.payload.get("amount"))
+    recommended = _decimal((data.get("recommendation") or {}).get("amount"))
+    validation = data.get("validation") or {}
+    timer = execution.timers.get("approval")
+    return _checks(
+        role_allowed=limit is not None,
+        amount_within_limit=limit is not None and amount is not None and amount <= limit,
+        amount_matches_recommendation=amount is not None and amount == recommended,
+        version_current=f.payload.get("recommendation_version")
+        == data.get("recommendation_version"),
+        validation_current=validation.get("passed") is True
+        and validation.get("recommendation_version") == data.get("recommendation_version"),
+        not_cancelled=not execution.cancel_requested,
+        not_expired=timer is None or f.ctx.now < timer.fire_at,
+    )
+
+
+def reviewer_current(f: Facts, _: Mapping[str, Any]) -> Verdict:
+    """A reviewer's rejection or change request must come from a reviewer and name the
+    current recommendation (or none, for a rejection of whatever is current)."""
+    roles = set(f.parameters.get("approver_limits", {})) | set(
+        f.parameters.get("operator_roles", ())
+    )
+    named = f.payload.get("recommendation_version")
+    return _checks(
+        role_allowed=f.event.actor.role in roles,
+        version_current=named is None or named == f.workflow.data.get("recommendation_version"),
+    )
+
+
+def cancel_requested(f: Facts, _: Mapping[str, Any]) -> Verdict:
+    return _checks(cancel_requested=f.workflow.execution.cancel_requested)
+
+
+def actor_role_in(f: Facts, params: Mapping[str, Any]) -> Verdict:
+    return _checks(role_allowed=f.event.actor.role in set(f.parameters[params["param"]]))
+
+
+def has_review_target(f: Facts, _: Mapping[str, Any]) -> Verdict:
+    review = f.workflow.execution.review
+    return _checks(resumable=review is not None and review.target is not None)
+
+
+def has_data(f: Facts, params: Mapping[str, Any]) -> Verdict:
+    key = str(params["key"])
+    return _checks(**{f"has_{key}": f.workflow.data.get(key) is not None})
+
+
+GUARDS: dict[str, GuardFn] = {
+    fn.__name__: fn
+    for fn in (
+        attempts_remaining,
+        branch_attempts_remaining,
+        join_ready,
+        confidence_at_least,
+        validation_current,
+        approval_valid,
+        reviewer_current,
+        cancel_requested,
+        actor_role_in,
+        has_review_target,
+        has_data,
+    )
+}

@@ -1,0 +1,130 @@
+"""Values the engine decides over and the decisions it returns. Frozen; no I/O."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from contracts.definition import Transition
+from contracts.envelope import Envelope
+
+RejectReason = Literal[
+    "invalid_transition",
+    "guard_rejected",
+    "stale_version",
+    "terminal",
+    "duplicate",
+    "unknown_workflow",
+    "idempotency_conflict",
+    "idempotent_replay",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TimerRef(_Frozen):
+    """An armed timer. `scope` is the state whose exit cancels it (None: the workflow's end)."""
+
+    id: str
+    kind: str
+    event: str
+    fire_at: datetime
+    scope: str | None = None
+    branch: str | None = None
+
+
+class OpenJob(_Frozen):
+    stage: str
+    branch: str | None = None
+
+
+class BranchState(_Frozen):
+    status: Literal["running", "retry_wait", "succeeded", "cancelled"]
+    attempts: int = 0
+
+
+class Review(_Frozen):
+    """Why a workflow is in manual review and where a retry would take it."""
+
+    reason: str
+    from_state: str
+    event_type: str
+    target: str | None = None
+
+
+class Execution(_Frozen):
+    """Runtime bookkeeping beside the business state (seed 000 §18)."""
+
+    attempts: dict[str, int] = {}
+    counters: dict[str, int] = {}
+    retry_target: str | None = None
+    cancel_requested: bool = False
+    open_jobs: dict[str, OpenJob] = {}
+    timers: dict[str, TimerRef] = {}
+    branches: dict[str, BranchState] = {}
+    review: Review | None = None
+
+
+class Workflow(_Frozen):
+    """A persisted checkpoint: business state, data, execution state and versions."""
+
+    workflow_id: str
+    workflow_type: str
+    tenant_id: str
+    state: str
+    version: int
+    definition_version: int
+    data: dict[str, Any] = {}
+    execution: Execution = Execution()
+    correlation_id: str | None = None
+    seen_event_ids: frozenset[str] = frozenset()
+    """The subset of event ids being decided that were already processed (set by the store)."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the engine may know about the outside world: the time, a random source, and
+    the deployment's overrides of definition parameters."""
+
+    now: datetime
+    random: Callable[[], float] = random.random
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OutMessage:
+    subject: str
+    envelope: Envelope
+
+
+@dataclass(frozen=True)
+class Accepted:
+    workflow: Workflow
+    from_state: str
+    transition: Transition
+    messages: tuple[OutMessage, ...] = ()
+    timers_armed: tuple[TimerRef, ...] = ()
+    timers_cancelled: tuple[str, ...] = ()
+    guard_results: tuple[str, ...] = ()
+    note: str | None = None
+
+    accepted: Literal[True] = True
+
+
+@dataclass(frozen=True)
+class Rejected:
+    reason: RejectReason
+    detail: str
+    guard_results: tuple[str, ...] = ()
+
+    accepted: Literal[False] = False
+
+
+Decision = Accepted | Rejected

@@ -1,0 +1,161 @@
+"""`resolve(definition, workflow, event, ctx) -> Decision`: the whole of the engine.
+
+Default-deny: an event is accepted only if the table holds a row for the workflow's state and
+the event's type whose guards all pass and whose loop limit allows it. Everything else is a
+`Rejected` with a stable reason code, and a rejection never changes the workflow.
+"""
+
+from __future__ import annotations
+
+from contracts.definition import EventSpec, Transition, WorkflowDefinition
+from contracts.envelope import Envelope
+from projector.engine import outputs
+from projector.engine.actions import ACTIONS, Draft
+from projector.engine.guards import GUARDS, Facts
+from projector.engine.model import (
+    Accepted,
+    Context,
+    Decision,
+    Execution,
+    OutMessage,
+    Rejected,
+    Workflow,
+)
+
+
+def resolve(
+    definition: WorkflowDefinition, workflow: Workflow, event: Envelope, ctx: Context
+) -> Decision:
+    """Decide whether `event` moves `workflow`, and to what. Pure: same inputs, same answer."""
+    spec = definition.event(event.type)
+    rejection = _precheck(definition, workflow, event, spec, ctx)
+    if rejection is not None:
+        return rejection
+    assert spec is not None  # _precheck rejects unknown events
+    facts = Facts(
+        definition=definition,
+        workflow=workflow,
+        event=event,
+        ctx=ctx,
+        parameters={**definition.parameters, **ctx.parameters},
+        branch=_branch_of(workflow, event, spec),
+    )
+    chosen, labels = _choose(facts)
+    if chosen is None:
+        return Rejected("guard_rejected", f"{event.type} refused in {workflow.state}", labels)
+    return _apply(facts, spec, chosen, labels)
+
+
+def _precheck(
+    d: WorkflowDefinition, wf: Workflow, event: Envelope, spec: EventSpec | None, ctx: Context
+) -> Rejected | None:
+    if event.event_id in wf.seen_event_ids:
+        return Rejected("duplicate", f"event {event.event_id} was already processed")
+    if d.is_terminal(wf.state):
+        return Rejected("terminal", f"{wf.state} is terminal; {event.type} changes nothing")
+    if spec is None or not d.transitions_from(wf.state, event.type):
+        return Rejected("invalid_transition", f"{event.type} is not allowed in {wf.state}")
+    if spec.answers_job:
+        if event.causation_id not in wf.execution.open_jobs:
+            return Rejected("stale_version", f"{event.type} answers no open job")
+    elif event.expected_version is not None and event.expected_version != wf.version:
+        return Rejected(
+            "stale_version", f"expected version {event.expected_version}, at {wf.version}"
+        )
+    if spec.source == "timer":
+        timer = next(
+            (t for t in wf.execution.timers.values() if t.id == event.payload.get("timer_id")),
+            None,
+        )
+        if timer is None:
+            return Rejected("stale_version", "the timer was superseded or already fired")
+        if ctx.now < timer.fire_at:
+            return Rejected("guard_rejected", "the timer is not due yet", ("!timer_due",))
+    return None
+
+
+def _branch_of(wf: Workflow, event: Envelope, spec: EventSpec) -> str | None:
+    if spec.answers_job and event.causation_id in wf.execution.open_jobs:
+        return wf.execution.open_jobs[event.causation_id].branch
+    branch = event.payload.get("branch") if spec.source == "timer" else None
+    return str(branch) if branch is not None else None
+
+
+def _choose(f: Facts) -> tuple[Transition | None, tuple[str, ...]]:
+    """The first row whose limit allows it and whose guards all pass."""
+    labels: list[str] = []
+    for row in f.definition.transitions_from(f.workflow.state, f.event.type):
+        if row.limit and f.workflow.execution.counters.get(row.limit.counter, 0) >= row.limit.max:
+            labels.append(f"!{row.limit.counter}_below_{row.limit.max}")
+            continue
+        verdicts = [GUARDS[g.name](f, g.params) for g in row.guards]
+        labels += [label for v in verdicts for label in v.labels]
+        if all(v.ok for v in verdicts):
+            return row, tuple(labels)
+    return None, tuple(labels)
+
+
+def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) -> Accepted:
+    wf, definition = f.workflow, f.definition
+    d = Draft.of(wf, row.target)
+    update = definition.data_updates.get(f.event.type)
+    if update is not None:
+        d.data[update.key] = f.event.payload
+        if update.versioned:
+            d.data[f"{update.key}_version"] = int(d.data.get(f"{update.key}_version", 0)) + 1
+    if spec.answers_job:
+        d.open_jobs.pop(f.event.causation_id or "", None)
+    if spec.source == "timer":
+        d.timers = {k: t for k, t in d.timers.items() if t.id != f.event.payload["timer_id"]}
+    if row.limit is not None:
+        d.counters[row.limit.counter] = d.counters.get(row.limit.counter, 0) + 1
+    if row.action is not None:
+        ACTIONS[row.action](f, d)
+    moved = d.target != wf.state
+    if moved or row.reissue:
+        d.open_jobs = {}
+    if moved:
+        d.drop_timers(keep=lambda t: t.scope != wf.state)
+    if definition.is_terminal(d.target):
+        d.drop_timers(keep=lambda t: False)
+    if moved or row.reissue:
+        outputs.enter(f, d, row.reason)
+    if f.event.type == definition.start_event:
+        outputs.arm_workflow_timers(f, d, definition)
+    messages: list[OutMessage] = outputs.job_messages(f, d)
+    spec_out = definition.announcement(d.target) if moved else None
+    if spec_out is not None:
+        messages.append(outputs.announcement(f, d, spec_out))
+    in_review = d.target == definition.review_state
+    return Accepted(
+        workflow=_freeze(wf, d, keep_review=in_review),
+        from_state=wf.state,
+        transition=row,
+        messages=tuple(messages),
+        timers_armed=tuple(d.armed),
+        timers_cancelled=tuple(d.cancelled),
+        guard_results=labels,
+        note=d.review.reason if in_review and d.review else row.reason,
+    )
+
+
+def _freeze(wf: Workflow, d: Draft, keep_review: bool) -> Workflow:
+    execution = Execution(
+        attempts=d.attempts,
+        counters=d.counters,
+        retry_target=d.retry_target,
+        cancel_requested=d.cancel_requested,
+        open_jobs=d.open_jobs,
+        timers=d.timers,
+        branches=d.branches,
+        review=d.review if keep_review else None,
+    )
+    return wf.model_copy(
+        update={
+            "state": d.target,
+            "version": d.version,
+            "data": d.data,
+            "execution": execution,
+            "seen_event_ids": frozenset(),
+        }
+    )

@@ -1,0 +1,1 @@
+"""PostgreSQL persistence for the projector: schema, migrations and the workflow store."""
