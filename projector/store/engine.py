@@ -17,7 +17,9 @@ def sqlalchemy_url(url: str) -> str:
     for scheme in _SCHEMES:
         if url.startswith(scheme):
             return "postgresql+asyncpg://" + url[len(scheme) :]
-    raise ValueError(f"expected a postgresql://user@host:port/db URL, got {url.split('@')[-1]!r}")
+    raise ValueError(
+        f"expected a postgresql://user@host:port/db URL, got {url.rsplit('@', maxsplit=1)[-1]!r}"
+    )
 
 
 def plain_url(url: str) -> str:
