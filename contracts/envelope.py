@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
+from contracts.errors import ErrorCode, InterlockError
+
 MAX_MESSAGE_BYTES = 256 * 1024
 """Larger messages are dead-lettered unread: a workflow event carries references, not blobs."""
 
@@ -54,15 +56,17 @@ class Envelope(BaseModel):
         return self.model_dump_json(exclude_none=True).encode()
 
 
-class MalformedMessage(ValueError):
+class MalformedMessage(InterlockError):
     """A message that can never be processed; it belongs in a dead-letter subject.
 
-    `reason` is a stable code (`oversized`, `bad_json`, `schema_mismatch`, …) and `detail`
-    the validation error, both recorded with the dead letter.
+    `reason` is a stable code (`oversized`, `bad_json`, `schema_mismatch`, `unknown_type`,
+    `unknown_workflow` …) and `detail` the validation error, both recorded with the dead letter.
     """
 
+    code = ErrorCode.MALFORMED_MESSAGE
+
     def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
+        super().__init__(f"{reason}: {detail}", hint="fix the publisher; see the dead letter")
         self.reason = reason
         self.detail = detail
 
@@ -76,10 +80,11 @@ def parse_envelope(raw: bytes) -> Envelope:
     except ValidationError as exc:
         json_error = any(err["type"] == "json_invalid" for err in exc.errors())
         reason = "bad_json" if json_error else "schema_mismatch"
-        raise MalformedMessage(reason, _summarise(exc)) from exc
+        raise MalformedMessage(reason, summarise(exc)) from exc
 
 
-def _summarise(exc: ValidationError) -> str:
+def summarise(exc: ValidationError) -> str:
+    """A short, single-line account of a validation error (no input values echoed)."""
     parts = [
         f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
         for err in exc.errors()[:5]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from typing import Any
 
@@ -41,3 +42,13 @@ def canonical_json(value: Any) -> str:
 def fingerprint(value: Any) -> str:
     """SHA-256 of the canonical JSON form: equal content, equal fingerprint."""
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
+
+
+_KV_SAFE = re.compile(r"[-_=A-Za-z0-9]{1,200}")
+
+
+def kv_key(workflow_id: str) -> str:
+    """A NATS KV key for a workflow id (ids with other characters are hashed)."""
+    if _KV_SAFE.fullmatch(workflow_id):
+        return workflow_id
+    return "h_" + hashlib.sha256(workflow_id.encode()).hexdigest()[:40]

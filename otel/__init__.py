@@ -1,0 +1,1 @@
+"""Tracing and metrics: the one place a provider is configured, and NATS header propagation."""

@@ -1,0 +1,189 @@
+"""The projector's application service: validate at the door, load, decide, commit.
+
+One call handles one event. Lost races (another writer committed the version first) are
+retried by reloading and deciding again, never by overwriting. Messages that can never be
+processed raise `MalformedMessage` so the consumer dead-letters them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from contracts import registry
+from contracts.definition import WorkflowDefinition
+from contracts.envelope import Envelope, MalformedMessage, summarise, utcnow
+from contracts.errors import TransientError
+from contracts.ids import fingerprint, workflow_id_for
+from projector.engine import Accepted, Context, Rejected, Workflow, resolve
+from projector.store.repository import ConcurrencyConflict, DuplicateEvent, WorkflowStore
+from projector.store.types import NO_TRACE, TraceInfo
+
+log = logging.getLogger("interlock.projector")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one event, for the consumer's span, metrics and logs."""
+
+    workflow_id: str
+    workflow_type: str
+    event_type: str
+    accepted: bool
+    from_state: str | None = None
+    to_state: str | None = None
+    version: int | None = None
+    reason: str | None = None
+
+
+class Projector:
+    def __init__(
+        self,
+        store: WorkflowStore,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        rand: Callable[[], float] = random.random,
+        parameters: Mapping[str, Mapping[str, Any]] | None = None,
+        max_conflicts: int = 25,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._rand = rand
+        self._parameters = parameters or {}
+        self._max_conflicts = max_conflicts
+
+    async def handle(self, event: Envelope, trace: TraceInfo = NO_TRACE) -> Outcome:
+        definition = _latest(event.workflow_type)
+        if event.type == definition.start_event:
+            return await self._start(definition, event, trace)
+        if event.workflow_id is None:
+            raise MalformedMessage("schema_mismatch", "workflow_id: required unless START")
+        for _ in range(self._max_conflicts):
+            stored = await self._store.load(event.workflow_id, event.event_id)
+            if stored is None or stored.workflow.workflow_type != event.workflow_type:
+                raise MalformedMessage(
+                    "unknown_workflow", f"no {event.workflow_type} workflow {event.workflow_id}"
+                )
+            wf = stored.workflow
+            definition = registry.get(wf.workflow_type, wf.definition_version)
+            checked = validated(definition, event)
+            decision = resolve(definition, wf, checked, self._context(definition))
+            try:
+                if isinstance(decision, Rejected):
+                    return await self._reject(wf, checked, decision, trace)
+                await self._store.commit(decision, checked, trace)
+                return _accepted(decision, checked)
+            except ConcurrencyConflict:
+                await asyncio.sleep(self._rand() * 0.005)  # de-synchronise racing writers
+            except DuplicateEvent:
+                return _outcome(wf, checked, Rejected("duplicate", "processed concurrently"))
+        raise TransientError(f"{event.workflow_id}: lost {self._max_conflicts} races in a row")
+
+    async def _start(
+        self, definition: WorkflowDefinition, event: Envelope, trace: TraceInfo
+    ) -> Outcome:
+        checked = validated(definition, event)
+        workflow_id = event.workflow_id or workflow_id_for(
+            event.workflow_type, event.tenant_id, event.event_id
+        )
+        checked = checked.model_copy(update={"workflow_id": workflow_id})
+        request_fp = fingerprint(
+            {"tenant": event.tenant_id, "type": event.workflow_type, "payload": checked.payload}
+        )
+        for _ in range(self._max_conflicts):
+            stored = await self._store.load(workflow_id)
+            if stored is not None:
+                same = stored.fingerprint == request_fp
+                rejection = Rejected(
+                    "idempotent_replay" if same else "idempotency_conflict",
+                    "same request, existing workflow returned"
+                    if same
+                    else "the request key was reused with a different payload; nothing created",
+                )
+                return await self._reject(stored.workflow, checked, rejection, trace)
+            blank = Workflow(
+                workflow_id=workflow_id,
+                workflow_type=definition.workflow_type,
+                tenant_id=event.tenant_id,
+                state=definition.initial_state,
+                version=0,
+                definition_version=definition.version,
+                correlation_id=event.correlation_id or event.event_id,
+            )
+            decision = resolve(definition, blank, checked, self._context(definition))
+            if not isinstance(decision, Accepted):
+                raise MalformedMessage("invalid_request", decision.detail)
+            if await self._store.create(decision, checked, request_fp, trace):
+                return _accepted(decision, checked)
+        raise TransientError(f"{workflow_id}: creation kept racing")
+
+    async def _reject(
+        self, wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+    ) -> Outcome:
+        if rejection.reason != "duplicate":
+            try:
+                await self._store.reject(wf, event, rejection, trace)
+            except DuplicateEvent:
+                rejection = Rejected("duplicate", "rejected concurrently")
+        log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
+        return _outcome(wf, event, rejection)
+
+    def _context(self, definition: WorkflowDefinition) -> Context:
+        overrides = self._parameters.get(definition.workflow_type, {})
+        return Context(now=self._clock(), random=self._rand, parameters=overrides)
+
+
+def validated(definition: WorkflowDefinition, event: Envelope) -> Envelope:
+    """The event with its payload checked against the definition and normalised."""
+    spec = definition.event(event.type)
+    if spec is None:
+        raise MalformedMessage(
+            "unknown_type",
+            f"{event.type} is not an event of {definition.workflow_type} v{definition.version}",
+        )
+    if spec.payload is None:
+        return event
+    try:
+        payload = spec.payload.model_validate(event.payload).model_dump(mode="json")
+    except ValidationError as exc:
+        raise MalformedMessage("schema_mismatch", f"{event.type}: {summarise(exc)}") from exc
+    return event.model_copy(update={"payload": payload})
+
+
+def _latest(workflow_type: str) -> WorkflowDefinition:
+    try:
+        return registry.latest(workflow_type)
+    except registry.UnknownDefinition as exc:
+        raise MalformedMessage("unknown_workflow_type", str(exc)) from exc
+
+
+def _accepted(decision: Accepted, event: Envelope) -> Outcome:
+    wf = decision.workflow
+    return Outcome(
+        workflow_id=wf.workflow_id,
+        workflow_type=wf.workflow_type,
+        event_type=event.type,
+        accepted=True,
+        from_state=decision.from_state,
+        to_state=wf.state,
+        version=wf.version,
+    )
+
+
+def _outcome(wf: Workflow, event: Envelope, rejection: Rejected) -> Outcome:
+    return Outcome(
+        workflow_id=wf.workflow_id,
+        workflow_type=wf.workflow_type,
+        event_type=event.type,
+        accepted=False,
+        from_state=wf.state,
+        version=wf.version,
+        reason=rejection.reason,
+    )

@@ -1,0 +1,27 @@
+"""Small value types shared by the store and the projector service."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from projector.engine.model import Workflow
+
+
+@dataclass(frozen=True)
+class TraceInfo:
+    """The trace an event was decided in: its id for the audit row, and the propagation
+    headers stored with every outbox and timer row it produced."""
+
+    trace_id: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+NO_TRACE = TraceInfo()
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A loaded checkpoint and the fingerprint of the request that created it."""
+
+    workflow: Workflow
+    fingerprint: str

@@ -1,0 +1,44 @@
+"""Dead-lettering: a message that can never be processed is moved aside with its reason.
+
+The original body and headers are kept; the reason, a short detail and the original subject
+travel in `Interlock-Dlq-*` headers on `wf.dlq.<source>`. The original is then terminated so
+it never blocks the stream or loops through redeliveries.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from faststream.nats import NatsBroker
+from faststream.nats.message import NatsMessage
+
+from contracts import subjects
+
+log = logging.getLogger("interlock.dlq")
+_MAX_DETAIL = 1000
+
+
+async def dead_letter(
+    broker: NatsBroker, msg: NatsMessage, *, source: str, reason: str, detail: str
+) -> None:
+    """Publish `msg` to `wf.dlq.<source>` with its reason, then terminate the original."""
+    raw = msg.raw_message
+    headers = {k: v for k, v in (raw.headers or {}).items() if k != subjects.HEADER_MSG_ID}
+    sequence = raw.metadata.sequence.stream if raw.metadata else None
+    headers |= {
+        subjects.HEADER_DLQ_REASON: reason,
+        subjects.HEADER_DLQ_DETAIL: detail[:_MAX_DETAIL],
+        subjects.HEADER_DLQ_SUBJECT: raw.subject,
+        subjects.HEADER_MSG_ID: f"dlq-{source}-{sequence}",
+    }
+    await broker.publish(
+        raw.data, subjects.dlq(source), headers=headers, stream=subjects.STREAM_DLQ
+    )
+    log.warning("dead-lettered %s from %s: %s", raw.subject, source, reason)
+    await msg.reject()
+
+
+def is_last_delivery(msg: NatsMessage, max_deliver: int) -> bool:
+    """True when a failure now would exhaust the consumer's redeliveries."""
+    metadata = msg.raw_message.metadata
+    return metadata is not None and metadata.num_delivered >= max_deliver
