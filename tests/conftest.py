@@ -1,0 +1,107 @@
+"""Fixtures for the tiers that need real NATS JetStream and real PostgreSQL.
+
+Both servers come from the embedded packages, started once per session, unless
+``INTERLOCK_NATS_URL`` / ``INTERLOCK_DATABASE_URL`` point at others. Every test gets a
+fresh database cloned from a migrated template, and a NATS server without streams.
+"""
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import asyncpg
+import nats
+import pytest
+from sqlalchemy.engine import make_url
+
+from interlock.embedded import EmbeddedNats, EmbeddedPostgres
+from interlock.settings import Settings, asyncpg_dsn
+
+_TIERS = ("unit", "integration", "e2e", "chaos")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with its tier, taken from the folder it lives in."""
+    tests_dir = Path(__file__).parent
+    for item in items:
+        parts = (
+            item.path.relative_to(tests_dir).parts if item.path.is_relative_to(tests_dir) else ()
+        )
+        if parts and parts[0] in _TIERS:
+            item.add_marker(getattr(pytest.mark, parts[0]))
+
+
+@pytest.fixture(scope="session")
+def stack_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """``(nats_url, postgres_server_url)`` for the whole session."""
+    settings = Settings()
+    with ExitStack() as servers:
+        nats_url = settings.nats_url
+        if nats_url is None:
+            nats_server = EmbeddedNats(tmp_path_factory.mktemp("nats"))
+            servers.callback(nats_server.stop)
+            nats_url = nats_server.start()
+        database_url = settings.database_url
+        if database_url is None:
+            pg_server = EmbeddedPostgres(tmp_path_factory.mktemp("pg"))
+            servers.callback(pg_server.stop)
+            database_url = pg_server.start()
+        yield nats_url, asyncpg_dsn(database_url)
+
+
+@pytest.fixture(scope="session")
+async def template_database(stack_urls: tuple[str, str]) -> AsyncIterator[str]:
+    """Name of a database migrated to head once per session, cloned by ``database_url``."""
+    from projector.store.migrate import upgrade
+
+    server_url = stack_urls[1]
+    name = f"t_template_{uuid.uuid4().hex[:12]}"
+    await _execute(server_url, f'CREATE DATABASE "{name}"')
+    try:
+        # In a thread: migrations may run their own event loop.
+        await asyncio.to_thread(upgrade, _with_database(server_url, name))
+        yield name
+    finally:
+        await _execute(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def database_url(stack_urls: tuple[str, str], template_database: str) -> AsyncIterator[str]:
+    """A fresh, migrated database for this test only, as a plain ``postgresql://`` URL."""
+    server_url = stack_urls[1]
+    name = f"t_{uuid.uuid4().hex}"
+    await _execute(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
+    try:
+        yield _with_database(server_url, name)
+    finally:
+        # FORCE terminates whatever connections the test left open.
+        await _execute(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def nats_url(stack_urls: tuple[str, str]) -> str:
+    """The session's NATS server with every stream deleted (KV buckets and object stores
+    are streams too), so no test sees another's leftovers."""
+    client = await nats.connect(stack_urls[0])
+    try:
+        manager = client.jsm()
+        while names := [info.config.name for info in await manager.streams_info()]:
+            for name in filter(None, names):
+                await manager.delete_stream(name)
+    finally:
+        await client.close()
+    return stack_urls[0]
+
+
+async def _execute(server_url: str, statement: str) -> None:
+    connection = await asyncpg.connect(server_url)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+def _with_database(server_url: str, name: str) -> str:
+    return make_url(server_url).set(database=name).render_as_string(hide_password=False)

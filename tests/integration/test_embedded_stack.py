@@ -1,0 +1,297 @@
+"""The embedded servers, the stack that shares them between processes, and the fixtures."""
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from subprocess import PIPE, Popen
+from typing import Any
+from urllib.parse import urlsplit
+
+import asyncpg
+import nats
+import psutil
+import pytest
+
+from interlock.embedded import EmbeddedNats, EmbeddedPostgres, EmbeddedStack
+
+pytestmark = pytest.mark.timeout(60)
+
+# Holds a stack open until its stdin closes, after printing what it got. Starts it on a
+# worker thread when asked, where no parent-death signal can be armed.
+_HOLD_STACK = """
+import json, sys, threading
+from pathlib import Path
+from interlock.embedded import EmbeddedStack
+stack = EmbeddedStack(Path(sys.argv[1]))
+starter = threading.Thread(target=stack.start)
+if sys.argv[2] == "worker thread":
+    starter.start()
+    starter.join()
+with stack:
+    print(json.dumps({"owner": stack.owner, **stack.record.model_dump()}), flush=True)
+    sys.stdin.read()
+"""
+
+
+def _accepts(url: str) -> bool:
+    address = urlsplit(url)
+    try:
+        with socket.create_connection((address.hostname, address.port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _processes_mentioning(path: Path) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if str(path) in cmdline and process.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(process)
+    return found
+
+
+def _exited(pid: int, name: str) -> bool:
+    """Whether ``pid`` is gone (or a zombie: gone, but not reaped by its adopter)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            process = psutil.Process(pid)
+            if process.name() != name or process.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _hold_stack(home: Path, started_in: str = "main thread") -> tuple[Popen[str], dict[str, Any]]:
+    """A process holding the stack open until its stdin closes, and what it reported."""
+    holder = Popen(
+        [sys.executable, "-c", _HOLD_STACK, str(home), started_in],
+        stdin=PIPE,
+        stdout=PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert holder.stdout is not None
+    return holder, json.loads(holder.stdout.readline())
+
+
+@contextmanager
+def _process_of(uid: int) -> Iterator[int]:
+    """The pid of a live process owned by ``uid``, for as long as the block lasts."""
+    process = Popen(["cat"], stdin=PIPE, user=uid if uid != os.getuid() else None)
+    try:
+        yield process.pid
+    finally:
+        process.communicate(b"")
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[EmbeddedStack]:
+    with EmbeddedStack(tmp_path / "home") as started:
+        yield started
+
+
+async def test_embedded_nats_round_trips_a_jetstream_message(tmp_path: Path) -> None:
+    server = EmbeddedNats(tmp_path)
+    client = await nats.connect(server.start())
+    try:
+        js = client.jetstream()
+        await js.add_stream(name="PROBE", subjects=["probe.>"])
+        ack = await js.publish("probe.one", b"hello")
+        assert (await js.get_msg("PROBE", ack.seq)).data == b"hello"
+    finally:
+        await client.close()
+        server.stop()
+
+
+async def test_embedded_postgres_commits_and_rolls_back(tmp_path: Path) -> None:
+    server = EmbeddedPostgres(tmp_path)
+    connection = await asyncpg.connect(server.start())
+    try:
+        assert await connection.fetchval("SELECT current_database()") == "interlock"
+        await connection.execute("CREATE TABLE t (n int)")
+        async with connection.transaction():
+            await connection.execute("INSERT INTO t VALUES (1)")
+
+        async def insert_then_fail() -> None:
+            async with connection.transaction():
+                await connection.execute("INSERT INTO t VALUES (2)")
+                await connection.execute("SELECT 1 / 0")
+
+        with pytest.raises(asyncpg.DivisionByZeroError):
+            await insert_then_fail()
+        assert await connection.fetch("SELECT n FROM t") == [(1,)]
+    finally:
+        await connection.close()
+        server.stop()
+
+
+def test_another_process_attaches_to_the_running_stack(stack: EmbeddedStack) -> None:
+    attacher, report = _hold_stack(stack.home)
+    attacher.communicate("")
+
+    assert report == {"owner": False, **stack.record.model_dump()}
+    assert attacher.returncode == 0
+    assert _accepts(stack.nats_url)
+    assert _accepts(stack.database_url)
+
+
+def test_stopping_an_attached_stack_leaves_the_servers_running(stack: EmbeddedStack) -> None:
+    with EmbeddedStack(stack.home) as attached:
+        assert not attached.owner
+        assert (attached.nats_url, attached.database_url) == (stack.nats_url, stack.database_url)
+
+    assert psutil.pid_exists(stack.record.nats_pid)
+    assert psutil.pid_exists(stack.record.postgres_pid)
+    assert _accepts(stack.nats_url)
+    assert _accepts(stack.database_url)
+    assert (stack.home / "stack.json").exists()
+
+
+def test_concurrent_starts_share_one_stack(tmp_path: Path) -> None:
+    (first, first_report), (second, second_report) = _hold_stack(tmp_path), _hold_stack(tmp_path)
+    first.communicate("")
+    second.communicate("")
+
+    assert {first_report.pop("owner"), second_report.pop("owner")} == {False, True}
+    assert first_report == second_report
+    assert _processes_mentioning(tmp_path) == []
+
+
+def test_servers_stop_when_their_owner_is_killed(tmp_path: Path) -> None:
+    holder, killed = _hold_stack(tmp_path)
+    holder.kill()
+    holder.wait()
+
+    assert _exited(killed["nats_pid"], "nats-server")
+    assert _exited(killed["postgres_pid"], "postgres")
+    with EmbeddedStack(tmp_path) as stack:
+        assert stack.owner
+        assert _accepts(stack.database_url)
+
+
+def test_a_new_stack_replaces_servers_orphaned_by_a_killed_owner(tmp_path: Path) -> None:
+    holder, killed = _hold_stack(tmp_path, started_in="worker thread")
+    holder.kill()
+    holder.wait()
+    assert psutil.pid_exists(killed["postgres_pid"])
+
+    with EmbeddedStack(tmp_path) as stack:
+        assert stack.owner
+        assert _exited(killed["nats_pid"], "nats-server")
+        assert _exited(killed["postgres_pid"], "postgres")
+        assert _accepts(stack.nats_url)
+        assert _accepts(stack.database_url)
+    assert _processes_mentioning(tmp_path) == []
+
+
+def test_stop_closes_the_ports_and_leaves_no_server_process(tmp_path: Path) -> None:
+    stack = EmbeddedStack(tmp_path).start()
+    record = stack.record
+    stack.stop()
+
+    assert not _accepts(record.nats_url)
+    assert not _accepts(record.database_url)
+    assert not psutil.pid_exists(record.nats_pid)
+    assert not psutil.pid_exists(record.postgres_pid)
+    assert _processes_mentioning(tmp_path) == []
+    assert not (tmp_path / "stack.json").exists()
+
+
+async def test_restarted_postgres_keeps_its_data(tmp_path: Path) -> None:
+    await _create_table(EmbeddedPostgres(tmp_path), crash=False)
+
+    await _assert_table_survived(EmbeddedPostgres(tmp_path))
+
+
+async def test_restarted_nats_keeps_its_streams(tmp_path: Path) -> None:
+    for run in (1, 2):
+        server = EmbeddedNats(tmp_path)
+        client = await nats.connect(server.start())
+        try:
+            js = client.jetstream()
+            if run == 1:
+                await js.add_stream(name="KEPT", subjects=["kept.>"])
+                await js.publish("kept.one", b"durable")
+            else:
+                assert (await js.get_msg("KEPT", 1)).data == b"durable"
+        finally:
+            await client.close()
+            server.stop()
+
+
+async def test_postgres_restarts_over_the_pid_file_of_a_killed_postmaster(tmp_path: Path) -> None:
+    await _create_table(EmbeddedPostgres(tmp_path), crash=True)
+    assert (tmp_path / "data" / "postmaster.pid").exists()
+
+    await _assert_table_survived(EmbeddedPostgres(tmp_path))
+
+
+async def test_postgres_restarts_when_its_stale_pid_now_names_another_process(
+    tmp_path: Path,
+) -> None:
+    await _create_table(EmbeddedPostgres(tmp_path), crash=True)
+    pid_file = tmp_path / "data" / "postmaster.pid"
+    # A live process of the server's own user, as when a reboot hands the pid out again.
+    with _process_of(pid_file.stat().st_uid) as squatter:
+        _, rest = pid_file.read_text().split("\n", 1)
+        pid_file.write_text(f"{squatter}\n{rest}")
+
+        await _assert_table_survived(EmbeddedPostgres(tmp_path))
+
+
+@pytest.mark.parametrize("run", [1, 2])
+async def test_database_fixture_gives_each_test_a_fresh_migrated_database(
+    database_url: str, run: int
+) -> None:
+    connection = await asyncpg.connect(database_url)
+    try:
+        assert await connection.fetchval("SELECT count(*) FROM alembic_version") == 1
+        # Fails on the second run if the first run's database were handed out again.
+        await connection.execute("CREATE TABLE leftover (run int)")
+    finally:
+        await connection.close()
+
+
+@pytest.mark.parametrize("run", [1, 2])
+async def test_nats_fixture_gives_each_test_a_server_without_streams(
+    nats_url: str, run: int
+) -> None:
+    client = await nats.connect(nats_url)
+    try:
+        js = client.jetstream()
+        assert await client.jsm().streams_info() == []
+        await js.add_stream(name="LEFTOVER", subjects=["leftover.>"])
+        await js.create_key_value(bucket="leftover")
+    finally:
+        await client.close()
+
+
+async def _create_table(server: EmbeddedPostgres, *, crash: bool) -> None:
+    """Create and fill a table, then stop the server, or SIGKILL it to simulate a crash."""
+    connection = await asyncpg.connect(server.start())
+    try:
+        await connection.execute("CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)")
+    finally:
+        await connection.close()
+    if crash:
+        os.kill(server.pid, signal.SIGKILL)
+    server.stop()
+
+
+async def _assert_table_survived(server: EmbeddedPostgres) -> None:
+    connection = await asyncpg.connect(server.start())
+    try:
+        assert await connection.fetchval("SELECT n FROM kept") == 42
+    finally:
+        await connection.close()
+        server.stop()
