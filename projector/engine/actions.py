@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from contracts.definition import RetryPolicy, Stage
+from contracts.definition import Branch, RetryPolicy, Stage
 from contracts.ids import derive
 from projector.engine.guards import Facts
 from projector.engine.model import BranchState, OpenJob, Review, TimerRef, Workflow
@@ -127,9 +127,13 @@ def branch_succeeded(f: Facts, d: Draft) -> None:
         d.branches[f.branch] = d.branches[f.branch].model_copy(update={"status": "succeeded"})
 
 
-def branch_retry(f: Facts, d: Draft) -> None:
+def _branch(f: Facts) -> Branch | None:
     par = f.definition.parallel_state(f.workflow.state)
-    branch = next(b for b in par.branches if b.name == f.branch) if par else None
+    return next((b for b in par.branches if b.name == f.branch), None) if par else None
+
+
+def branch_retry(f: Facts, d: Draft) -> None:
+    branch = _branch(f)
     if branch is None:
         return
     current = d.branches[branch.name]
@@ -144,8 +148,7 @@ def branch_retry(f: Facts, d: Draft) -> None:
 
 
 def branch_resume(f: Facts, d: Draft) -> None:
-    par = f.definition.parallel_state(f.workflow.state)
-    branch = next(b for b in par.branches if b.name == f.branch) if par else None
+    branch = _branch(f)
     if branch is None:
         return
     current = d.branches[branch.name]

@@ -64,7 +64,11 @@ def _precheck(
         )
     if spec.source == "timer":
         timer = next(
-            (t for t in wf.execution.timers.values() if t.id == event.payload.get("timer_id")),
+            (
+                t
+                for t in wf.execution.timers.values()
+                if t.id == event.payload.get("timer_id") and t.event == event.type
+            ),
             None,
         )
         if timer is None:

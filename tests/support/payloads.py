@@ -1,0 +1,121 @@
+"""Valid payloads for every support event, and an envelope builder."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+from typing import Any
+
+from contracts.envelope import Actor, Envelope
+
+CALL = {
+    "model": "rules",
+    "prompt_version": "test-v1",
+    "output": {},
+    "validation": "passed",
+    "latency_ms": 1.0,
+}
+REQUEST = {
+    "customer_id": "cust-1",
+    "subject": "Double charge",
+    "body": "I was charged twice for my subscription.",
+    "amount": "20.00",
+    "currency": "EUR",
+}
+PAYLOADS: dict[str, dict[str, Any]] = {
+    "START": REQUEST,
+    "CLASSIFICATION_SUCCEEDED": {"category": "billing", "confidence": 0.92, "call": CALL},
+    "POLICY_RETRIEVED": {
+        "policy_id": "refunds",
+        "policy_version": 3,
+        "category": "billing",
+        "max_amount": "100.00",
+        "allowed_actions": ["refund"],
+    },
+    "ACCOUNT_INSPECTED": {"account_ref": "acct-1", "status": "active", "currency": "EUR"},
+    "RECOMMENDATION_GENERATED": {
+        "action_type": "refund",
+        "amount": "20.00",
+        "currency": "EUR",
+        "evidence_refs": ["policy:refunds:v3", "account:acct-1"],
+        "call": CALL,
+    },
+    "POLICY_VALID": {"passed": True, "recommendation_version": 1, "policy_ref": "p", "checks": []},
+    "POLICY_INVALID": {
+        "passed": False,
+        "recommendation_version": 1,
+        "policy_ref": "p",
+        "checks": [],
+    },
+    "POLICY_UNCLEAR": {
+        "passed": False,
+        "recommendation_version": 1,
+        "policy_ref": "p",
+        "checks": [],
+    },
+    "MODEL_OUTPUT_INVALID": {"call": {**CALL, "validation": "failed", "errors": ["bad"]}},
+    "ACTION_EXECUTED": {
+        "idempotency_key": "support-action:wf:v1",
+        "provider_operation_id": "op-1",
+        "status": "succeeded",
+        "amount": "20.00",
+        "currency": "EUR",
+    },
+    "POST_ACTION_INVARIANT_FAILED": {
+        "idempotency_key": "support-action:wf:v1",
+        "provider_operation_id": "op-1",
+        "invariant": "amount_matches",
+    },
+    "CUSTOMER_NOTIFIED": {"delivery_key": "d", "notification_id": "n-1", "channel": "email"},
+    "COMPENSATION_SUCCEEDED": {"idempotency_key": "k", "reversal_id": "rev-1"},
+    "COMPENSATION_FAILED": {"error_class": "provider_refused"},
+    "RETRYABLE_ERROR": {"error_class": "timeout", "detail": "upstream timed out"},
+    "PERMANENT_ERROR": {"error_class": "not_found"},
+    "ESCALATE": {"reason": "reconciliation_impossible"},
+    "APPROVED": {"recommendation_version": 1, "amount": "20.00"},
+    "REJECTED_BY_REVIEWER": {"recommendation_version": 1, "reason": "no"},
+    "CHANGES_REQUESTED": {"recommendation_version": 1, "feedback": "offer a credit instead"},
+    "CANCEL_REQUESTED": {"reason": "customer withdrew"},
+    "RETRY_REQUESTED": {},
+    "COMPENSATE": {},
+    "RESOLVED": {},
+    "RETRY_DUE": {"timer_id": "t", "fire_at": "2026-01-01T00:00:00+00:00"},
+    "APPROVAL_EXPIRED": {"timer_id": "t", "fire_at": "2026-01-01T00:00:00+00:00"},
+    "DEADLINE_EXCEEDED": {"timer_id": "t", "fire_at": "2026-01-01T00:00:00+00:00"},
+}
+ROLES = {
+    "APPROVED": "support_approver",
+    "REJECTED_BY_REVIEWER": "support_approver",
+    "CHANGES_REQUESTED": "support_approver",
+    "RETRY_REQUESTED": "operator",
+    "COMPENSATE": "operator",
+    "RESOLVED": "operator",
+    "CANCEL_REQUESTED": "customer",
+}
+_ids = itertools.count(1)
+
+
+def envelope(
+    event_type: str,
+    *,
+    workflow_id: str | None = "wf-1",
+    payload: dict[str, Any] | None = None,
+    role: str | None = None,
+    causation_id: str | None = None,
+    event_id: str | None = None,
+    occurred_at: datetime | None = None,
+    **extra: Any,
+) -> Envelope:
+    role = role or ROLES.get(event_type, "system")
+    return Envelope(
+        event_id=event_id or f"evt-{next(_ids)}",
+        type=event_type,
+        workflow_type="support",
+        workflow_id=workflow_id,
+        tenant_id="acme",
+        actor=Actor(id=f"{role}-1", role=role),
+        causation_id=causation_id,
+        occurred_at=occurred_at or datetime.now(UTC),
+        payload=PAYLOADS[event_type] if payload is None else payload,
+        **extra,
+    )

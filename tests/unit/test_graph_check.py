@@ -1,0 +1,94 @@
+"""The graph check accepts the shipped definitions and refuses broken ones, by name."""
+
+from __future__ import annotations
+
+import pytest
+
+from contracts.definition import REVIEW_TARGET, Transition, WorkflowDefinition
+from contracts.graphcheck import DefinitionError, assert_valid, check
+from contracts.registry import DEFINITIONS
+from contracts.support import SUPPORT_V1, SUPPORT_V2
+from projector.engine import ACTIONS, GUARDS
+
+
+def _codes(definition: WorkflowDefinition) -> set[str]:
+    return {issue.code for issue in check(definition, GUARDS, ACTIONS)}
+
+
+def _with_rows(definition: WorkflowDefinition, *rows: Transition) -> WorkflowDefinition:
+    return definition.model_copy(update={"transitions": (*definition.transitions, *rows)})
+
+
+@pytest.mark.parametrize("definition", DEFINITIONS.values(), ids=str)
+def test_shipped_definitions_pass_the_graph_check(definition: WorkflowDefinition) -> None:
+    assert check(definition, GUARDS, ACTIONS) == []
+
+
+def test_support_v1_is_seed_000s_seventeen_states() -> None:
+    assert len(SUPPORT_V1.states) == 17
+    assert {"RETRIEVING_POLICY", "INSPECTING_ACCOUNT"} <= set(SUPPORT_V1.states)
+
+
+def test_support_v2_gathers_evidence_in_parallel_branches() -> None:
+    (gather,) = SUPPORT_V2.parallel
+    assert {b.label for b in gather.branches} == {"RETRIEVING_POLICY", "INSPECTING_ACCOUNT"}
+    assert gather.join_target == "GENERATING_RECOMMENDATION"
+
+
+def test_a_path_around_approval_is_refused() -> None:
+    shortcut = Transition(
+        source="VALIDATING_POLICY", event="POLICY_VALID", target="EXECUTING_ACTION"
+    )
+    assert "gate_bypass" in _codes(_with_rows(SUPPORT_V2, shortcut))
+
+
+def test_an_unguarded_approval_is_refused() -> None:
+    rows = tuple(
+        t.model_copy(update={"guards": ()}) if t.event == "APPROVED" else t
+        for t in SUPPORT_V2.transitions
+    )
+    assert "gate_bypass" in _codes(SUPPORT_V2.model_copy(update={"transitions": rows}))
+
+
+def test_a_path_around_policy_validation_is_refused() -> None:
+    skip = Transition(
+        source="GENERATING_RECOMMENDATION",
+        event="RECOMMENDATION_GENERATED",
+        target="AWAITING_APPROVAL",
+    )
+    assert "gate_bypass" in _codes(_with_rows(SUPPORT_V2, skip))
+
+
+def test_manual_review_may_not_resume_into_the_effect_state() -> None:
+    bad = SUPPORT_V2.model_copy(
+        update={"resumable_states": SUPPORT_V2.resumable_states | {"EXECUTING_ACTION"}}
+    )
+    assert any(t.target == REVIEW_TARGET for t in bad.transitions)
+    assert "gate_bypass" in _codes(bad)
+
+
+def test_unreachable_and_dead_end_states_are_reported() -> None:
+    orphan = SUPPORT_V2.model_copy(update={"states": (*SUPPORT_V2.states, "LIMBO")})
+    assert "unreachable_state" in _codes(orphan)
+    stuck = _with_rows(orphan, Transition(source="CLASSIFYING", event="ESCALATE", target="LIMBO"))
+    assert "no_exit" in _codes(stuck)
+
+
+def test_dangling_names_are_reported_and_the_definition_refused() -> None:
+    typo = _with_rows(
+        SUPPORT_V2, Transition(source="CLASSIFYNG", event="START", target="CLASSIFYING")
+    )
+    with pytest.raises(DefinitionError, match="unknown_state"):
+        assert_valid(typo, GUARDS, ACTIONS)
+
+
+def test_unknown_guards_and_actions_are_reported() -> None:
+    row = Transition(
+        source="CLASSIFYING", event="ESCALATE", target="MANUAL_REVIEW", action="teleport"
+    )
+    assert "unknown_action" in _codes(_with_rows(SUPPORT_V2, row))
+
+
+def test_terminal_states_have_no_exits() -> None:
+    revive = Transition(source="CANCELLED", event="APPROVED", target="EXECUTING_ACTION")
+    assert "terminal_exit" in _codes(_with_rows(SUPPORT_V2, revive))
