@@ -16,6 +16,9 @@ class ErrorCode(StrEnum):
     DUPLICATE_EVENT = "duplicate_event"
     STORE_UNAVAILABLE = "store_unavailable"
     BROKER_UNAVAILABLE = "broker_unavailable"
+    EXTERNAL_TIMEOUT = "external_timeout"
+    EXTERNAL_UNAVAILABLE = "external_unavailable"
+    EXTERNAL_REJECTED = "external_rejected"
     CONFIGURATION = "configuration"
 
 

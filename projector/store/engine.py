@@ -7,26 +7,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-_SCHEMES = ("postgresql://", "postgres://")
-
-
-def sqlalchemy_url(url: str) -> str:
-    """`postgresql://u@h:p/db` -> `postgresql+asyncpg://u@h:p/db` (an explicit driver stays)."""
-    if url.startswith("postgresql+"):
-        return url
-    for scheme in _SCHEMES:
-        if url.startswith(scheme):
-            return "postgresql+asyncpg://" + url[len(scheme) :]
-    raise ValueError(
-        f"expected a postgresql://user@host:port/db URL, got {url.rsplit('@', maxsplit=1)[-1]!r}"
-    )
-
-
-def plain_url(url: str) -> str:
-    """The driver-free form (`postgresql://…`) that asyncpg and psql accept."""
-    if url.startswith("postgresql+"):
-        return "postgresql://" + url.split("://", 1)[1]
-    return url
+from contracts.urls import sqlalchemy_url
 
 
 def _dumps(value: Any) -> str:

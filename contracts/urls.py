@@ -1,0 +1,37 @@
+"""The URL forms of the public contract: `postgresql://user@host:port/db` and
+`nats://host:port`. The database driver is chosen internally, never by the user."""
+
+from __future__ import annotations
+
+_POSTGRES_SCHEMES = ("postgresql", "postgres")
+NATS_SCHEMES = ("nats", "tls", "ws", "wss")
+
+
+def sqlalchemy_url(url: str) -> str:
+    """Return `url` with the asyncpg driver SQLAlchemy needs, keeping an explicit `+driver`."""
+    driver, rest = split_postgres_url(url, setting="database URL")
+    return f"postgresql+{driver or 'asyncpg'}://{rest}"
+
+
+def asyncpg_dsn(url: str) -> str:
+    """Return the plain `postgresql://` form of `url`, without any `+driver`."""
+    _, rest = split_postgres_url(url, setting="database URL")
+    return f"postgresql://{rest}"
+
+
+def scheme(url: str) -> str:
+    return url.partition("://")[0].lower() if "://" in url else ""
+
+
+def split_postgres_url(url: str, *, setting: str) -> tuple[str | None, str]:
+    """Split `url` into its driver (`None` when absent) and what follows `://`."""
+    base, _, driver = scheme(url).partition("+")
+    if base not in _POSTGRES_SCHEMES:
+        raise bad_url(setting, "postgresql://user@host:port/db", url)
+    return driver or None, url.partition("://")[2]
+
+
+def bad_url(setting: str, form: str, url: str) -> ValueError:
+    # Only the scheme is echoed: the rest of the URL may carry a password.
+    found = f"{scheme(url)}://…" if scheme(url) else "no scheme"
+    return ValueError(f"{setting} must look like {form}, got {found}")

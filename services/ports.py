@@ -1,0 +1,159 @@
+"""Ports: the narrow interfaces stage services use to reach the outside world.
+
+Every port says what it guarantees and how it fails. Failures are Interlock's own errors:
+`ExternalTimeout` (no answer in time — the call may or may not have taken effect),
+`ExternalUnavailable` (refused before doing anything; safe to retry), `ExternalRejected`
+(a definitive, permanent "no"). Adapters translate driver errors into these.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contracts.errors import ErrorCode, InterlockError, TransientError
+
+
+class ExternalTimeout(TransientError):
+    """No answer in time. For a write, the outcome is unknown: reconcile before retrying."""
+
+    code = ErrorCode.EXTERNAL_TIMEOUT
+
+
+class ExternalUnavailable(TransientError):
+    """The system refused or could not be reached; nothing was done. Retry later."""
+
+    code = ErrorCode.EXTERNAL_UNAVAILABLE
+
+
+class ExternalRejected(InterlockError):
+    """A definitive refusal (unknown customer, invalid operation). Do not retry."""
+
+    code = ErrorCode.EXTERNAL_REJECTED
+
+    def __init__(self, message: str, *, error_class: str) -> None:
+        super().__init__(message)
+        self.error_class = error_class
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- model -----------------------------------------------------------------------------
+
+
+class ModelRequest(_Value):
+    """A schema-constrained model call. `prompt_version` names the template used; the
+    rendered prompt never leaves the model client (no prompts in logs or spans)."""
+
+    task: Literal["classify", "recommend", "classify_request"]
+    prompt_version: str
+    inputs: dict[str, Any]
+    output_schema: dict[str, Any]
+    repair_errors: list[str] = Field(default_factory=list)
+    """Validation errors of the previous answer, when this call is the repair attempt."""
+    case_key: str | None = None
+    """A stable key of the business case (e.g. the request's event id); recorded clients
+    look answers up by it."""
+    attempt: int = 1
+
+
+class ModelReply(_Value):
+    output: dict[str, Any]
+    model: str
+    model_version: str | None = None
+    latency_ms: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ModelClient(Protocol):
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        """One structured completion. Raises `ExternalTimeout`/`ExternalUnavailable` for
+        transport trouble; returns whatever JSON object the model produced otherwise (the
+        caller validates it — model output is untrusted input)."""
+        ...
+
+
+# --- account, policy, action, notification ----------------------------------------------
+
+
+class AccountSnapshot(_Value):
+    account_ref: str
+    customer_id: str
+    status: Literal["active", "suspended", "closed"]
+    currency: str
+    refunds_last_90d: Decimal = Decimal(0)
+
+
+class AccountApi(Protocol):
+    async def inspect(self, customer_id: str) -> AccountSnapshot:
+        """Read-only. `ExternalRejected(error_class="account_not_found")` if unknown."""
+        ...
+
+
+class PolicyDocument(_Value):
+    policy_id: str
+    policy_version: int
+    category: str
+    max_amount: Decimal
+    allowed_actions: list[str]
+    requires_active_account: bool = True
+
+
+class PolicyStore(Protocol):
+    async def current(self, category: str) -> PolicyDocument:
+        """The current version of the policy for `category` (read-only)."""
+        ...
+
+    async def version(self, policy_id: str, version: int) -> PolicyDocument:
+        """A specific, immutable version (what a recommendation was based on)."""
+        ...
+
+
+class ActionRequest(_Value):
+    idempotency_key: str
+    action_type: str
+    customer_id: str
+    amount: Decimal
+    currency: str
+
+
+class ActionReceipt(_Value):
+    idempotency_key: str
+    operation_id: str
+    status: Literal["succeeded"]
+    amount: Decimal
+    currency: str
+
+
+class ActionProvider(Protocol):
+    async def execute(self, request: ActionRequest) -> ActionReceipt:
+        """Perform the action at most once per idempotency key: a repeated key returns the
+        original receipt. `ExternalTimeout` means the outcome is unknown."""
+        ...
+
+    async def lookup(self, idempotency_key: str) -> ActionReceipt | None:
+        """The receipt of a past `execute` with this key, or None if none took effect."""
+        ...
+
+    async def reverse(self, idempotency_key: str, operation_id: str) -> str:
+        """Reverse an executed action, idempotently per key; returns the reversal id."""
+        ...
+
+
+class Delivery(_Value):
+    delivery_key: str
+    notification_id: str
+    channel: Literal["email", "sms"]
+
+
+class Notifier(Protocol):
+    async def send(
+        self, delivery_key: str, customer_id: str, template: str, fields: dict[str, str]
+    ) -> Delivery:
+        """Deliver at most once per delivery key (a repeat returns the first delivery)."""
+        ...
