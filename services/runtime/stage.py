@@ -1,0 +1,166 @@
+"""Running one stage: consume its jobs, skip stale ones, do the work, submit one result.
+
+Per job, in order:
+1. parse the envelope and the job (malformed -> dead-letter `wf.dlq.<type>-<stage>`);
+2. skip the job if the open-jobs record says the workflow no longer waits for it;
+3. run the stage handler (a long call keeps the message alive with `in_progress`);
+4. publish exactly one result on `wf.in.result.<type>` whose event id is derived from the
+   job id, so a redelivered or doubly consumed job yields the same event and is deduplicated;
+5. ack.
+A handler failure naks with a growing delay; on the last permitted delivery the stage submits
+an `ESCALATE` instead, so the workflow goes to manual review rather than hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+
+from faststream.middlewares import AckPolicy
+from faststream.nats import JStream, NatsBroker, PullSub
+from faststream.nats.annotations import NatsMessage
+from faststream.nats.message import NatsMessage as NatsMessageType
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+from pydantic import ValidationError
+
+from contracts import subjects
+from contracts.envelope import Actor, Envelope, MalformedMessage, parse_envelope, utcnow
+from contracts.ids import result_event_id
+from contracts.jobs import JobPayload
+from otel.propagation import extract, inject
+from services.runtime.deadletter import dead_letter, is_last_delivery
+from services.runtime.openjobs import OpenJobsReader
+
+log = logging.getLogger("interlock.stage")
+tracer = trace.get_tracer("interlock.stage")
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """The one event a job produces."""
+
+    event_type: str
+    payload: Mapping[str, Any]
+
+
+Handler = Callable[[JobPayload, Envelope], Awaitable[StageResult]]
+
+
+@dataclass(frozen=True)
+class Stage:
+    workflow_type: str
+    name: str
+    handler: Handler
+    max_deliver: int = 6
+    """Must equal the stage consumer's max_deliver (interlock.streams.stage_consumer)."""
+    heartbeat_s: float = 20.0
+
+    @property
+    def source(self) -> str:
+        return subjects.stage_consumer(self.workflow_type, self.name)
+
+
+def register(broker: NatsBroker, stage: Stage, jobs: OpenJobsReader, *, workers: int = 8) -> None:
+    """Subscribe `stage` to its job subject on `broker` (a durable pull consumer)."""
+
+    @broker.subscriber(
+        subjects.job(stage.workflow_type, stage.name),
+        stream=JStream(subjects.STREAM_JOBS, declare=False),
+        durable=stage.source,
+        pull_sub=PullSub(batch_size=max(workers * 2, 8), timeout=1.0),
+        max_workers=workers,
+        ack_policy=AckPolicy.MANUAL,
+    )
+    async def on_job(msg: NatsMessage) -> None:
+        await consume(broker, stage, jobs, msg)
+
+
+async def consume(
+    broker: NatsBroker, stage: Stage, jobs: OpenJobsReader, msg: NatsMessageType
+) -> None:
+    headers = msg.raw_message.headers or {}
+    with tracer.start_as_current_span(
+        f"interlock.stage {stage.name}", context=extract(headers), kind=SpanKind.CONSUMER
+    ) as span:
+        try:
+            envelope = parse_envelope(msg.body)
+            job = JobPayload.model_validate(envelope.payload)
+        except (MalformedMessage, ValidationError) as exc:
+            reason = exc.reason if isinstance(exc, MalformedMessage) else "schema_mismatch"
+            await dead_letter(broker, msg, source=stage.source, reason=reason, detail=str(exc))
+            return
+        span.set_attribute("interlock.workflow_id", envelope.workflow_id or "")
+        span.set_attribute("interlock.job_id", job.job_id)
+        if await jobs.is_stale(envelope.workflow_id or "", job.job_id, envelope.expected_version):
+            span.set_attribute("interlock.job_stale", True)
+            await msg.ack()
+            return
+        result = await _run(stage, job, envelope, msg)
+        if result is None:
+            return
+        await submit(broker, stage, envelope, job, result)
+    await msg.ack()
+
+
+async def _run(
+    stage: Stage, job: JobPayload, envelope: Envelope, msg: NatsMessageType
+) -> StageResult | None:
+    heartbeat = asyncio.create_task(_keep_alive(msg, stage.heartbeat_s))
+    try:
+        return await stage.handler(job, envelope)
+    except Exception as exc:
+        if is_last_delivery(msg, stage.max_deliver):
+            log.error("%s gives up on job %s: %r", stage.name, job.job_id, exc)
+            return StageResult(
+                "ESCALATE", {"reason": "stage_unavailable", "detail": type(exc).__name__}
+            )
+        delivered = msg.raw_message.metadata.num_delivered if msg.raw_message.metadata else 1
+        log.warning(
+            "%s will retry job %s (delivery %d): %r", stage.name, job.job_id, delivered, exc
+        )
+        await msg.nack(delay=min(60.0, 1.0 * 2 ** (delivered - 1)))
+        return None
+    finally:
+        heartbeat.cancel()
+        with suppress(asyncio.CancelledError):
+            await heartbeat
+
+
+async def _keep_alive(msg: NatsMessageType, every: float) -> None:
+    while True:
+        await asyncio.sleep(every)
+        await msg.in_progress()
+
+
+async def submit(
+    broker: NatsBroker,
+    stage: Stage,
+    job_envelope: Envelope,
+    job: JobPayload,
+    result: StageResult,
+) -> None:
+    """Publish the job's one result event (its id derives from the job id)."""
+    event = Envelope(
+        event_id=result_event_id(job.job_id),
+        type=result.event_type,
+        workflow_type=job_envelope.workflow_type,
+        workflow_id=job_envelope.workflow_id,
+        tenant_id=job_envelope.tenant_id,
+        actor=Actor(id=f"{stage.name}-service", role="service"),
+        causation_id=job.job_id,
+        correlation_id=job_envelope.correlation_id,
+        occurred_at=utcnow(),
+        payload=dict(result.payload),
+    )
+    headers = inject({subjects.HEADER_MSG_ID: event.event_id})
+    await broker.publish(
+        event.to_bytes(),
+        subjects.result(job_envelope.workflow_type),
+        headers=headers,
+        stream=subjects.STREAM_IN,
+    )

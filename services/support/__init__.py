@@ -1,0 +1,39 @@
+"""The support workflow's stage services (seed 000), each a thin handler over its ports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.ports import AccountApi, ActionProvider, ModelClient, Notifier, PolicyStore
+from services.runtime.stage import Handler, Stage
+from services.support.act import Compensate, ExecuteAction, NotifyCustomer
+from services.support.classify import Classify
+from services.support.evidence import InspectAccount, RetrievePolicy
+from services.support.recommend import Recommend
+from services.support.validate import ValidatePolicy
+
+WORKFLOW_TYPE = "support"
+
+
+@dataclass(frozen=True)
+class SupportPorts:
+    model: ModelClient
+    accounts: AccountApi
+    policies: PolicyStore
+    actions: ActionProvider
+    notifier: Notifier
+
+
+def stages(ports: SupportPorts) -> dict[str, Stage]:
+    """Every support stage, by name, wired to `ports`."""
+    handlers: dict[str, Handler] = {
+        "classify": Classify(ports.model),
+        "retrieve_policy": RetrievePolicy(ports.policies),
+        "inspect_account": InspectAccount(ports.accounts),
+        "generate_recommendation": Recommend(ports.model),
+        "validate_policy": ValidatePolicy(ports.policies),
+        "execute_action": ExecuteAction(ports.actions),
+        "notify_customer": NotifyCustomer(ports.notifier),
+        "compensate": Compensate(ports.actions),
+    }
+    return {name: Stage(WORKFLOW_TYPE, name, handler) for name, handler in handlers.items()}

@@ -1,0 +1,131 @@
+"""execute_action, notify_customer and compensate: the stages with external effects.
+
+execute_action never issues a fresh idempotency key: the key is a function of the workflow
+and the recommendation version, and every attempt — first call, retry after a timeout, or a
+redelivery after a crash — reconciles by that key before acting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from contracts.envelope import Envelope
+from contracts.jobs import JobPayload
+from services.ports import (
+    ActionProvider,
+    ActionReceipt,
+    ActionRequest,
+    ExternalRejected,
+    ExternalTimeout,
+    ExternalUnavailable,
+    Notifier,
+)
+from services.runtime.stage import StageResult
+from services.support.evidence import transient
+
+
+def action_key(workflow_id: str, recommendation_version: int) -> str:
+    return f"support-action:{workflow_id}:v{recommendation_version}"
+
+
+class OutcomeUnknown(ExternalTimeout):
+    """The provider neither confirmed nor shows the action; the job is redelivered later and
+    reconciles again under the same key."""
+
+
+@dataclass(frozen=True)
+class ExecuteAction:
+    provider: ActionProvider
+
+    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
+        rec, request = job.inputs["recommendation"], job.inputs["request"]
+        key = action_key(envelope.workflow_id or "", job.inputs["recommendation_version"])
+        try:
+            receipt, reconciled = await self._once(
+                key,
+                ActionRequest(
+                    idempotency_key=key,
+                    action_type=rec["action_type"],
+                    customer_id=request["customer_id"],
+                    amount=Decimal(rec["amount"]),
+                    currency=rec["currency"],
+                ),
+            )
+        except ExternalRejected as exc:
+            return StageResult("PERMANENT_ERROR", {"error_class": exc.error_class})
+        payload = {
+            "idempotency_key": key,
+            "provider_operation_id": receipt.operation_id,
+        }
+        if receipt.amount != Decimal(rec["amount"]) or receipt.currency != rec["currency"]:
+            return StageResult(
+                "POST_ACTION_INVARIANT_FAILED",
+                {
+                    **payload,
+                    "invariant": "receipt_matches_recommendation",
+                    "detail": f"{receipt.amount} {receipt.currency} != {rec['amount']} "
+                    f"{rec['currency']}",
+                },
+            )
+        return StageResult(
+            "ACTION_EXECUTED",
+            {
+                **payload,
+                "status": receipt.status,
+                "amount": str(receipt.amount),
+                "currency": receipt.currency,
+                "reconciled": reconciled,
+            },
+        )
+
+    async def _once(self, key: str, request: ActionRequest) -> tuple[ActionReceipt, bool]:
+        """Reconcile first; act only if nothing took effect; reconcile again if unsure."""
+        found = await self.provider.lookup(key)
+        if found is not None:
+            return found, True
+        try:
+            return await self.provider.execute(request), False
+        except ExternalTimeout:
+            found = await self.provider.lookup(key)
+            if found is None:
+                raise OutcomeUnknown(f"no answer and no receipt for {key}") from None
+            return found, True
+
+
+@dataclass(frozen=True)
+class NotifyCustomer:
+    notifier: Notifier
+
+    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
+        action: dict[str, Any] = job.inputs["action"]
+        key = f"support-notify:{envelope.workflow_id}:{action['provider_operation_id']}"
+        try:
+            delivery = await self.notifier.send(
+                key,
+                job.inputs["request"]["customer_id"],
+                "support-action-done",
+                {"amount": str(action["amount"]), "currency": str(action["currency"])},
+            )
+        except (ExternalTimeout, ExternalUnavailable) as exc:
+            return transient(exc, "notifier")
+        except ExternalRejected as exc:
+            return StageResult("PERMANENT_ERROR", {"error_class": exc.error_class})
+        return StageResult("CUSTOMER_NOTIFIED", delivery.model_dump(mode="json"))
+
+
+@dataclass(frozen=True)
+class Compensate:
+    provider: ActionProvider
+
+    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
+        action = job.inputs["action"]
+        key = action["idempotency_key"]
+        try:
+            reversal = await self.provider.reverse(key, action["provider_operation_id"])
+        except ExternalRejected as exc:
+            return StageResult("COMPENSATION_FAILED", {"error_class": exc.error_class})
+        return StageResult(
+            "COMPENSATION_SUCCEEDED", {"idempotency_key": key, "reversal_id": reversal}
+        )

@@ -1,0 +1,59 @@
+"""classify: the model proposes a category and a confidence; the definition decides.
+
+The confidence threshold is a guard of the transition table, not code here: this stage
+only reports what the model said, validated against the closed set of categories.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contracts.envelope import Envelope
+from contracts.jobs import JobPayload
+from contracts.support_payloads import Category
+from services.ports import ModelClient, ModelRequest
+from services.runtime.stage import StageResult
+from services.support.modelnode import ask
+
+PROMPT_VERSION = "support-classify-v1"
+
+
+class ClassifierOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    category: Category
+    confidence: float = Field(ge=0, le=1)
+    rationale: str = Field(default="", max_length=2000)
+
+
+@dataclass(frozen=True)
+class Classify:
+    model: ModelClient
+
+    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
+        request = job.inputs["request"]
+        proposal = await ask(
+            self.model,
+            job,
+            ModelRequest(
+                task="classify",
+                prompt_version=PROMPT_VERSION,
+                inputs={"subject": request["subject"], "body": request["body"]},
+                output_schema=ClassifierOutput.model_json_schema(),
+                case_key=envelope.correlation_id,
+                attempt=job.attempt,
+            ),
+            ClassifierOutput,
+        )
+        if isinstance(proposal, StageResult):
+            return proposal
+        return StageResult(
+            "CLASSIFICATION_SUCCEEDED",
+            {
+                "category": proposal.value["category"],
+                "confidence": proposal.value["confidence"],
+                "call": proposal.call.model_dump(mode="json"),
+            },
+        )

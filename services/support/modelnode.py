@@ -1,0 +1,73 @@
+"""A model node: ask the model for a structured proposal, validate it, record everything.
+
+The model's output is untrusted input. It is validated against a closed schema before it can
+become an event; the call (model, versions, output, validation verdict, latency, tokens) is
+recorded in the event payload so recovery reads it back instead of asking again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from contracts.envelope import summarise
+from contracts.jobs import JobPayload
+from contracts.payloads import ModelCall, TokenUsage
+from services.ports import (
+    ExternalRejected,
+    ExternalTimeout,
+    ExternalUnavailable,
+    ModelClient,
+    ModelRequest,
+)
+from services.runtime.stage import StageResult
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A validated proposal and the record of the call that produced it."""
+
+    value: dict[str, Any]
+    call: ModelCall
+
+
+async def ask(
+    model: ModelClient,
+    job: JobPayload,
+    request: ModelRequest,
+    schema: type[BaseModel],
+) -> Proposal | StageResult:
+    """The validated proposal, or the result event that reports why there is none."""
+    if job.repair:
+        previous = (job.inputs.get("invalid_model_output") or {}).get("call", {})
+        request = request.model_copy(update={"repair_errors": previous.get("errors", [])})
+    try:
+        reply = await model.complete(request)
+    except ExternalTimeout:
+        return StageResult("RETRYABLE_ERROR", {"error_class": "model_timeout"})
+    except ExternalUnavailable:
+        return StageResult("RETRYABLE_ERROR", {"error_class": "model_unavailable"})
+    except ExternalRejected as exc:
+        return StageResult("PERMANENT_ERROR", {"error_class": exc.error_class})
+    errors: list[str] = []
+    value: dict[str, Any] = {}
+    try:
+        value = schema.model_validate(reply.output).model_dump(mode="json")
+    except ValidationError as exc:
+        errors = [summarise(exc)]
+    call = ModelCall(
+        model=reply.model,
+        model_version=reply.model_version,
+        prompt_version=request.prompt_version,
+        output=reply.output,
+        validation="failed" if errors else "passed",
+        errors=errors,
+        latency_ms=reply.latency_ms,
+        tokens=TokenUsage(prompt=reply.prompt_tokens, completion=reply.completion_tokens),
+        repair=job.repair,
+    )
+    if errors:
+        return StageResult("MODEL_OUTPUT_INVALID", {"call": call.model_dump(mode="json")})
+    return Proposal(value=value, call=call)

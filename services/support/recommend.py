@@ -1,0 +1,70 @@
+"""generate_recommendation: the model proposes an action; nothing here authorises it.
+
+The proposal is checked only for shape (a closed set of action types, a decimal amount).
+Whether it is allowed is the deterministic policy check's job (`validate_policy`), and
+whether it happens is a human approver's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contracts.envelope import Envelope
+from contracts.jobs import JobPayload
+from contracts.payloads import Amount, Currency
+from contracts.support_payloads import ActionType
+from services.ports import ModelClient, ModelRequest
+from services.runtime.stage import StageResult
+from services.support.modelnode import ask
+
+PROMPT_VERSION = "support-recommend-v1"
+
+
+class RecommenderOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action_type: ActionType
+    amount: Amount
+    currency: Currency
+    rationale: str = Field(default="", max_length=2000)
+    evidence_refs: list[str] = Field(default_factory=list, max_length=20)
+
+
+@dataclass(frozen=True)
+class Recommend:
+    model: ModelClient
+
+    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
+        inputs = job.inputs
+        proposal = await ask(
+            self.model,
+            job,
+            ModelRequest(
+                task="recommend",
+                prompt_version=PROMPT_VERSION,
+                inputs={
+                    "request": inputs["request"],
+                    "classification": _without_call(inputs["classification"]),
+                    "policy": inputs["policy"],
+                    "account": inputs["account"],
+                    "revision_feedback": inputs.get("revision_feedback"),
+                },
+                output_schema=RecommenderOutput.model_json_schema(),
+                case_key=envelope.correlation_id,
+                attempt=job.attempt,
+            ),
+            RecommenderOutput,
+        )
+        if isinstance(proposal, StageResult):
+            return proposal
+        return StageResult(
+            "RECOMMENDATION_GENERATED",
+            {**proposal.value, "call": proposal.call.model_dump(mode="json")},
+        )
+
+
+def _without_call(artifact: dict[str, object]) -> dict[str, object]:
+    """Model context gets the artifact, not the record of how it was produced."""
+    return {k: v for k, v in artifact.items() if k != "call"}
