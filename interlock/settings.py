@@ -1,8 +1,9 @@
 """Process settings, read from ``INTERLOCK_*`` environment variables."""
 
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from contracts.urls import NATS_SCHEMES, asyncpg_dsn, bad_url, scheme, split_postgres_url
@@ -30,6 +31,32 @@ class Settings(BaseSettings):
     home: Path = Field(
         default=Path(".interlock"),
         description="Directory where the embedded stack keeps its data, logs and stack.json.",
+    )
+
+    log_level: str = Field(default="INFO", description="Python log level of every process.")
+    projector_workers: int = Field(
+        default=16, ge=1, description="Events the projector decides concurrently."
+    )
+    stage_workers: int = Field(default=8, ge=1, description="Jobs each stage runs concurrently.")
+    relay_batch_size: int = Field(default=500, ge=1, description="Outbox rows per relay batch.")
+    model: str = Field(
+        default="rules",
+        description="Model client: `rules` (deterministic, no network), `recorded:PATH` "
+        "(answers from a fixture file) or `openai` (an OpenAI-compatible endpoint).",
+    )
+    openai_base_url: str | None = Field(
+        default=None, description="Base URL of the chat-completions endpoint (…/v1)."
+    )
+    openai_model: str | None = Field(default=None, description="Model name to request.")
+    openai_api_key: SecretStr | None = Field(default=None, description="Bearer key, if any.")
+    model_timeout: float = Field(default=30.0, gt=0, description="Seconds per model call.")
+    external_timeout: float = Field(
+        default=2.0, gt=0, description="Seconds per call to an external system (simulators)."
+    )
+    parameters: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Per workflow type, overrides of definition parameters, as JSON, e.g. "
+        '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.1}}.',
     )
 
     @field_validator("nats_url")

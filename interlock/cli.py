@@ -1,0 +1,267 @@
+"""`interlock`: run the stack, inspect workflows, send approvals and commands.
+
+Every command honours INTERLOCK_NATS_URL / INTERLOCK_DATABASE_URL; without them it uses (or
+starts) the embedded stack under INTERLOCK_HOME. Commands that report take `--json`.
+Exit codes: 0 success, 1 failure or mismatch, 2 bad usage or configuration, 3 a command the
+projector refused (the reason is printed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Annotated, Any, TypeVar
+
+import typer
+from pydantic import ValidationError
+
+from contracts.envelope import Actor
+from interlock import console, queries
+from interlock.embedded import resolve_urls
+from interlock.settings import Settings
+from projector.store.engine import create_engine
+
+T = TypeVar("T")
+app = typer.Typer(
+    help="Interlock: durable, guarded AI workflows on NATS JetStream and PostgreSQL.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
+
+def settings() -> Settings:
+    try:
+        loaded = Settings()
+    except ValidationError as exc:
+        for err in exc.errors():
+            console.errors.print(f"[red]configuration:[/] {err['msg']}")
+        raise typer.Exit(2) from None
+    logging.basicConfig(
+        level=loaded.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    return loaded
+
+
+def with_stack(work: Callable[[Settings, str, str], Coroutine[Any, Any, T]]) -> T:
+    """Run `work(settings, nats_url, database_url)` against the configured or embedded stack."""
+    s = settings()
+    with resolve_urls(s) as (nats_url, database_url):
+        return asyncio.run(work(s, nats_url, database_url))
+
+
+@app.command()
+def up(
+    only: Annotated[list[str] | None, typer.Option(help="Run only these components.")] = None,
+) -> None:
+    """Run projector, relay, timers, simulator and every stage service until Ctrl-C."""
+    from interlock.runtime import supervised
+
+    async def run(s: Settings, nats_url: str, database_url: str) -> None:
+        stop = _stop_on_signals()
+        async with supervised(s, nats_url, database_url, only) as supervisor:
+            console.console.print(f"NATS {nats_url}\nPostgreSQL {database_url}")
+            for child in supervisor.status():
+                console.console.print(f"  {child['name']:<32} pid {child['pid']}")
+            console.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
+            await stop.wait()
+
+    with_stack(run)
+
+
+@app.command()
+def service(
+    name: Annotated[
+        str, typer.Argument(help="projector, relay, timer, sim, or a stage such as classify")
+    ],
+) -> None:
+    """Run one component in the foreground (what `up` runs in each child process)."""
+    from interlock.components import Runtime, components, resolve_name
+
+    try:
+        component = components()[resolve_name(name)]
+    except ValueError as exc:
+        console.errors.print(f"[red]{exc}[/]")
+        raise typer.Exit(2) from None
+
+    async def run(s: Settings, nats_url: str, database_url: str) -> None:
+        await component(Runtime(s, nats_url, database_url), _stop_on_signals())
+
+    with_stack(run)
+
+
+@app.command()
+def show(workflow_id: str, json_output: JsonOpt = False) -> None:
+    """A workflow's state, versions, data and its full audit history."""
+    view = with_stack(lambda s, n, d: _query(d, queries.workflow_view, workflow_id))
+    if view is None:
+        console.errors.print(f"no workflow {workflow_id}")
+        raise typer.Exit(1)
+    console.print_json(view) if json_output else console.workflow(view)
+
+
+@app.command(name="list")
+def list_workflows(
+    *,
+    state: Annotated[str | None, typer.Option(help="Only workflows in this state.")] = None,
+    workflow_type: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=10_000)] = 50,
+    json_output: JsonOpt = False,
+) -> None:
+    """Workflows, newest first."""
+    rows = with_stack(
+        lambda s, n, d: _query(
+            d, queries.workflow_list, state=state, workflow_type=workflow_type, limit=limit
+        )
+    )
+    console.print_json(rows) if json_output else console.workflows(rows)
+
+
+@app.command()
+def approve(
+    workflow_id: str,
+    *,
+    version: Annotated[
+        int | None, typer.Option(help="Recommendation version (default: current).")
+    ] = None,
+    amount: Annotated[
+        str | None, typer.Option(help="Approved amount (default: the recommended one).")
+    ] = None,
+    actor: Annotated[str, typer.Option("--as", help="Approver id.")] = "cli-approver",
+    role: Annotated[str, typer.Option(help="Approver role.")] = "support_approver",
+    json_output: JsonOpt = False,
+) -> None:
+    """Approve the current recommendation (the projector checks role, limit, version)."""
+    from interlock.signals import approval_payload
+
+    _signal(
+        workflow_id,
+        "APPROVED",
+        lambda v: approval_payload(v, version, amount),
+        Actor(id=actor, role=role),
+        json_output,
+    )
+
+
+@app.command()
+def reject(
+    workflow_id: str,
+    *,
+    reason: Annotated[str, typer.Option(help="Why, for the audit trail.")] = "",
+    actor: Annotated[str, typer.Option("--as")] = "cli-approver",
+    role: Annotated[str, typer.Option()] = "support_approver",
+    json_output: JsonOpt = False,
+) -> None:
+    """Reject the recommendation awaiting approval (or a workflow in manual review)."""
+    _signal(
+        workflow_id,
+        "REJECTED_BY_REVIEWER",
+        lambda v: {"reason": reason},
+        Actor(id=actor, role=role),
+        json_output,
+    )
+
+
+@app.command()
+def cancel(
+    workflow_id: str,
+    *,
+    reason: Annotated[str, typer.Option()] = "",
+    actor: Annotated[str, typer.Option("--as")] = "cli-operator",
+    role: Annotated[str, typer.Option()] = "operator",
+    json_output: JsonOpt = False,
+) -> None:
+    """Request cancellation: immediate before the effect, reconciled first during it."""
+    _signal(
+        workflow_id,
+        "CANCEL_REQUESTED",
+        lambda v: {"reason": reason},
+        Actor(id=actor, role=role),
+        json_output,
+    )
+
+
+@app.command()
+def retry(
+    workflow_id: str,
+    actor: Annotated[str, typer.Option("--as")] = "cli-operator",
+    role: Annotated[str, typer.Option()] = "operator",
+    json_output: JsonOpt = False,
+) -> None:
+    """Send a workflow in manual review back to the step that escalated."""
+    _signal(
+        workflow_id,
+        "RETRY_REQUESTED",
+        lambda v: {},
+        Actor(id=actor, role=role),
+        json_output=json_output,
+    )
+
+
+@app.command()
+def migrate() -> None:
+    """Apply database migrations (`up` and `demo` do this themselves)."""
+    from projector.store.migrate import upgrade_async
+
+    with_stack(lambda s, n, d: upgrade_async(d))
+    console.console.print("schema is up to date")
+
+
+def _signal(
+    workflow_id: str,
+    event_type: str,
+    payload: Callable[[dict[str, Any]], dict[str, Any]],
+    actor: Actor,
+    json_output: bool,
+) -> None:
+    from interlock.commands import send_and_wait
+
+    outcome = with_stack(
+        lambda s, n, d: send_and_wait(n, d, workflow_id, event_type, payload=payload, actor=actor)
+    )
+    if json_output:
+        console.print_json(outcome)
+    elif outcome.get("accepted"):
+        console.console.print(f"accepted: {outcome['from_state']} -> {outcome['to_state']}")
+    else:
+        console.errors.print(f"[red]{outcome.get('reason')}[/]: {outcome.get('detail')}")
+    if not outcome.get("accepted"):
+        raise typer.Exit(1 if outcome.get("reason") == "no_decision" else 3)
+
+
+async def _query(
+    database_url: str, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
+) -> T:
+    engine = create_engine(database_url, pool_size=1)
+    try:
+        return await fn(engine, *args, **kwargs)
+    finally:
+        await engine.dispose()
+
+
+def _stop_on_signals() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+def register_extra_commands() -> None:
+    from interlock.bench import bench
+    from interlock.demo import demo
+
+    app.command()(demo)
+    app.command()(bench)
+
+
+def main() -> None:
+    register_extra_commands()
+    app(prog_name="interlock")
+
+
+if __name__ == "__main__":
+    main()

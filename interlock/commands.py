@@ -1,0 +1,54 @@
+"""Operator commands that send a signal and report the projector's decision."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import nats
+
+from contracts.envelope import Actor
+from interlock import queries
+from interlock.signals import publish, signal_envelope
+from projector.store.engine import create_engine
+
+DECISION_TIMEOUT = 15.0
+
+
+async def send_and_wait(
+    nats_url: str,
+    database_url: str,
+    workflow_id: str,
+    event_type: str,
+    *,
+    payload: Callable[[dict[str, Any]], dict[str, Any]],
+    actor: Actor,
+) -> dict[str, Any]:
+    """Send `event_type` to the workflow and wait (bounded) for the recorded decision."""
+    engine = create_engine(database_url, pool_size=1)
+    try:
+        view = await queries.workflow_view(engine, workflow_id)
+        if view is None:
+            return {"accepted": False, "reason": "unknown_workflow", "detail": workflow_id}
+        event = signal_envelope(view, event_type, payload(view), actor)
+        nc = await nats.connect(nats_url, name="interlock-cli")
+        try:
+            await publish(nc.jetstream(), event)
+        finally:
+            await nc.drain()
+        deadline = time.monotonic() + DECISION_TIMEOUT
+        while time.monotonic() < deadline:
+            decision = await queries.decision_for(engine, workflow_id, event.event_id)
+            if decision is not None:
+                return {"event_id": event.event_id, **decision}
+            await asyncio.sleep(0.1)
+        return {
+            "event_id": event.event_id,
+            "accepted": False,
+            "reason": "no_decision",
+            "detail": f"no decision within {DECISION_TIMEOUT}s; is `interlock up` running?",
+        }
+    finally:
+        await engine.dispose()

@@ -1,0 +1,148 @@
+"""The runnable components of Interlock: each runs until its stop event is set.
+
+`interlock up` runs each in its own process (see `supervisor`), so one can crash, be killed or
+be restarted without the others; `interlock service NAME` runs one in the foreground.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+
+import nats
+from faststream.nats import NatsBroker
+
+from contracts import registry
+from contracts.graphcheck import assert_valid
+from interlock.settings import Settings
+from projector.consumer import register as register_projector
+from projector.engine import ACTIONS, GUARDS
+from projector.service import Projector
+from projector.store.engine import create_engine
+from projector.store.repository import WorkflowStore
+
+log = logging.getLogger("interlock")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What every component needs: settings and the resolved URLs."""
+
+    settings: Settings
+    nats_url: str
+    database_url: str
+
+
+Component = Callable[[Runtime, asyncio.Event], Awaitable[None]]
+
+
+def check_definitions() -> None:
+    """Refuse to start on a definition that fails the graph check (clear message)."""
+    for definition in registry.DEFINITIONS.values():
+        assert_valid(definition, GUARDS, ACTIONS)
+
+
+def broker(rt: Runtime, name: str) -> NatsBroker:
+    return NatsBroker(
+        rt.nats_url, name=f"interlock-{name}", log_level=logging.DEBUG, graceful_timeout=10.0
+    )
+
+
+async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
+    check_definitions()
+    engine = create_engine(rt.database_url, pool_size=rt.settings.projector_workers)
+    nats_broker = broker(rt, "projector")
+    register_projector(
+        nats_broker,
+        Projector(WorkflowStore(engine), parameters=rt.settings.parameters),
+        workers=rt.settings.projector_workers,
+    )
+    try:
+        await nats_broker.start()
+        await stop.wait()
+    finally:
+        await nats_broker.stop()
+        await engine.dispose()
+
+
+async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
+    from relay.relay import OutboxRelay
+
+    nc = await nats.connect(rt.nats_url, name="interlock-relay")
+    try:
+        relay = OutboxRelay(
+            rt.database_url, nc.jetstream(), batch_size=rt.settings.relay_batch_size
+        )
+        await relay.run(stop)
+    finally:
+        await nc.drain()
+
+
+async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
+    from relay.timers import TimerService
+
+    nc = await nats.connect(rt.nats_url, name="interlock-timer")
+    try:
+        await TimerService(rt.database_url, nc.jetstream()).run(stop)
+    finally:
+        await nc.drain()
+
+
+async def run_sim(rt: Runtime, stop: asyncio.Event) -> None:
+    from interlock.sim import run_simulator
+
+    await run_simulator(rt.database_url, rt.nats_url, stop)
+
+
+def stage_component(workflow_type: str, stage: str) -> Component:
+    async def run(rt: Runtime, stop: asyncio.Event) -> None:
+        from interlock.wiring import stage_handlers
+        from services.runtime.openjobs import OpenJobsReader
+        from services.runtime.stage import register
+
+        async with AsyncExitStack() as exit_stack:
+            nc = await nats.connect(rt.nats_url, name=f"interlock-{stage}")
+            exit_stack.push_async_callback(nc.drain)
+            handlers = stage_handlers(rt, nc, workflow_type)
+            nats_broker = broker(rt, stage)
+            register(
+                nats_broker,
+                handlers[stage],
+                OpenJobsReader(nc.jetstream()),
+                workers=rt.settings.stage_workers,
+            )
+            await nats_broker.start()
+            exit_stack.push_async_callback(nats_broker.stop)
+            await stop.wait()
+
+    return run
+
+
+def components() -> dict[str, Component]:
+    """Every component by name: core services, the simulator, and `<type>.<stage>`."""
+    from interlock.streams import all_stages
+
+    found: dict[str, Component] = {
+        "projector": run_projector,
+        "relay": run_relay,
+        "timer": run_timer,
+        "sim": run_sim,
+    }
+    for workflow_type, stage in all_stages():
+        found[f"{workflow_type}.{stage}"] = stage_component(workflow_type, stage)
+    return found
+
+
+def resolve_name(name: str) -> str:
+    """Accept `classify` for `support.classify` when unambiguous."""
+    known = components()
+    if name in known:
+        return name
+    matches = [k for k in known if k.split(".", 1)[-1] == name]
+    if len(matches) == 1:
+        return matches[0]
+    hint = f"one of: {', '.join(sorted(known))}"
+    raise ValueError(f"unknown or ambiguous component {name!r}; {hint}")

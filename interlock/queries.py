@@ -1,0 +1,121 @@
+"""Read models for the operator console: one workflow with its audit trail, and listings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from projector.store.schema import audit, workflows
+
+AUDIT_FIELDS = (
+    "event_id",
+    "event_type",
+    "from_state",
+    "to_state",
+    "accepted",
+    "reason",
+    "detail",
+    "actor_id",
+    "actor_role",
+    "state_version",
+    "guard_results",
+    "causation_id",
+    "trace_id",
+    "occurred_at",
+    "recorded_at",
+)
+
+
+async def workflow_view(engine: AsyncEngine, workflow_id: str) -> dict[str, Any] | None:
+    """`interlock show --json`: state, versions, data, execution and the full audit trail."""
+    async with engine.connect() as conn:
+        row = (await conn.execute(select(workflows).where(workflows.c.id == workflow_id))).first()
+        if row is None:
+            return None
+        trail = await conn.execute(
+            select(audit).where(audit.c.workflow_id == workflow_id).order_by(audit.c.id)
+        )
+        entries = [_audit_entry(dict(r._mapping)) for r in trail]
+    w = row._mapping
+    return {
+        "workflow_id": w["id"],
+        "workflow_type": w["workflow_type"],
+        "tenant_id": w["tenant_id"],
+        "state": w["state"],
+        "version": w["version"],
+        "definition_version": w["definition_version"],
+        "correlation_id": w["correlation_id"],
+        "created_at": w["created_at"].isoformat(),
+        "updated_at": w["updated_at"].isoformat(),
+        "data": w["data"],
+        "execution": w["execution"],
+        "audit": entries,
+    }
+
+
+def _audit_entry(r: dict[str, Any]) -> dict[str, Any]:
+    entry = {k: r[k] for k in AUDIT_FIELDS}
+    entry["actor"] = {"id": r["actor_id"], "role": r["actor_role"]}
+    for key in ("occurred_at", "recorded_at"):
+        entry[key] = entry[key].isoformat()
+    return entry
+
+
+async def workflow_list(
+    engine: AsyncEngine,
+    *,
+    state: str | None = None,
+    workflow_type: str | None = None,
+    limit: int = 50,
+) -> list[dict[str, Any]]:
+    """`interlock list`: newest first, optionally filtered by state and type."""
+    query = select(
+        workflows.c.id,
+        workflows.c.workflow_type,
+        workflows.c.state,
+        workflows.c.version,
+        workflows.c.definition_version,
+        workflows.c.updated_at,
+    ).order_by(workflows.c.updated_at.desc())
+    if state:
+        query = query.where(workflows.c.state == state)
+    if workflow_type:
+        query = query.where(workflows.c.workflow_type == workflow_type)
+    async with engine.connect() as conn:
+        rows = (await conn.execute(query.limit(limit))).all()
+    return [
+        {
+            "workflow_id": r.id,
+            "workflow_type": r.workflow_type,
+            "state": r.state,
+            "version": r.version,
+            "definition_version": r.definition_version,
+            "updated_at": r.updated_at.isoformat(),
+        }
+        for r in rows
+    ]
+
+
+async def state_counts(engine: AsyncEngine, workflow_type: str | None = None) -> dict[str, int]:
+    query = select(workflows.c.state, func.count()).group_by(workflows.c.state)
+    if workflow_type:
+        query = query.where(workflows.c.workflow_type == workflow_type)
+    async with engine.connect() as conn:
+        return dict((await conn.execute(query)).tuples().all())
+
+
+async def decision_for(
+    engine: AsyncEngine, workflow_id: str, event_id: str
+) -> dict[str, Any] | None:
+    """The audit entry recorded for `event_id`, once the projector has decided it."""
+    query = (
+        select(audit)
+        .where(audit.c.workflow_id == workflow_id, audit.c.event_id == event_id)
+        .order_by(audit.c.id.desc())
+        .limit(1)
+    )
+    async with engine.connect() as conn:
+        row = (await conn.execute(query)).first()
+    return _audit_entry(dict(row._mapping)) if row else None

@@ -1,0 +1,44 @@
+"""Bringing a stack to life: schema, streams, and the supervised component processes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import nats
+
+from interlock.settings import Settings
+from interlock.streams import all_stages, provision
+from interlock.supervisor import Supervisor
+from projector.store.migrate import upgrade_async
+
+CORE = ["projector", "relay", "timer", "sim"]
+
+
+def default_components() -> list[str]:
+    return [*CORE, *(f"{t}.{s}" for t, s in all_stages())]
+
+
+async def prepare(nats_url: str, database_url: str) -> None:
+    """Apply migrations and provision streams; idempotent, safe from several processes."""
+    await upgrade_async(database_url)
+    nc = await nats.connect(nats_url, name="interlock-prepare")
+    try:
+        await provision(nc.jetstream())
+    finally:
+        await nc.drain()
+
+
+@asynccontextmanager
+async def supervised(
+    settings: Settings, nats_url: str, database_url: str, names: list[str] | None = None
+) -> AsyncIterator[Supervisor]:
+    """Run the components (all by default) as child processes for the duration."""
+    await prepare(nats_url, database_url)
+    env = {"INTERLOCK_NATS_URL": nats_url, "INTERLOCK_DATABASE_URL": database_url}
+    supervisor = Supervisor(names or default_components(), env, settings.home / "logs")
+    await supervisor.start()
+    try:
+        yield supervisor
+    finally:
+        await supervisor.stop()

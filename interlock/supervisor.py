@@ -1,0 +1,116 @@
+"""Runs components as child processes and restarts the ones that die.
+
+Each child is `python -m interlock service NAME` with the resolved URLs in its environment,
+logging to `<home>/logs/NAME.log`. A child that exits while the supervisor is running is
+restarted after a growing delay (capped), so a crash — or a deliberate SIGKILL in a chaos
+test — takes one component down for a moment, never the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("interlock.supervisor")
+MAX_RESTART_DELAY = 10.0
+
+
+@dataclass
+class Child:
+    name: str
+    process: asyncio.subprocess.Process | None = None
+    restarts: int = 0
+    watcher: asyncio.Task[None] | None = None
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.returncode is None
+
+
+class Supervisor:
+    def __init__(self, names: list[str], env: dict[str, str], log_dir: Path) -> None:
+        self.children = {name: Child(name) for name in names}
+        self._env = {**os.environ, **env}
+        self._log_dir = log_dir
+        self._stopping = False
+
+    async def start(self) -> None:
+        self._log_dir.mkdir(parents=True, exist_ok=True)
+        for child in self.children.values():
+            child.watcher = asyncio.create_task(self._watch(child))
+        await asyncio.gather(*(c.started.wait() for c in self.children.values()))
+
+    async def _spawn(self, child: Child) -> None:
+        with (self._log_dir / f"{child.name}.log").open("ab") as out:
+            child.process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "interlock",
+                "service",
+                child.name,
+                env=self._env,
+                stdout=out,
+                stderr=asyncio.subprocess.STDOUT,
+                stdin=asyncio.subprocess.DEVNULL,
+            )
+        child.started.set()
+
+    async def _watch(self, child: Child) -> None:
+        delay = 0.5
+        while not self._stopping:
+            await self._spawn(child)
+            assert child.process is not None
+            code = await child.process.wait()
+            if self._stopping:
+                return
+            child.restarts += 1
+            log.warning("%s exited with %s; restarting in %.1fs", child.name, code, delay)
+            await asyncio.sleep(delay)
+            delay = min(MAX_RESTART_DELAY, delay * 2)
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> int:
+        """Send `sig` to a child (chaos tests); returns the pid it was sent to."""
+        child = self.children[name]
+        if child.process is None or child.pid is None:
+            raise LookupError(f"{name} is not running")
+        child.process.send_signal(sig)
+        return child.pid
+
+    async def stop(self, grace: float = 15.0) -> None:
+        """SIGTERM every child, wait up to `grace` seconds, then SIGKILL the stragglers."""
+        self._stopping = True
+        alive = [c for c in self.children.values() if c.alive]
+        for child in alive:
+            with suppress(ProcessLookupError):
+                assert child.process is not None
+                child.process.send_signal(signal.SIGTERM)
+        waits = [c.process.wait() for c in alive if c.process is not None]
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), grace)
+        except TimeoutError:
+            for child in alive:
+                with suppress(ProcessLookupError):
+                    assert child.process is not None
+                    child.process.kill()
+        for child in self.children.values():
+            if child.watcher is not None:
+                child.watcher.cancel()
+                with suppress(asyncio.CancelledError):
+                    await child.watcher
+
+    def status(self) -> list[dict[str, object]]:
+        return [
+            {"name": c.name, "pid": c.pid, "alive": c.alive, "restarts": c.restarts}
+            for c in self.children.values()
+        ]

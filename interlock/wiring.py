@@ -1,0 +1,50 @@
+"""Wiring of stage handlers to their adapters: the one place ports meet implementations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nats.aio.client import Client
+
+from services.runtime.stage import Stage
+
+if TYPE_CHECKING:
+    from interlock.components import Runtime
+    from services.ports import ModelClient
+
+
+def model_from_settings(rt: Runtime) -> ModelClient:
+    from services.models import model_client
+
+    s = rt.settings
+    client: ModelClient = model_client(
+        s.model,
+        base_url=s.openai_base_url,
+        model=s.openai_model,
+        api_key=s.openai_api_key.get_secret_value() if s.openai_api_key else None,
+        timeout=s.model_timeout,
+    )
+    return client
+
+
+def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Stage]:
+    """The stages of `workflow_type`, wired to the configured model and external systems."""
+    from services.adapters.sim import (
+        SimAccountApi,
+        SimActionProvider,
+        SimNotifier,
+        SimPolicyStore,
+    )
+    from services.support import SupportPorts, stages
+
+    if workflow_type != "support":
+        raise ValueError(f"no stage services for workflow type {workflow_type!r}")
+    timeout = rt.settings.external_timeout
+    ports = SupportPorts(
+        model=model_from_settings(rt),
+        accounts=SimAccountApi(nc, timeout=timeout),
+        policies=SimPolicyStore(nc, timeout=timeout),
+        actions=SimActionProvider(nc, timeout=timeout),
+        notifier=SimNotifier(nc, timeout=timeout),
+    )
+    return stages(ports)
