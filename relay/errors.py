@@ -1,0 +1,43 @@
+"""The relay's own errors; callers never see asyncpg or nats exceptions directly."""
+
+from __future__ import annotations
+
+from contracts.errors import ErrorCode, InterlockError, TransientError
+
+
+class StoreUnavailable(TransientError):
+    """The relay lost (or could not open) its database connection; it reconnects after a
+    backoff, and its leadership lock went with the connection."""
+
+    code = ErrorCode.STORE_UNAVAILABLE
+
+
+class LeadershipLost(TransientError):
+    """The cursor moved under this relay: another relay published in its place. The rows
+    this relay published meanwhile carry the same Nats-Msg-Id, so the broker drops them."""
+
+    code = ErrorCode.CONCURRENCY_CONFLICT
+
+
+class SchemaMissing(InterlockError):
+    """The outbox tables are not there: the relay points at an unmigrated database."""
+
+    code = ErrorCode.CONFIGURATION
+
+
+class PublishFailed(TransientError):
+    """Row `row_id` was not stored by JetStream (`__cause__` says why). The cursor stopped
+    just before it, after the `published` rows of the same pass; `attempts` counts the
+    consecutive failures of this row."""
+
+    code = ErrorCode.BROKER_UNAVAILABLE
+
+    def __init__(self, row_id: int, attempts: int, published: int, cause: BaseException) -> None:
+        super().__init__(
+            f"outbox row {row_id} not published after {attempts} attempt(s): "
+            f"{type(cause).__name__}: {cause}",
+            hint="check that the NATS server is reachable and a stream captures the subject",
+        )
+        self.row_id = row_id
+        self.attempts = attempts
+        self.published = published

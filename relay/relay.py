@@ -1,0 +1,235 @@
+"""The outbox relay: publishes committed outbox rows to JetStream, in commit-safe order.
+
+Guarantees: every committed row is published, in (txid, id) order, and no row is skipped,
+even one whose transaction took a lower id but committed later. Delivery to the stream is
+at least once; the Nats-Msg-Id makes it effectively once inside the stream's duplicate
+window (a crash between publish and cursor update republishes the same ids). One relay per
+name publishes at a time (a Postgres advisory lock); the others wait in standby.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nats.js import JetStreamContext
+
+from relay import store
+from relay.backoff import Backoff
+from relay.errors import LeadershipLost, PublishFailed, StoreUnavailable
+from relay.publish import Publisher, PublishHook, no_hook, refusal_reason
+from relay.store import Cursor, OutboxRow, OutboxStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Failing:
+    """Consecutive failed attempts of the row at the head of the cursor (in memory only)."""
+
+    row_id: int = 0
+    attempts: int = 0
+    refusals: int = 0
+
+    def next(self, row_id: int, *, refused: bool) -> _Failing:
+        same = self if row_id == self.row_id else _Failing(row_id)
+        return _Failing(row_id, same.attempts + 1, same.refusals + 1 if refused else 0)
+
+
+class OutboxRelay:
+    """Relays one database's outbox under relay name `name`. One task drives it (`run`, or
+    `publish_pending`/`prune` calls); `lag` may be called from any task."""
+
+    def __init__(
+        self,
+        database_url: str,
+        js: JetStreamContext,
+        *,
+        name: str = "default",
+        batch_size: int = 500,
+        poll_interval: float = 1.0,
+        retention_seconds: float = 3600.0,
+        prune_interval: float = 60.0,
+        dead_letter_after: int = 10,
+        backoff: Backoff | None = None,
+        publish_hook: PublishHook = no_hook,
+    ) -> None:
+        """`dead_letter_after`: consecutive refusals of one row (no stream for its subject,
+        rejected by the stream) after which it goes to `wf.dlq.relay` instead; timeouts and
+        lost connections are retried forever. `publish_hook`: see `relay.publish`."""
+        self._url = database_url
+        self._js = js
+        self._name = name
+        self._batch_size = batch_size
+        self._poll_interval = poll_interval
+        self._retention = retention_seconds
+        self._prune_interval = prune_interval
+        self._dead_letter_after = dead_letter_after
+        self._backoff = backoff or Backoff()
+        self._hook = publish_hook
+        self._store: OutboxStore | None = None
+        self._publisher: Publisher | None = None
+        self._cursor: Cursor | None = None
+        self._failing = _Failing()
+        self._store_failures = 0
+        self._next_prune = 0.0
+        self._wakeup = asyncio.Event()
+
+    @property
+    def is_leader(self) -> bool:
+        return self._cursor is not None
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Relay until `stop` is set, then close the connection (releasing leadership).
+
+        Publish failures and database outages are logged and retried after a backoff;
+        anything else (a bug, a missing schema) propagates.
+        """
+        try:
+            while not stop.is_set():
+                self._wakeup.clear()
+                pause = await self._step()
+                if pause is None:
+                    await _wait_any([stop, self._wakeup], self._poll_interval)
+                elif pause > 0:
+                    await _wait_any([stop], pause)
+        finally:
+            await self.close()
+
+    async def publish_pending(self) -> int:
+        """Publish every row that is ready, batch by batch; returns how many rows the cursor
+        moved past (published, or dead-lettered). Returns 0 without publishing when another
+        relay leads. Raises `PublishFailed` (the cursor stops just before the failing row),
+        `StoreUnavailable`, `LeadershipLost`."""
+        try:
+            return await self._publish_ready() if await self._lead() else 0
+        except (StoreUnavailable, LeadershipLost):
+            await self.close()
+            raise
+
+    async def lag(self) -> int:
+        """Committed rows after this relay's stored cursor, including rows held back behind
+        an older open transaction; on a connection of its own, so it works in standby too."""
+        return await store.lag(self._url, self._name)
+
+    async def prune(self) -> int:
+        """Delete published rows (at or before the cursor) older than the retention; returns
+        how many. Only the leader prunes: 0 otherwise. Raises `StoreUnavailable`."""
+        if not self.is_leader:
+            return 0
+        try:
+            return await self._ready_store().prune(self._position(), self._retention)
+        except StoreUnavailable:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        """Close the database connection; leadership passes to a standby relay."""
+        current, self._store, self._cursor = self._store, None, None
+        if current is not None:
+            await current.close()
+
+    async def _publish_ready(self) -> int:
+        moved = 0
+        while rows := await self._ready_store().fetch(self._position(), self._batch_size):
+            try:
+                moved += await self._relay(rows)
+            except PublishFailed as exc:
+                exc.published += moved
+                raise
+            if len(rows) < self._batch_size:
+                break
+        return moved
+
+    async def _step(self) -> float | None:
+        """One pass of `run`: None to wait for a wake-up, or seconds to pause first."""
+        try:
+            moved = await self.publish_pending()
+            await self._prune_if_due()
+        except PublishFailed as exc:
+            cause = type(exc.__cause__).__name__
+            log.warning(
+                "relay %s: row %d: %s (attempt %d)", self._name, exc.row_id, cause, exc.attempts
+            )
+            return self._backoff.delay(exc.attempts)
+        except (StoreUnavailable, LeadershipLost) as exc:
+            self._store_failures += 1
+            log.warning("relay %s: %s", self._name, exc)
+            return self._backoff.delay(self._store_failures)
+        self._store_failures = 0
+        if not self.is_leader:
+            return self._poll_interval
+        return 0.0 if moved else None
+
+    async def _lead(self) -> bool:
+        if self._store is None:
+            self._store = await OutboxStore.open(self._url, self._name, self._wakeup.set)
+            self._publisher = Publisher(self._js, self._store.instance, self._hook)
+        if self._cursor is None and await self._store.try_lock():
+            self._cursor = await self._store.cursor()
+            log.info("relay %s: leading from %s", self._name, self._cursor)
+        return self._cursor is not None
+
+    async def _relay(self, rows: Sequence[OutboxRow]) -> int:
+        """Publish one batch, then move the cursor once past what is done."""
+        assert self._publisher is not None
+        outcome = await self._publisher.publish(rows)
+        done, error = outcome.acked, outcome.error
+        if error is not None and await self._dead_lettered(rows[done], error):
+            done, error = done + 1, None
+        if done:
+            await self._advance(rows[done - 1].position)
+        if error is not None:
+            raise PublishFailed(rows[done].id, self._failing.attempts, done, error) from error
+        self._failing = _Failing()
+        return done
+
+    async def _dead_lettered(self, row: OutboxRow, error: BaseException) -> bool:
+        """Count a failed attempt of `row`; dead-letter it once refused often enough in a row
+        (a timeout in between starts the count again: the broker may just be restarting)."""
+        reason = refusal_reason(error)
+        self._failing = self._failing.next(row.id, refused=reason is not None)
+        if reason is None or self._failing.refusals < self._dead_letter_after:
+            return False
+        assert self._publisher is not None
+        try:
+            await self._publisher.dead_letter(row, error, reason)
+        except Exception as exc:
+            log.warning("relay %s: dead-lettering row %d failed: %r", self._name, row.id, exc)
+            return False
+        log.error(
+            "relay %s: row %d (%s) dead-lettered: %s", self._name, row.id, row.subject, reason
+        )
+        return True
+
+    async def _advance(self, new: Cursor) -> None:
+        await self._ready_store().advance(self._position(), new)
+        self._cursor = new
+
+    async def _prune_if_due(self) -> None:
+        if not self.is_leader or time.monotonic() < self._next_prune:
+            return
+        self._next_prune = time.monotonic() + self._prune_interval
+        if pruned := await self.prune():
+            log.info("relay %s: pruned %d published outbox rows", self._name, pruned)
+
+    def _ready_store(self) -> OutboxStore:
+        assert self._store is not None, "relay is not connected"
+        return self._store
+
+    def _position(self) -> Cursor:
+        assert self._cursor is not None, "relay is not the leader"
+        return self._cursor
+
+
+async def _wait_any(events: Sequence[asyncio.Event], seconds: float) -> None:
+    """Return when any of `events` is set or `seconds` pass."""
+    waiters = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
