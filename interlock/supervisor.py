@@ -109,6 +109,9 @@ class Supervisor:
                 with suppress(asyncio.CancelledError):
                     await child.watcher
 
+    def pids(self) -> list[int]:
+        return [c.pid for c in self.children.values() if c.pid is not None]
+
     def status(self) -> list[dict[str, object]]:
         return [
             {"name": c.name, "pid": c.pid, "alive": c.alive, "restarts": c.restarts}

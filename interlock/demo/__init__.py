@@ -1,0 +1,176 @@
+"""`interlock demo`: the named support scenarios, end to end, on the real stack."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import nats
+import typer
+from nats.aio.client import Client
+
+from contracts import subjects
+from interlock import console
+from interlock.cli import JsonOpt, settings
+from interlock.demo.display import Progress
+from interlock.demo.runner import ApprovalDesk, Run, start_request
+from interlock.demo.scenarios import SCENARIOS, Scenario
+from interlock.embedded import resolve_urls
+from interlock.runtime import prepare, supervised
+from interlock.settings import Settings
+from projector.store.engine import create_engine
+
+DEMO_ENV = {
+    "INTERLOCK_PARAMETERS": '{"support": {"approval_sla_seconds": 6, "retry_delay_scale": 0.02}}',
+    "INTERLOCK_EXTERNAL_TIMEOUT": "0.5",
+}
+SCENARIO_TIMEOUT = 120.0
+
+
+@dataclass
+class Outcome:
+    name: str
+    expected: str
+    actual: str
+    ok: bool
+    workflow_id: str
+    seconds: float
+    failed_checks: list[str]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "expected": self.expected,
+            "actual": self.actual,
+            "ok": self.ok,
+            "workflow_id": self.workflow_id,
+            "seconds": round(self.seconds, 3),
+            "failed_checks": self.failed_checks,
+        }
+
+
+def demo(
+    json_output: JsonOpt = False,
+    only: Annotated[list[str] | None, typer.Option(help="Run only these scenarios.")] = None,
+) -> None:
+    """Run the built-in scenarios end to end and report each outcome (exit 1 on a mismatch)."""
+    for key, value in DEMO_ENV.items():
+        os.environ.setdefault(key, value)
+    s = settings()
+    chosen = [sc for sc in SCENARIOS if not only or sc.name in only]
+    with resolve_urls(s) as (nats_url, database_url):
+        outcomes = asyncio.run(run_demo(s, nats_url, database_url, chosen, quiet=json_output))
+    if json_output:
+        console.print_json({"scenarios": [o.as_json() for o in outcomes]})
+    if not all(o.ok for o in outcomes):
+        raise typer.Exit(1)
+
+
+async def run_demo(
+    s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], *, quiet: bool = False
+) -> list[Outcome]:
+    from interlock.sim import ensure_schema
+
+    await prepare(nats_url, database_url)
+    await ensure_schema(database_url)
+    async with _components(s, nats_url, database_url):
+        nc = await nats.connect(nats_url, name="interlock-demo")
+        engine = create_engine(database_url, pool_size=4)
+        desk = ApprovalDesk(nc)
+        await desk.start()
+        try:
+            progress = Progress(chosen, enabled=not quiet)
+            async with progress.live():
+                return list(
+                    await asyncio.gather(
+                        *(
+                            _play(
+                                sc,
+                                nc=nc,
+                                engine=engine,
+                                desk=desk,
+                                dsn=database_url,
+                                progress=progress,
+                            )
+                            for sc in chosen
+                        )
+                    )
+                )
+        finally:
+            await desk.stop()
+            await engine.dispose()
+            await nc.drain()
+
+
+@asynccontextmanager
+async def _components(s: Settings, nats_url: str, database_url: str) -> AsyncIterator[None]:
+    """Start the components unless another process (e.g. `interlock up`) already runs them."""
+    if await _already_running(nats_url):
+        yield
+        return
+    async with supervised(s, nats_url, database_url):
+        yield
+
+
+async def _already_running(nats_url: str) -> bool:
+    nc = await nats.connect(nats_url)
+    try:
+        info = await nc.jetstream().consumer_info(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR)
+        return bool(info.num_waiting)
+    finally:
+        await nc.drain()
+
+
+async def _play(
+    sc: Scenario, *, nc: Client, engine: Any, desk: ApprovalDesk, dsn: str, progress: Progress
+) -> Outcome:
+    from interlock.sim import seed_customer
+
+    customer = f"demo-{uuid.uuid4().hex[:10]}"
+    await seed_customer(dsn, customer, faults=sc.faults or None)
+    run = Run(sc.name, "", "demo", customer, nc, engine, dsn)
+    progress.track(run)
+    started = time.monotonic()
+    await start_request(run, sc.request, before_publish=desk.watch)
+    try:
+        await asyncio.wait_for(sc.script(run), SCENARIO_TIMEOUT)
+    except TimeoutError:
+        run.state = f"{run.state} (timed out)"
+    view = await run.view()
+    ledger = await _ledger(dsn, customer)
+    failed = [name for name, check in sc.checks if view is None or not _holds(check, view, ledger)]
+    actual = view["state"] if view else "NOT_CREATED"
+    outcome = Outcome(
+        sc.name,
+        sc.expected,
+        actual,
+        actual == sc.expected and not failed,
+        run.workflow_id,
+        time.monotonic() - started,
+        failed,
+    )
+    progress.finish(run, outcome.ok)
+    return outcome
+
+
+def _holds(check: Any, view: dict[str, Any], ledger: dict[str, int]) -> bool:
+    try:
+        return bool(check(view, ledger))
+    except (KeyError, TypeError, AttributeError):
+        return False
+
+
+async def _ledger(dsn: str, customer: str) -> dict[str, int]:
+    from interlock.sim import action_count, notification_count, reversal_count
+
+    return {
+        "actions": await action_count(dsn, customer_id=customer),
+        "reversals": await reversal_count(dsn, customer_id=customer),
+        "notifications": await notification_count(dsn, customer_id=customer),
+    }
