@@ -1,0 +1,252 @@
+"""The timer service: turns due timer rows into timer events on `wf.in.timer.<type>`.
+
+Guarantees:
+- A due, armed timer fires at least once: rows are claimed, published and marked
+  `published` in one transaction; a crash before the commit leaves them armed, and they
+  are published again under the same event id.
+- Firing is deduplicated downstream: the event id, derived from the timer id, is the
+  `Nats-Msg-Id` (stream duplicate window) and the projector's processed-event key.
+- Two services never publish the same row concurrently (`FOR UPDATE SKIP LOCKED`).
+- A cancelled timer never fires: only `armed` rows are claimed, and the projector's
+  cancelling UPDATE waits for the claim's row lock; a firing that wins that race names a
+  timer the workflow no longer holds, which the engine rejects as `stale_version`.
+- Waiting holds no worker: `run` sleeps until the earliest armed timer or `poll_interval`,
+  and a newly armed timer wakes it early (`LISTEN interlock_timers`, migration 0002).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg  # type: ignore[import-untyped]  # no stubs; typed at this module's edge
+import nats.errors
+from nats.js import JetStreamContext
+
+from contracts import subjects
+from contracts.envelope import Actor, Envelope, utcnow
+from contracts.errors import ErrorCode, TransientError
+from contracts.ids import derive
+from contracts.payloads import TimerFired
+from relay.backoff import Backoff
+from relay.clock import Clock, seconds_until, wait_any
+
+log = logging.getLogger("interlock.timers")
+
+CHANNEL = "interlock_timers"
+APPLICATION_NAME = "interlock-timers"
+ACTOR = Actor(id="timer-service", role="system")
+PUBLISH_TIMEOUT_S = 5.0
+MIN_PAUSE_S = 0.05
+"""Shortest sleep between passes: rows that are due but locked by another service (or
+failing) must not make this one spin."""
+BACKOFF = Backoff(base=0.1, cap=10.0)
+
+CLAIM_DUE = """
+SELECT id, workflow_id, workflow_type, tenant_id, event_type, fire_at, branch, headers
+FROM timers
+WHERE status = 'armed' AND fire_at <= $1
+ORDER BY fire_at, id
+LIMIT $2
+FOR UPDATE SKIP LOCKED
+"""
+MARK_PUBLISHED = """
+UPDATE timers SET status = 'published', updated_at = now() WHERE id = ANY($1::text[])
+"""
+NEXT_DUE = "SELECT min(fire_at) FROM timers WHERE status = 'armed'"
+
+_STORE_ERRORS = (
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.OperatorInterventionError,
+)
+_BROKER_ERRORS = (nats.errors.Error, TimeoutError, OSError)
+
+
+class TimerStoreUnavailable(TransientError):
+    """The database could not be reached or the connection was lost; nothing was marked."""
+
+    code = ErrorCode.STORE_UNAVAILABLE
+
+
+class TimerPublishFailed(TransientError):
+    """JetStream did not acknowledge a firing (`__cause__` says why). The batch was rolled
+    back: its timers are still armed and fire again, under the same event ids."""
+
+    code = ErrorCode.BROKER_UNAVAILABLE
+
+
+@dataclass(frozen=True, slots=True)
+class Firing:
+    """One timer's event, ready to publish."""
+
+    timer_id: str
+    subject: str
+    headers: dict[str, str]
+    body: bytes
+
+
+def firing(row: asyncpg.Record, now: datetime) -> Firing:
+    """The event of timer `row` fired at `now`: no `expected_version`, since other events may
+    advance the workflow while a timer waits; the engine checks the timer id instead."""
+    event_id = derive("timer-fired", row["id"])
+    payload = TimerFired(timer_id=row["id"], fire_at=row["fire_at"], branch=row["branch"])
+    envelope = Envelope(
+        event_id=event_id,
+        type=row["event_type"],
+        workflow_type=row["workflow_type"],
+        workflow_id=row["workflow_id"],
+        tenant_id=row["tenant_id"],
+        actor=ACTOR,
+        causation_id=row["id"],
+        occurred_at=now,
+        payload=payload.model_dump(mode="json"),
+    )
+    stored = json.loads(row["headers"])
+    headers = {k: v if isinstance(v, str) else json.dumps(v) for k, v in stored.items()}
+    headers[subjects.HEADER_MSG_ID] = event_id
+    return Firing(row["id"], subjects.timer(row["workflow_type"]), headers, envelope.to_bytes())
+
+
+@asynccontextmanager
+async def _store_errors() -> AsyncIterator[None]:
+    try:
+        yield
+    except _STORE_ERRORS as exc:
+        raise TimerStoreUnavailable(f"database unavailable: {type(exc).__name__}") from exc
+
+
+async def _connect(url: str) -> asyncpg.Connection:
+    async with _store_errors():
+        return await asyncpg.connect(
+            url, timeout=10, server_settings={"application_name": APPLICATION_NAME}
+        )
+
+
+async def _close(connection: asyncpg.Connection) -> None:
+    try:
+        await connection.close(timeout=5)
+    except Exception:
+        connection.terminate()
+
+
+class TimerService:
+    def __init__(
+        self,
+        database_url: str,
+        js: JetStreamContext,
+        *,
+        clock: Clock = utcnow,
+        poll_interval: float = 1.0,
+        batch_size: int = 200,
+    ) -> None:
+        """`database_url`: a plain postgresql:// URL. Nothing connects until a method runs."""
+        self._url = database_url
+        self._js = js
+        self._clock = clock
+        self._poll_interval = poll_interval
+        self._batch_size = batch_size
+        self._connection: asyncpg.Connection | None = None  # held (and listening) in `run`
+        self._lock = asyncio.Lock()
+        self._wakeup = asyncio.Event()
+        self._failures = 0  # consecutive failed passes of `run`, for its backoff
+
+    async def fire_due(self) -> int:
+        """Fire every armed timer due by `clock()`, `batch_size` rows per transaction; returns
+        how many were published. Raises `TimerPublishFailed` (that batch rolled back, earlier
+        batches stay committed) or `TimerStoreUnavailable`."""
+        now, fired = self._clock(), 0
+        async with self._session() as connection:
+            while True:
+                count = await self._fire_batch(connection, now)
+                fired += count
+                if count < self._batch_size:
+                    return fired
+
+    async def next_due(self) -> datetime | None:
+        """When the earliest armed timer is due (possibly already past); None if none is."""
+        async with self._session() as connection, _store_errors():
+            due: datetime | None = await connection.fetchval(NEXT_DUE)
+        return due
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Fire due timers until `stop` is set. A lost database or a refused publish is logged
+        (with its error class) and retried after bounded exponential backoff with jitter;
+        any other error is a bug and propagates."""
+        while not stop.is_set():
+            try:
+                await self._serve(stop)
+            except TransientError as exc:
+                self._failures += 1
+                delay = BACKOFF.delay(self._failures)
+                cause = type(exc.__cause__ or exc).__name__
+                log.warning("timer firing failed: %s (%s); retry in %.2fs", exc.code, cause, delay)
+                await wait_any([stop], delay)
+
+    async def _serve(self, stop: asyncio.Event) -> None:
+        async with self._listening():
+            while not stop.is_set():
+                self._wakeup.clear()  # before the pass: a timer armed during it wakes the next
+                await self.fire_due()
+                self._failures = 0
+                await wait_any([stop, self._wakeup], await self._pause())
+
+    async def _pause(self) -> float:
+        due = await self.next_due()
+        if due is None:
+            return self._poll_interval
+        return min(self._poll_interval, max(MIN_PAUSE_S, seconds_until(due, self._clock)))
+
+    @asynccontextmanager
+    async def _listening(self) -> AsyncIterator[None]:
+        connection = await _connect(self._url)
+        try:
+            async with _store_errors():
+                await connection.add_listener(CHANNEL, lambda *_: self._wakeup.set())
+            self._connection = connection
+            yield
+        finally:
+            self._connection = None
+            await _close(connection)
+
+    @asynccontextmanager
+    async def _session(self) -> AsyncIterator[asyncpg.Connection]:
+        """The connection `run` holds, else a short-lived one; one user at a time."""
+        async with self._lock:
+            if self._connection is not None:
+                yield self._connection
+                return
+            connection = await _connect(self._url)
+            try:
+                yield connection
+            finally:
+                await _close(connection)
+
+    async def _fire_batch(self, connection: asyncpg.Connection, now: datetime) -> int:
+        async with _store_errors(), connection.transaction():
+            rows = await connection.fetch(CLAIM_DUE, now, self._batch_size)
+            firings = [firing(row, now) for row in rows]
+            await self._publish(firings)
+            if firings:
+                await connection.execute(MARK_PUBLISHED, [f.timer_id for f in firings])
+        return len(firings)
+
+    async def _publish(self, firings: Sequence[Firing]) -> None:
+        for f in firings:
+            try:
+                ack = await self._js.publish(
+                    f.subject, f.body, timeout=PUBLISH_TIMEOUT_S, headers=f.headers
+                )
+            except _BROKER_ERRORS as exc:
+                raise TimerPublishFailed(
+                    f"timer {f.timer_id} not published: {type(exc).__name__}",
+                    hint="check that NATS is reachable and the WF_IN stream exists",
+                ) from exc
+            if ack.duplicate:
+                log.info("timer %s was already published; the stream kept one copy", f.timer_id)
