@@ -36,3 +36,10 @@ def latest(workflow_type: str) -> WorkflowDefinition:
 
 def workflow_types() -> list[str]:
     return sorted({t for t, _ in DEFINITIONS})
+
+
+def knows_event(workflow_type: str, event_type: str) -> bool:
+    """Whether any version of `workflow_type` defines `event_type`."""
+    return any(
+        d.event(event_type) is not None for (t, _), d in DEFINITIONS.items() if t == workflow_type
+    )

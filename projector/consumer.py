@@ -20,9 +20,9 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from contracts import subjects
-from contracts.envelope import MalformedMessage, parse_envelope
+from contracts.envelope import MalformedMessage, parse_envelope, utcnow
 from otel.propagation import current_trace_id, extract, inject
-from projector.service import Projector
+from projector.service import NotDueYet, Projector
 from projector.store.types import TraceInfo
 from services.runtime.deadletter import dead_letter, is_last_delivery
 
@@ -58,6 +58,10 @@ async def consume(broker: NatsBroker, projector: Projector, msg: NatsMessageType
             await projector.handle(event, TraceInfo(current_trace_id(), inject()))
         except MalformedMessage as exc:
             await dead_letter(broker, msg, source=SOURCE, reason=exc.reason, detail=exc.detail)
+            return
+        except NotDueYet as exc:
+            delay = (exc.retry_at - utcnow()).total_seconds()
+            await msg.nack(delay=min(max(delay, 0.05), 3600.0))
             return
         except Exception as exc:
             await _retry_later(broker, msg, exc)

@@ -43,6 +43,15 @@ class Outcome:
     reason: str | None = None
 
 
+class NotDueYet(TransientError):
+    """A timer firing arrived before its time (clock skew between services); the consumer
+    redelivers it when due instead of discarding it."""
+
+    def __init__(self, retry_at: datetime) -> None:
+        super().__init__(f"not due before {retry_at.isoformat()}")
+        self.retry_at = retry_at
+
+
 class Projector:
     def __init__(
         self,
@@ -61,6 +70,10 @@ class Projector:
 
     async def handle(self, event: Envelope, trace: TraceInfo = NO_TRACE) -> Outcome:
         definition = _latest(event.workflow_type)
+        if not registry.knows_event(event.workflow_type, event.type):
+            raise MalformedMessage(
+                "unknown_type", f"{event.type} is not a {event.workflow_type} event"
+            )
         if event.type == definition.start_event:
             return await self._start(definition, event, trace)
         if event.workflow_id is None:
@@ -133,6 +146,8 @@ class Projector:
             except DuplicateEvent:
                 rejection = Rejected("duplicate", "rejected concurrently")
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
+        if rejection.retry_at is not None:
+            raise NotDueYet(rejection.retry_at)
         return _outcome(wf, event, rejection)
 
     def _context(self, definition: WorkflowDefinition) -> Context:

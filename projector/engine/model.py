@@ -125,6 +125,9 @@ class Rejected:
     reason: RejectReason
     detail: str
     guard_results: tuple[str, ...] = ()
+    retry_at: datetime | None = None
+    """Set when the event is premature rather than wrong (a timer firing before its time,
+    e.g. under clock skew): it should be decided again at `retry_at`, not discarded."""
 
     accepted: Literal[False] = False
 

@@ -74,7 +74,9 @@ def _precheck(
         if timer is None:
             return Rejected("stale_version", "the timer was superseded or already fired")
         if ctx.now < timer.fire_at:
-            return Rejected("guard_rejected", "the timer is not due yet", ("!timer_due",))
+            return Rejected(
+                "guard_rejected", "the timer is not due yet", ("!timer_due",), timer.fire_at
+            )
     return None
 
 

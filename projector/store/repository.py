@@ -120,9 +120,14 @@ class WorkflowStore:
     async def reject(
         self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
     ) -> None:
-        """Record a rejected event: audit (and processed-event) rows, no state change."""
+        """Record a rejected event: audit (and processed-event) rows, no state change.
+
+        Replays and premature events get no processed-event row: a replay is not a new
+        event, and a premature one must be decided again when its time comes.
+        """
+        final = rejection.retry_at is None
         async with self._transaction() as conn:
-            if rejection.reason not in ("idempotent_replay", "idempotency_conflict"):
+            if final and rejection.reason not in ("idempotent_replay", "idempotency_conflict"):
                 await conn.execute(
                     insert(processed_events).values(
                         rows.processed_row(event, workflow.workflow_id, accepted=False)

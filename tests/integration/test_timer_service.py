@@ -27,7 +27,7 @@ from contracts.envelope import parse_envelope
 from contracts.ids import derive
 from contracts.payloads import TimerFired
 from interlock.streams import provision
-from projector.service import Projector
+from projector.service import NotDueYet, Projector
 from projector.store.engine import create_engine
 from projector.store.repository import WorkflowStore
 from relay.timers import TimerService
@@ -306,8 +306,11 @@ async def test_a_firing_is_accepted_by_the_projector(
     try:
         timer = await _retry_waiting_workflow(projector, store, "wf-timer")
         early = envelope("RETRY_DUE", workflow_id="wf-timer", payload=_fired(timer))
-        refused = await projector.handle(early)
-        assert (refused.accepted, refused.reason) == (False, "guard_rejected")
+        with pytest.raises(NotDueYet) as premature:
+            await projector.handle(early)
+        assert premature.value.retry_at == timer["fire_at"]
+        refusal = "SELECT reason FROM audit WHERE event_id = $1 AND NOT accepted"
+        assert await db.fetchval(refusal, early.event_id) == "guard_rejected"
 
         clock.now = timer["fire_at"] + timedelta(seconds=1)
         assert await TimerService(database_url, js, clock=clock).fire_due() == 1

@@ -1,0 +1,216 @@
+"""The projector's door: poison messages, idempotent creation, undefined pairs, races."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from contracts import subjects
+from contracts.envelope import MAX_MESSAGE_BYTES
+from contracts.ids import workflow_id_for
+from contracts.registry import DEFINITIONS
+from projector.service import Projector
+from projector.store.engine import create_engine
+from projector.store.repository import WorkflowStore
+from tests.support.drive import answer, signal, start, to_awaiting_approval
+from tests.support.harness import Harness, projector_running
+from tests.support.payloads import REQUEST, envelope
+from tests.support.polling import eventually
+
+
+@pytest.fixture
+async def h(nats_url: str, database_url: str) -> AsyncIterator[Harness]:
+    async with projector_running(nats_url, database_url) as harness:
+        yield harness
+
+
+async def _dead_letters(h: Harness, count: int) -> list[Any]:
+    sub = await h.nc.jetstream().pull_subscribe(
+        f"{subjects.DLQ_PREFIX}.>", durable="t", stream=subjects.STREAM_DLQ
+    )
+    found: list[Any] = []
+
+    async def probe() -> bool:
+        with contextlib.suppress(TimeoutError):
+            found.extend(await sub.fetch(count - len(found), timeout=0.5))
+        return len(found) >= count
+
+    await eventually(probe, what=f"{count} dead letters")
+    return found
+
+
+async def test_poison_messages_are_dead_lettered_and_the_next_good_message_is_processed(
+    h: Harness,
+) -> None:
+    js = h.nc.jetstream()
+    good = envelope("START", workflow_id=None, event_id="good-after-poison")
+    bad_schema = json.loads(good.to_bytes())
+    bad_schema["payload"] = {"customer_id": "c"}
+    poison = {
+        "bad_json": b"{not json",
+        "schema_mismatch": json.dumps(bad_schema).encode(),
+        "unknown_type": envelope("TELEPORT", workflow_id="wf-x").to_bytes()
+        if False
+        else json.dumps(
+            {**json.loads(good.to_bytes()), "type": "TELEPORT", "workflow_id": "wf-x"}
+        ).encode(),
+        "oversized": b" " * (MAX_MESSAGE_BYTES + 1),
+        "unknown_workflow": envelope("CANCEL_REQUESTED", workflow_id="no-such").to_bytes(),
+    }
+    for body in poison.values():
+        await js.publish(subjects.signal("support"), body)
+    await h.publish(good)
+
+    letters = await _dead_letters(h, len(poison))
+
+    reasons = sorted(m.headers[subjects.HEADER_DLQ_REASON] for m in letters)
+    assert reasons == sorted(poison)
+    assert all(
+        m.headers[subjects.HEADER_DLQ_SUBJECT] == subjects.signal("support") for m in letters
+    )
+    assert all(m.headers[subjects.HEADER_DLQ_DETAIL] for m in letters)
+    await h.at_state(workflow_id_for("support", "acme", good.event_id), "CLASSIFYING")
+
+
+async def test_same_request_twice_returns_the_existing_workflow(h: Harness) -> None:
+    first = envelope("START", workflow_id="ticket-42", event_id="req-a")
+    await h.publish(first)
+    await h.at_state("ticket-42", "CLASSIFYING")
+
+    await h.publish(envelope("START", workflow_id="ticket-42", event_id="req-b"))
+    replay = await h.decided("ticket-42", "req-b")
+
+    assert (replay["accepted"], replay["reason"]) == (False, "idempotent_replay")
+    view = await h.view("ticket-42")
+    assert view["version"] == 1
+    assert await h.scalar("SELECT count(*) FROM workflows") == 1
+
+
+async def test_a_changed_request_under_the_same_key_is_a_recorded_conflict(h: Harness) -> None:
+    await h.publish(envelope("START", workflow_id="ticket-7", event_id="req-1"))
+    await h.at_state("ticket-7", "CLASSIFYING")
+    changed = {**REQUEST, "amount": "999.00"}
+
+    await h.publish(envelope("START", workflow_id="ticket-7", event_id="req-2", payload=changed))
+    conflict = await h.decided("ticket-7", "req-2")
+
+    assert (conflict["accepted"], conflict["reason"]) == (False, "idempotency_conflict")
+    view = await h.view("ticket-7")
+    assert view["data"]["request"]["amount"] == REQUEST["amount"]
+    assert await h.scalar("SELECT count(*) FROM workflows") == 1
+
+
+async def _insert_workflow(h: Harness, workflow_id: str, state: str, version: int) -> None:
+    async with h.engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO workflows (id, workflow_type, tenant_id, state, version, "
+                "definition_version, data, execution, fingerprint) VALUES "
+                "(:id, 'support', 'acme', :state, 3, :v, '{}', '{}', 'x')"
+            ),
+            {"id": workflow_id, "state": state, "v": version},
+        )
+
+
+@pytest.mark.parametrize("version", sorted(v for t, v in DEFINITIONS if t == "support"))
+async def test_every_undefined_pair_is_rejected_without_mutation_and_audited(
+    database_url: str, version: int
+) -> None:
+    definition = DEFINITIONS[("support", version)]
+    engine = create_engine(database_url, pool_size=4)
+    projector = Projector(WorkflowStore(engine))
+    h = Harness(None, engine, WorkflowStore(engine), database_url)  # type: ignore[arg-type]
+    defined = {(t.source, t.event) for t in definition.transitions}
+    expected = 0
+    try:
+        for state in definition.states:
+            workflow_id = f"wf-{state.lower()}"
+            await _insert_workflow(h, workflow_id, state, version)
+            for spec in definition.events:
+                if (state, spec.name) in defined or spec.name == "START":
+                    continue
+                outcome = await projector.handle(
+                    envelope(spec.name, workflow_id=workflow_id, event_id=str(uuid.uuid4()))
+                )
+                assert not outcome.accepted
+                assert outcome.reason in ("invalid_transition", "terminal")
+                expected += 1
+        unchanged = await h.scalar(
+            "SELECT count(*) FROM workflows WHERE version = 3 AND data = '{}' AND execution = '{}'"
+        )
+        audited = await h.scalar(
+            "SELECT count(*) FROM audit WHERE NOT accepted AND to_state IS NULL"
+        )
+    finally:
+        await engine.dispose()
+    assert unchanged == len(definition.states)
+    assert audited == expected > 0
+
+
+async def test_two_projectors_racing_commit_each_version_exactly_once(
+    nats_url: str, database_url: str
+) -> None:
+    async with projector_running(nats_url, database_url, projectors=2, workers=8) as h:
+        workflow_id = await start(h)
+        await to_awaiting_approval(h, workflow_id)
+        assert (await signal(h, workflow_id, "APPROVED"))["accepted"]
+        entered = await h.at_state(workflow_id, "EXECUTING_ACTION")
+        cancels = [
+            envelope("CANCEL_REQUESTED", workflow_id=workflow_id, event_id=f"cancel-{i}")
+            for i in range(40)
+        ]
+
+        await asyncio.gather(*(h.publish(e) for e in cancels))
+        decisions = [await h.decided(workflow_id, e.event_id) for e in cancels]
+
+        versions = sorted(d["state_version"] for d in decisions)
+        assert all(d["accepted"] for d in decisions)
+        assert versions == list(range(entered["version"] + 1, entered["version"] + 41))
+        final = await h.view(workflow_id)
+        assert final["version"] == entered["version"] + 40
+        assert final["execution"]["cancel_requested"] is True
+        # the executing job is still open: deferred cancellation waits for reconciliation
+        assert (await answer(h, workflow_id, "ACTION_EXECUTED"))["to_state"] == "COMPENSATING"
+
+
+async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: str) -> None:
+    """Clock skew between the timer service and the projector never strands a workflow."""
+    from datetime import UTC, datetime, timedelta
+
+    from projector.service import NotDueYet
+
+    now = [datetime(2026, 6, 1, tzinfo=UTC)]
+    engine = create_engine(database_url, pool_size=2)
+    projector = Projector(WorkflowStore(engine), clock=lambda: now[0], rand=lambda: 0.5)
+    try:
+        await projector.handle(envelope("START", workflow_id="wf-skew", event_id="s"))
+        stored = await WorkflowStore(engine).load("wf-skew")
+        assert stored is not None
+        (job_id,) = stored.workflow.execution.open_jobs
+        await projector.handle(
+            envelope("RETRYABLE_ERROR", workflow_id="wf-skew", causation_id=job_id)
+        )
+        stored = await WorkflowStore(engine).load("wf-skew")
+        assert stored is not None
+        timer = stored.workflow.execution.timers["retry"]
+        firing = envelope(
+            "RETRY_DUE",
+            workflow_id="wf-skew",
+            event_id="fire-1",
+            payload={"timer_id": timer.id, "fire_at": timer.fire_at.isoformat()},
+        )
+
+        with pytest.raises(NotDueYet):
+            await projector.handle(firing)
+        now[0] = timer.fire_at + timedelta(milliseconds=1)
+        outcome = await projector.handle(firing)
+    finally:
+        await engine.dispose()
+    assert (outcome.accepted, outcome.to_state) == (True, "CLASSIFYING")

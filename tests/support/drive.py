@@ -1,0 +1,90 @@
+"""Drive a support workflow through the real projector by publishing what stages would."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any
+
+from contracts import subjects
+from contracts.envelope import Actor, Envelope, utcnow
+from contracts.ids import result_event_id, workflow_id_for
+from tests.support.harness import Harness
+from tests.support.payloads import PAYLOADS, envelope
+
+BRANCH_OF = {"POLICY_RETRIEVED": "policy", "ACCOUNT_INSPECTED": "account"}
+
+
+async def start(h: Harness, payload: dict[str, Any] | None = None) -> str:
+    event = envelope(
+        "START",
+        workflow_id=None,
+        payload=payload or PAYLOADS["START"],
+        event_id=f"req-{uuid.uuid4()}",
+    )
+    await h.publish(event)
+    workflow_id = workflow_id_for("support", event.tenant_id, event.event_id)
+    await h.at_state(workflow_id, "CLASSIFYING")
+    return workflow_id
+
+
+async def answer(
+    h: Harness,
+    workflow_id: str,
+    event_type: str,
+    payload: dict[str, Any] | None = None,
+    *,
+    wait: bool = True,
+) -> dict[str, Any]:
+    """Publish a stage result answering the workflow's open job, and await the decision."""
+    view = await h.view(workflow_id)
+    jobs = view["execution"]["open_jobs"]
+    branch = BRANCH_OF.get(event_type)
+    job_id = next(
+        (j for j, spec in jobs.items() if branch in (None, spec.get("branch"))),
+        next(iter(jobs), "no-open-job"),
+    )
+    event = Envelope(
+        event_id=result_event_id(job_id),
+        type=event_type,
+        workflow_type="support",
+        workflow_id=workflow_id,
+        tenant_id="acme",
+        actor=Actor(id="stage", role="service"),
+        causation_id=job_id,
+        occurred_at=utcnow(),
+        payload=copy.deepcopy(PAYLOADS[event_type] if payload is None else payload),
+    )
+    await h.publish(event, subjects.result("support"))
+    return await h.decided(workflow_id, event.event_id) if wait else {}
+
+
+async def signal(
+    h: Harness,
+    workflow_id: str,
+    event_type: str,
+    payload: dict[str, Any] | None = None,
+    role: str | None = None,
+) -> dict[str, Any]:
+    event = envelope(
+        event_type,
+        workflow_id=workflow_id,
+        payload=payload,
+        role=role,
+        event_id=f"sig-{uuid.uuid4()}",
+    )
+    await h.publish(event)
+    return await h.decided(workflow_id, event.event_id)
+
+
+async def to_awaiting_approval(h: Harness, workflow_id: str, version: int = 1) -> None:
+    for event_type in ("CLASSIFICATION_SUCCEEDED", "POLICY_RETRIEVED", "ACCOUNT_INSPECTED"):
+        assert (await answer(h, workflow_id, event_type))["accepted"]
+    await recommend_and_validate(h, workflow_id, version)
+
+
+async def recommend_and_validate(h: Harness, workflow_id: str, version: int) -> None:
+    assert (await answer(h, workflow_id, "RECOMMENDATION_GENERATED"))["accepted"]
+    valid = {**PAYLOADS["POLICY_VALID"], "recommendation_version": version}
+    assert (await answer(h, workflow_id, "POLICY_VALID", valid))["accepted"]
+    await h.at_state(workflow_id, "AWAITING_APPROVAL")

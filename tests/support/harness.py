@@ -1,0 +1,105 @@
+"""An in-process projector (and optionally relay) against the test's real NATS and Postgres."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
+
+import nats
+from faststream.nats import NatsBroker
+from nats.aio.client import Client
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from contracts import subjects
+from contracts.envelope import Envelope
+from interlock import queries
+from interlock.streams import provision
+from projector.consumer import register
+from projector.service import Projector
+from projector.store.engine import create_engine
+from projector.store.repository import WorkflowStore
+from tests.support.polling import eventually
+
+
+@dataclass
+class Harness:
+    nc: Client
+    engine: AsyncEngine
+    store: WorkflowStore
+    database_url: str
+
+    async def publish(
+        self, event: Envelope, subject: str | None = None, msg_id: str | None = None
+    ) -> None:
+        if subject is None:
+            kind = "request" if event.type == "START" else "signal"
+            subject = f"{subjects.IN_PREFIX}.{kind}.{event.workflow_type}"
+        headers = {subjects.HEADER_MSG_ID: msg_id} if msg_id else None
+        await self.nc.jetstream().publish(subject, event.to_bytes(), headers=headers)
+
+    async def find(self, workflow_id: str) -> dict[str, Any] | None:
+        return await queries.workflow_view(self.engine, workflow_id)
+
+    async def view(self, workflow_id: str) -> dict[str, Any]:
+        found = await self.find(workflow_id)
+        assert found is not None, f"no workflow {workflow_id}"
+        return found
+
+    async def decided(self, workflow_id: str, event_id: str) -> dict[str, Any]:
+        async def probe() -> dict[str, Any] | None:
+            return await queries.decision_for(self.engine, workflow_id, event_id)
+
+        return await eventually(probe, what=f"a decision on {event_id}")
+
+    async def at_state(self, workflow_id: str, state: str) -> dict[str, Any]:
+        async def probe() -> dict[str, Any] | None:
+            view = await self.find(workflow_id)
+            return view if view and view["state"] == state else None
+
+        return await eventually(probe, what=f"{workflow_id} in {state}")
+
+    async def scalar(self, sql: str, **params: Any) -> Any:
+        async with self.engine.connect() as conn:
+            return (await conn.execute(text(sql), params)).scalar()
+
+
+@asynccontextmanager
+async def projector_running(
+    nats_url: str,
+    database_url: str,
+    *,
+    relay: bool = False,
+    workers: int = 8,
+    projectors: int = 1,
+) -> AsyncIterator[Harness]:
+    """Provisioned streams, `projectors` projector apps (and a relay) for the duration."""
+    logging.getLogger("faststream").setLevel(logging.WARNING)
+    async with AsyncExitStack() as stack:
+        nc = await nats.connect(nats_url)
+        stack.push_async_callback(nc.close)
+        await provision(nc.jetstream())
+        engine = create_engine(database_url, pool_size=workers)
+        stack.push_async_callback(engine.dispose)
+        for _ in range(projectors):
+            broker = NatsBroker(nats_url, log_level=logging.DEBUG)
+            register(broker, Projector(WorkflowStore(create_engine(database_url))), workers=workers)
+            await broker.start()
+            stack.push_async_callback(broker.stop)
+        if relay:
+            from relay.relay import OutboxRelay
+
+            stop = asyncio.Event()
+            task = asyncio.create_task(OutboxRelay(database_url, nc.jetstream()).run(stop))
+
+            async def stop_relay() -> None:
+                stop.set()
+                with suppress(asyncio.CancelledError):
+                    await asyncio.wait_for(task, 10)
+
+            stack.push_async_callback(stop_relay)
+        yield Harness(nc, engine, WorkflowStore(engine), database_url)
