@@ -21,11 +21,14 @@ PROMPT_VERSION = "support-classify-v1"
 
 
 class ClassifierOutput(BaseModel):
+    """What the model must return; every field required, nothing else allowed (the form
+    OpenAI-compatible strict JSON-schema output demands)."""
+
     model_config = ConfigDict(extra="forbid")
 
     category: Category
     confidence: float = Field(ge=0, le=1)
-    rationale: str = Field(default="", max_length=2000)
+    rationale: str = Field(max_length=2000)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
-from contracts.payloads import Amount, Currency
+from contracts.payloads import Currency
 from contracts.support_payloads import ActionType
 from services.ports import ModelClient, ModelRequest
 from services.runtime.stage import StageResult
@@ -23,13 +23,16 @@ PROMPT_VERSION = "support-recommend-v1"
 
 
 class RecommenderOutput(BaseModel):
+    """What the model must return; every field required, nothing else allowed. The amount
+    is a decimal string so the schema has one type (strict JSON-schema output)."""
+
     model_config = ConfigDict(extra="forbid")
 
     action_type: ActionType
-    amount: Amount
+    amount: str = Field(pattern=r"^\d{1,12}(\.\d{1,2})?$")
     currency: Currency
-    rationale: str = Field(default="", max_length=2000)
-    evidence_refs: list[str] = Field(default_factory=list, max_length=20)
+    rationale: str = Field(max_length=2000)
+    evidence_refs: list[str] = Field(max_length=20)
 
 
 @dataclass(frozen=True)
