@@ -1,0 +1,9 @@
+"""Adapters: implementations of the ports in `services.ports` for concrete external systems.
+
+Each adapter translates its transport's failures into the ports' errors, so stage services
+never catch a driver exception.
+"""
+
+from services.adapters.sim import SimAccountApi, SimActionProvider, SimNotifier, SimPolicyStore
+
+__all__ = ["SimAccountApi", "SimActionProvider", "SimNotifier", "SimPolicyStore"]
