@@ -153,7 +153,9 @@ DATA = {
     "REJECTED_BY_REVIEWER": DataUpdate(key="reviewer_rejection"),
     "CHANGES_REQUESTED": DataUpdate(key="revision_feedback"),
     "ACTION_EXECUTED": DataUpdate(key="action"),
-    "POST_ACTION_INVARIANT_FAILED": DataUpdate(key="invariant_failure"),
+    # The effect happened even though its receipt broke an invariant: it is the action on
+    # record, and what compensation reverses.
+    "POST_ACTION_INVARIANT_FAILED": DataUpdate(key="action"),
     "CUSTOMER_NOTIFIED": DataUpdate(key="notification"),
     "COMPENSATION_SUCCEEDED": DataUpdate(key="compensation"),
     "COMPENSATION_FAILED": DataUpdate(key="compensation_failure"),

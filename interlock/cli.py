@@ -40,10 +40,18 @@ def settings() -> Settings:
         for err in exc.errors():
             console.errors.print(f"[red]configuration:[/] {err['msg']}")
         raise typer.Exit(2) from None
-    logging.basicConfig(
-        level=loaded.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(loaded.log_level)
     return loaded
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if level.upper() != "DEBUG":
+        # Per-message access logs and migration chatter drown what matters.
+        for chatty in ("faststream", "alembic", "nats"):
+            logging.getLogger(chatty).setLevel(logging.WARNING)
 
 
 def with_stack(work: Callable[[Settings, str, str], Coroutine[Any, Any, T]]) -> T:

@@ -8,7 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-console = Console()
+# Not a terminal (CI logs, pipes): keep tables readable instead of squeezing them to 80.
+console = Console(width=None if Console().is_terminal else 160)
 errors = Console(stderr=True)
 
 

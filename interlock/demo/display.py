@@ -32,6 +32,8 @@ class Progress:
 
     def table(self) -> Table:
         table = Table("scenario", "expected", "now", "result", "workflow", box=None)
+        table.columns[0].no_wrap = True
+        table.columns[4].no_wrap = True
         for name, expected in self._expected.items():
             run = self._runs.get(name)
             done = self._done.get(name)
