@@ -15,6 +15,7 @@ The graph check expands both to every state they can denote.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -80,9 +81,16 @@ class RetryPolicy(_Frozen):
     """
 
     max_attempts: int = Field(ge=1)
+    max_attempts_param: str | None = None
+    """If set, the definition parameter that overrides `max_attempts` for a deployment."""
     base_seconds: float = Field(default=1.0, gt=0)
     cap_seconds: float = Field(default=300.0, gt=0)
     jitter: float = Field(default=0.2, ge=0, le=1)
+
+    def attempts_allowed(self, parameters: Mapping[str, Any]) -> int:
+        if self.max_attempts_param and self.max_attempts_param in parameters:
+            return int(parameters[self.max_attempts_param])
+        return self.max_attempts
 
 
 class Branch(_Frozen):

@@ -55,7 +55,7 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     check_definitions()
     engine = create_engine(rt.database_url, pool_size=rt.settings.projector_workers)
     nats_broker = broker(rt, "projector")
-    register_projector(
+    dispatcher = register_projector(
         nats_broker,
         Projector(WorkflowStore(engine), parameters=rt.settings.parameters),
         workers=rt.settings.projector_workers,
@@ -65,6 +65,7 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
         await stop.wait()
     finally:
         await nats_broker.stop()
+        await dispatcher.aclose()
         await engine.dispose()
 
 

@@ -28,6 +28,11 @@ class Child:
     restarts: int = 0
     watcher: asyncio.Task[None] | None = None
     started: asyncio.Event = field(default_factory=asyncio.Event)
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+    """Cleared while a chaos test or an operator keeps this child down on purpose."""
+
+    def __post_init__(self) -> None:
+        self.released.set()
 
     @property
     def pid(self) -> int | None:
@@ -75,6 +80,10 @@ class Supervisor:
             if self._stopping:
                 return
             child.restarts += 1
+            if not child.released.is_set():
+                await child.released.wait()
+                delay = 0.5
+                continue
             log.warning("%s exited with %s; restarting in %.1fs", child.name, code, delay)
             await asyncio.sleep(delay)
             delay = min(MAX_RESTART_DELAY, delay * 2)
@@ -86,6 +95,21 @@ class Supervisor:
             raise LookupError(f"{name} is not running")
         child.process.send_signal(sig)
         return child.pid
+
+    async def hold(self, name: str) -> None:
+        """Kill a child with SIGKILL and keep it down until `release` (chaos tests)."""
+        child = self.children[name]
+        child.released.clear()
+        self.kill(name)
+        assert child.process is not None
+        await child.process.wait()
+
+    async def release(self, name: str) -> None:
+        """Let a held child start again, and wait until it has."""
+        child = self.children[name]
+        child.started.clear()
+        child.released.set()
+        await child.started.wait()
 
     async def stop(self, grace: float = 15.0) -> None:
         """SIGTERM every child, wait up to `grace` seconds, then SIGKILL the stragglers."""

@@ -1,16 +1,25 @@
 """The projector's FastStream consumer: a durable pull consumer on `wf.in.>`, explicit acks.
 
+Messages of different workflows are decided concurrently; messages of one workflow are
+decided one at a time, in stream order (a keyed dispatcher), so a command published right
+after a request is never decided before it, and racing transactions on one workflow are the
+exception rather than the rule.
+
 Ack policy, per outcome:
 * decided (accepted or rejected, including duplicates) -> ack;
 * malformed (bad JSON, unknown type, schema mismatch, oversized, unknown workflow)
   -> dead-letter on `wf.dlq.projector` with the reason, and terminate;
+* a timer firing before its time -> nak until it is due;
 * anything else (database down, lost races, a bug) -> nak with a growing delay, and
   dead-letter with `max_deliver_exceeded` on the last permitted delivery.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import zlib
+from contextlib import suppress
 
 from faststream.middlewares import AckPolicy
 from faststream.nats import JStream, NatsBroker, PullSub
@@ -20,7 +29,8 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from contracts import subjects
-from contracts.envelope import MalformedMessage, parse_envelope, utcnow
+from contracts.envelope import Envelope, MalformedMessage, parse_envelope, utcnow
+from contracts.ids import workflow_id_for
 from otel.propagation import current_trace_id, extract, inject
 from projector.service import NotDueYet, Projector
 from projector.store.types import TraceInfo
@@ -32,30 +42,85 @@ MAX_DELIVER = 8
 """Must equal the projector consumer's max_deliver (see interlock.streams)."""
 SOURCE = "projector"
 
+Parsed = tuple[NatsMessageType, Envelope | MalformedMessage]
 
-def register(broker: NatsBroker, projector: Projector, *, workers: int = 16) -> None:
+
+class KeyedDispatcher:
+    """Concurrent across workflows, sequential within one: `workers` queues keyed by id."""
+
+    def __init__(self, broker: NatsBroker, projector: Projector, workers: int) -> None:
+        self._broker = broker
+        self._projector = projector
+        self._queues: list[asyncio.Queue[Parsed]] = [
+            asyncio.Queue(maxsize=64) for _ in range(workers)
+        ]
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def submit(self, msg: NatsMessageType) -> None:
+        try:
+            parsed: Envelope | MalformedMessage = parse_envelope(msg.body)
+        except MalformedMessage as exc:
+            parsed = exc
+        if not self._tasks:
+            self._tasks = [asyncio.create_task(self._work(q)) for q in self._queues]
+        key = _key(parsed)
+        await self._queues[zlib.crc32(key.encode()) % len(self._queues)].put((msg, parsed))
+
+    async def _work(self, queue: asyncio.Queue[Parsed]) -> None:
+        while True:
+            msg, parsed = await queue.get()
+            try:
+                await consume(self._broker, self._projector, msg, parsed)
+            except Exception:  # never let one message kill the worker; it will be redelivered
+                log.exception("unexpected failure deciding %s", msg.raw_message.subject)
+
+    async def aclose(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with suppress(asyncio.CancelledError):
+                await task
+
+
+def _key(parsed: Envelope | MalformedMessage) -> str:
+    if isinstance(parsed, MalformedMessage):
+        return ""
+    if parsed.workflow_id:
+        return parsed.workflow_id
+    return workflow_id_for(parsed.workflow_type, parsed.tenant_id, parsed.event_id)
+
+
+def register(broker: NatsBroker, projector: Projector, *, workers: int = 16) -> KeyedDispatcher:
     """Subscribe the projector to every inbound subject on `broker`."""
+    dispatcher = KeyedDispatcher(broker, projector, workers)
 
     @broker.subscriber(
         f"{subjects.IN_PREFIX}.>",
         stream=JStream(subjects.STREAM_IN, declare=False),
         durable=subjects.CONSUMER_PROJECTOR,
-        pull_sub=PullSub(batch_size=max(workers * 2, 16), timeout=1.0),
-        max_workers=workers,
+        pull_sub=PullSub(batch_size=max(workers * 4, 32), timeout=1.0),
         ack_policy=AckPolicy.MANUAL,
     )
     async def on_event(msg: NatsMessage) -> None:
-        await consume(broker, projector, msg)
+        await dispatcher.submit(msg)
+
+    return dispatcher
 
 
-async def consume(broker: NatsBroker, projector: Projector, msg: NatsMessageType) -> None:
+async def consume(
+    broker: NatsBroker,
+    projector: Projector,
+    msg: NatsMessageType,
+    parsed: Envelope | MalformedMessage,
+) -> None:
     headers = msg.raw_message.headers or {}
     with tracer.start_as_current_span(
         "interlock.projector decide", context=extract(headers), kind=SpanKind.CONSUMER
     ):
         try:
-            event = parse_envelope(msg.body)
-            await projector.handle(event, TraceInfo(current_trace_id(), inject()))
+            if isinstance(parsed, MalformedMessage):
+                raise parsed
+            await projector.handle(parsed, TraceInfo(current_trace_id(), inject()))
         except MalformedMessage as exc:
             await dead_letter(broker, msg, source=SOURCE, reason=exc.reason, detail=exc.detail)
             return

@@ -55,7 +55,7 @@ def _decimal(value: object) -> Decimal | None:
 def attempts_remaining(f: Facts, _: Mapping[str, Any]) -> Verdict:
     policy = f.definition.retry[f.workflow.state]
     failures = f.workflow.execution.attempts.get(f.workflow.state, 0) + 1
-    return _checks(attempts_remaining=failures < policy.max_attempts)
+    return _checks(attempts_remaining=failures < policy.attempts_allowed(f.parameters))
 
 
 def branch_attempts_remaining(f: Facts, _: Mapping[str, Any]) -> Verdict:
@@ -64,7 +64,8 @@ def branch_attempts_remaining(f: Facts, _: Mapping[str, Any]) -> Verdict:
     state = f.workflow.execution.branches.get(f.branch or "")
     if branch is None or state is None:
         return _checks(branch_known=False)
-    return _checks(branch_attempts_remaining=state.attempts + 1 < branch.retry.max_attempts)
+    allowed = branch.retry.attempts_allowed(f.parameters)
+    return _checks(branch_attempts_remaining=state.attempts + 1 < allowed)
 
 
 def join_ready(f: Facts, _: Mapping[str, Any]) -> Verdict:
