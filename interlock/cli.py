@@ -211,11 +211,28 @@ def retry(
 
 @app.command()
 def migrate() -> None:
-    """Apply database migrations (`up` and `demo` do this themselves)."""
-    from projector.store.migrate import upgrade_async
+    """Apply database migrations and provision streams (`up` and `demo` do this themselves)."""
+    from interlock.runtime import prepare
 
-    with_stack(lambda s, n, d: upgrade_async(d))
-    console.console.print("schema is up to date")
+    with_stack(lambda s, n, d: prepare(n, d))
+    console.console.print("database schema and JetStream streams are up to date")
+
+
+@app.command()
+def health(name: Annotated[str, typer.Argument(help="A component, as for `service`.")]) -> None:
+    """Exit 0 if the component is attached to the broker (for container health checks)."""
+    from interlock.components import resolve_name
+    from interlock.health import attached
+
+    try:
+        component = resolve_name(name)
+    except ValueError as exc:
+        console.errors.print(f"[red]{exc}[/]")
+        raise typer.Exit(2) from None
+    ok, detail = with_stack(lambda s, n, d: attached(component, n, d))
+    (console.console if ok else console.errors).print(detail)
+    if not ok:
+        raise typer.Exit(1)
 
 
 def _signal(
