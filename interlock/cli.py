@@ -17,8 +17,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from pydantic import ValidationError
 
-from contracts.envelope import Actor
-from interlock import console, queries
+from interlock import console, queries, telemetry
 from interlock.embedded import resolve_urls
 from interlock.settings import Settings
 from projector.store.engine import create_engine
@@ -96,7 +95,11 @@ def service(
         raise typer.Exit(2) from None
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
-        await component(Runtime(s, nats_url, database_url), _stop_on_signals())
+        telemetry.start(s, resolve_name(name))
+        try:
+            await component(Runtime(s, nats_url, database_url), _stop_on_signals())
+        finally:
+            telemetry.stop()
 
     with_stack(run)
 
@@ -109,6 +112,29 @@ def show(workflow_id: str, json_output: JsonOpt = False) -> None:
         console.errors.print(f"no workflow {workflow_id}")
         raise typer.Exit(1)
     console.print_json(view) if json_output else console.workflow(view)
+
+
+@app.command()
+def trace(workflow_id: str, json_output: JsonOpt = False) -> None:
+    """A workflow's causal tree: every hop, its duration, states and refusals."""
+    from interlock.telemetry import traces_dir
+    from interlock.traceview import assemble, render
+
+    s = settings()
+    view = with_stack(lambda _, n, d: _query(d, queries.workflow_view, workflow_id))
+    if view is None:
+        console.errors.print(f"no workflow {workflow_id}")
+        raise typer.Exit(1)
+    tree = assemble(view, traces_dir(s))
+    if json_output:
+        console.print_json(tree)
+        return
+    if not tree["spans"]:
+        console.errors.print("no spans recorded for this workflow (INTERLOCK_LOCAL_TRACES off?)")
+        raise typer.Exit(1)
+    console.console.print(f"trace {tree['trace_id']} ({len(tree['spans'])} spans)")
+    for line in render(tree):
+        console.console.print(line, markup=False, highlight=False)
 
 
 @app.command(name="list")
@@ -126,87 +152,6 @@ def list_workflows(
         )
     )
     console.print_json(rows) if json_output else console.workflows(rows)
-
-
-@app.command()
-def approve(
-    workflow_id: str,
-    *,
-    version: Annotated[
-        int | None, typer.Option(help="Recommendation version (default: current).")
-    ] = None,
-    amount: Annotated[
-        str | None, typer.Option(help="Approved amount (default: the recommended one).")
-    ] = None,
-    actor: Annotated[str, typer.Option("--as", help="Approver id.")] = "cli-approver",
-    role: Annotated[str, typer.Option(help="Approver role.")] = "support_approver",
-    json_output: JsonOpt = False,
-) -> None:
-    """Approve the current recommendation (the projector checks role, limit, version)."""
-    from interlock.signals import approval_payload
-
-    _signal(
-        workflow_id,
-        "APPROVED",
-        lambda v: approval_payload(v, version, amount),
-        Actor(id=actor, role=role),
-        json_output,
-    )
-
-
-@app.command()
-def reject(
-    workflow_id: str,
-    *,
-    reason: Annotated[str, typer.Option(help="Why, for the audit trail.")] = "",
-    actor: Annotated[str, typer.Option("--as")] = "cli-approver",
-    role: Annotated[str, typer.Option()] = "support_approver",
-    json_output: JsonOpt = False,
-) -> None:
-    """Reject the recommendation awaiting approval (or a workflow in manual review)."""
-    _signal(
-        workflow_id,
-        "REJECTED_BY_REVIEWER",
-        lambda v: {"reason": reason},
-        Actor(id=actor, role=role),
-        json_output,
-    )
-
-
-@app.command()
-def cancel(
-    workflow_id: str,
-    *,
-    reason: Annotated[str, typer.Option()] = "",
-    actor: Annotated[str, typer.Option("--as")] = "cli-operator",
-    role: Annotated[str, typer.Option()] = "operator",
-    json_output: JsonOpt = False,
-) -> None:
-    """Request cancellation: immediate before the effect, reconciled first during it."""
-    _signal(
-        workflow_id,
-        "CANCEL_REQUESTED",
-        lambda v: {"reason": reason},
-        Actor(id=actor, role=role),
-        json_output,
-    )
-
-
-@app.command()
-def retry(
-    workflow_id: str,
-    actor: Annotated[str, typer.Option("--as")] = "cli-operator",
-    role: Annotated[str, typer.Option()] = "operator",
-    json_output: JsonOpt = False,
-) -> None:
-    """Send a workflow in manual review back to the step that escalated."""
-    _signal(
-        workflow_id,
-        "RETRY_REQUESTED",
-        lambda v: {},
-        Actor(id=actor, role=role),
-        json_output=json_output,
-    )
 
 
 @app.command()
@@ -235,28 +180,6 @@ def health(name: Annotated[str, typer.Argument(help="A component, as for `servic
         raise typer.Exit(1)
 
 
-def _signal(
-    workflow_id: str,
-    event_type: str,
-    payload: Callable[[dict[str, Any]], dict[str, Any]],
-    actor: Actor,
-    json_output: bool,
-) -> None:
-    from interlock.commands import send_and_wait
-
-    outcome = with_stack(
-        lambda s, n, d: send_and_wait(n, d, workflow_id, event_type, payload=payload, actor=actor)
-    )
-    if json_output:
-        console.print_json(outcome)
-    elif outcome.get("accepted"):
-        console.console.print(f"accepted: {outcome['from_state']} -> {outcome['to_state']}")
-    else:
-        console.errors.print(f"[red]{outcome.get('reason')}[/]: {outcome.get('detail')}")
-    if not outcome.get("accepted"):
-        raise typer.Exit(1 if outcome.get("reason") == "no_decision" else 3)
-
-
 async def _query(
     database_url: str, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
 ) -> T:
@@ -276,11 +199,13 @@ def _stop_on_signals() -> asyncio.Event:
 
 
 def register_extra_commands() -> None:
+    from interlock import operator_cli
     from interlock.bench import bench
     from interlock.demo import demo
 
     app.command()(demo)
     app.command()(bench)
+    operator_cli.register(app)
 
 
 def main() -> None:

@@ -59,6 +59,13 @@ class Settings(BaseSettings):
         '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.1}}.',
     )
 
+    local_traces: bool = Field(
+        default=True,
+        description="Also keep finished spans as JSON lines under <home>/traces, so "
+        "`interlock trace` works without a collector (OTLP export is configured with the "
+        "standard OTEL_* variables).",
+    )
+
     @field_validator("nats_url")
     @classmethod
     def _check_nats_url(cls, url: str | None) -> str | None:

@@ -8,10 +8,10 @@ from opentelemetry import propagate, trace
 from opentelemetry.context import Context
 
 
-def inject(carrier: dict[str, str] | None = None) -> dict[str, str]:
-    """The current trace context as headers (`traceparent`, `tracestate`)."""
+def inject(carrier: dict[str, str] | None = None, context: Context | None = None) -> dict[str, str]:
+    """The current (or given) trace context as headers (`traceparent`, `tracestate`)."""
     headers: dict[str, str] = {} if carrier is None else carrier
-    propagate.inject(headers)
+    propagate.inject(headers, context=context)
     return headers
 
 

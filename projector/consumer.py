@@ -26,13 +26,14 @@ from faststream.nats import JStream, NatsBroker, PullSub
 from faststream.nats.annotations import NatsMessage
 from faststream.nats.message import NatsMessage as NatsMessageType
 from opentelemetry import trace
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import Link, Span
 
 from contracts import subjects
 from contracts.envelope import Envelope, MalformedMessage, parse_envelope, utcnow
 from contracts.ids import workflow_id_for
-from otel.propagation import current_trace_id, extract, inject
-from projector.service import NotDueYet, Projector
+from otel.messaging import consuming, link_from
+from otel.propagation import current_trace_id, inject
+from projector.service import NotDueYet, Outcome, Projector
 from projector.store.types import TraceInfo
 from services.runtime.deadletter import dead_letter, is_last_delivery
 
@@ -107,21 +108,38 @@ def register(broker: NatsBroker, projector: Projector, *, workers: int = 16) -> 
     return dispatcher
 
 
+async def _links(
+    projector: Projector, headers: dict[str, str], parsed: Envelope | MalformedMessage
+) -> tuple[Link, ...]:
+    """A message without trace context (a person approving days later, an untraced client)
+    starts a new trace, linked to the trace of the transition it answers."""
+    if "traceparent" in headers or isinstance(parsed, MalformedMessage):
+        return ()
+    if not parsed.workflow_id:
+        return ()
+    return link_from(await projector.trace_headers(parsed.workflow_id))
+
+
 async def consume(
     broker: NatsBroker,
     projector: Projector,
     msg: NatsMessageType,
     parsed: Envelope | MalformedMessage,
 ) -> None:
-    headers = msg.raw_message.headers or {}
-    with tracer.start_as_current_span(
-        "interlock.projector decide", context=extract(headers), kind=SpanKind.CONSUMER
-    ):
+    raw = msg.raw_message
+    headers = dict(raw.headers or {})
+    event = parsed if isinstance(parsed, Envelope) else None
+    name = f"projector decide {event.type}" if event else "projector decide"
+    links = await _links(projector, headers, parsed)
+    event_id = event.event_id if event else None
+    with consuming(tracer, name, raw.subject, headers, message_id=event_id, links=links) as span:
         try:
             if isinstance(parsed, MalformedMessage):
                 raise parsed
-            await projector.handle(parsed, TraceInfo(current_trace_id(), inject()))
+            outcome = await projector.handle(parsed, TraceInfo(current_trace_id(), inject()))
+            _describe(span, outcome)
         except MalformedMessage as exc:
+            span.set_attribute("interlock.dead_letter_reason", exc.reason)
             await dead_letter(broker, msg, source=SOURCE, reason=exc.reason, detail=exc.detail)
             return
         except NotDueYet as exc:
@@ -132,6 +150,23 @@ async def consume(
             await _retry_later(broker, msg, exc)
             return
     await msg.ack()
+
+
+def _describe(span: Span, outcome: Outcome) -> None:
+    span.set_attributes(
+        {
+            "interlock.workflow_id": outcome.workflow_id,
+            "interlock.workflow_type": outcome.workflow_type,
+            "interlock.event_type": outcome.event_type,
+            "interlock.from_state": outcome.from_state or "",
+            "interlock.to_state": outcome.to_state or outcome.from_state or "",
+            "interlock.state_version": outcome.version or 0,
+            "interlock.accepted": outcome.accepted,
+        }
+    )
+    if not outcome.accepted:
+        span.set_attribute("interlock.rejection_reason", outcome.reason or "")
+        span.add_event("rejected", {"interlock.rejection_reason": outcome.reason or ""})
 
 
 async def _retry_later(broker: NatsBroker, msg: NatsMessageType, exc: Exception) -> None:

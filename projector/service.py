@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from opentelemetry import trace
 from pydantic import ValidationError
 
 from contracts import registry
@@ -22,11 +23,13 @@ from contracts.definition import WorkflowDefinition
 from contracts.envelope import Envelope, MalformedMessage, summarise, utcnow
 from contracts.errors import TransientError
 from contracts.ids import fingerprint, workflow_id_for
+from otel import metrics
 from projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from projector.store.repository import ConcurrencyConflict, DuplicateEvent, WorkflowStore
-from projector.store.types import NO_TRACE, TraceInfo
+from projector.store.types import NO_TRACE, Stored, TraceInfo
 
 log = logging.getLogger("interlock.projector")
+tracer = trace.get_tracer("interlock.projector")
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,9 @@ class Projector:
             try:
                 if isinstance(decision, Rejected):
                     return await self._reject(wf, checked, decision, trace)
-                await self._store.commit(decision, checked, trace)
+                with tracer.start_as_current_span("projector commit"):
+                    await self._store.commit(decision, checked, trace)
+                _measure(definition, decision, checked, stored, self._clock())
                 return _accepted(decision, checked)
             except ConcurrencyConflict:
                 await asyncio.sleep(self._rand() * 0.005)  # de-synchronise racing writers
@@ -133,7 +138,10 @@ class Projector:
             decision = resolve(definition, blank, checked, self._context(definition))
             if not isinstance(decision, Accepted):
                 raise MalformedMessage("invalid_request", decision.detail)
-            if await self._store.create(decision, checked, request_fp, trace):
+            with tracer.start_as_current_span("projector commit"):
+                created = await self._store.create(decision, checked, request_fp, trace)
+            if created:
+                metrics.transition(definition.workflow_type, checked.type, True, None)
                 return _accepted(decision, checked)
         raise TransientError(f"{workflow_id}: creation kept racing")
 
@@ -146,9 +154,15 @@ class Projector:
             except DuplicateEvent:
                 rejection = Rejected("duplicate", "rejected concurrently")
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
+        metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
         if rejection.retry_at is not None:
             raise NotDueYet(rejection.retry_at)
         return _outcome(wf, event, rejection)
+
+    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
+        """The trace context of the workflow's latest transition (for linking)."""
+        stored = await self._store.load(workflow_id)
+        return stored.trace_headers if stored else {}
 
     def _context(self, definition: WorkflowDefinition) -> Context:
         overrides = self._parameters.get(definition.workflow_type, {})
@@ -177,6 +191,27 @@ def _latest(workflow_type: str) -> WorkflowDefinition:
         return registry.latest(workflow_type)
     except registry.UnknownDefinition as exc:
         raise MalformedMessage("unknown_workflow_type", str(exc)) from exc
+
+
+def _measure(
+    definition: WorkflowDefinition,
+    decision: Accepted,
+    event: Envelope,
+    before: Stored,
+    now: datetime,
+) -> None:
+    wf_type, source, target = definition.workflow_type, decision.from_state, decision.workflow.state
+    metrics.transition(wf_type, event.type, True, None)
+    if target != source:
+        waited = (now - before.updated_at).total_seconds()
+        metrics.time_in_state(wf_type, source, waited)
+        spec = definition.announcement(source)
+        if spec is not None and spec.name == "approval_requested":
+            metrics.approval_wait(wf_type, waited, event.type)
+    if definition.is_terminal(target):
+        metrics.outcome(wf_type, target)
+    if decision.transition.action in ("schedule_retry", "branch_retry"):
+        metrics.retry(wf_type, source, str(event.payload.get("error_class", "unknown")))
 
 
 def _accepted(decision: Accepted, event: Envelope) -> Outcome:

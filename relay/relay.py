@@ -20,8 +20,9 @@ from nats.js import JetStreamContext
 from relay import store
 from relay.backoff import Backoff
 from relay.errors import LeadershipLost, PublishFailed, StoreUnavailable
-from relay.publish import Publisher, PublishHook, no_hook, refusal_reason
+from relay.publish import Publisher, PublishHook, refusal_reason
 from relay.store import Cursor, OutboxRow, OutboxStore
+from relay.tracing import traced_publish
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class OutboxRelay:
         prune_interval: float = 60.0,
         dead_letter_after: int = 10,
         backoff: Backoff | None = None,
-        publish_hook: PublishHook = no_hook,
+        publish_hook: PublishHook = traced_publish,
     ) -> None:
         """`dead_letter_after`: consecutive refusals of one row (no stream for its subject,
         rejected by the stream) after which it goes to `wf.dlq.relay` instead; timeouts and

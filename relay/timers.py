@@ -35,6 +35,7 @@ from contracts.ids import derive
 from contracts.payloads import TimerFired
 from relay.backoff import Backoff
 from relay.clock import Clock, seconds_until, wait_any
+from relay.tracing import finish, start_publish
 
 log = logging.getLogger("interlock.timers")
 
@@ -239,14 +240,19 @@ class TimerService:
 
     async def _publish(self, firings: Sequence[Firing]) -> None:
         for f in firings:
+            span = start_publish(
+                f.subject, f.headers, dict(f.headers), **{"interlock.timer_id": f.timer_id}
+            )
             try:
                 ack = await self._js.publish(
                     f.subject, f.body, timeout=PUBLISH_TIMEOUT_S, headers=f.headers
                 )
             except _BROKER_ERRORS as exc:
+                finish(span, exc)
                 raise TimerPublishFailed(
                     f"timer {f.timer_id} not published: {type(exc).__name__}",
                     hint="check that NATS is reachable and the WF_IN stream exists",
                 ) from exc
+            finish(span, ack)
             if ack.duplicate:
                 log.info("timer %s was already published; the stream kept one copy", f.timer_id)

@@ -88,6 +88,8 @@ class WorkflowStore:
                 seen_event_ids=frozenset({event_id}) if event_id and m.get("seen") else frozenset(),
             ),
             fingerprint=m["fingerprint"],
+            updated_at=m["updated_at"],
+            trace_headers=m["trace_headers"],
         )
 
     async def create(
@@ -96,7 +98,7 @@ class WorkflowStore:
         """Insert a new workflow and its first transition; False if the id already exists."""
         wf = decision.workflow
         async with self._transaction() as conn:
-            result = await conn.execute(rows.insert_workflow(wf, fingerprint))
+            result = await conn.execute(rows.insert_workflow(wf, fingerprint, trace))
             if result.rowcount == 0:
                 return False  # nothing else was written; the transaction commits empty
             await self._record(conn, decision, event, trace)
@@ -109,7 +111,7 @@ class WorkflowStore:
             result = await conn.execute(
                 update(workflows)
                 .where(workflows.c.id == wf.workflow_id, workflows.c.version == wf.version - 1)
-                .values(rows.workflow_changes(wf))
+                .values(rows.workflow_changes(wf, trace))
             )
             if result.rowcount != 1:
                 # Zero rows: another transition committed version `wf.version` first. The

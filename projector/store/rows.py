@@ -15,17 +15,18 @@ from projector.store.schema import workflows
 from projector.store.types import TraceInfo
 
 
-def workflow_changes(wf: Workflow) -> dict[str, Any]:
+def workflow_changes(wf: Workflow, trace: TraceInfo) -> dict[str, Any]:
     return {
         "state": wf.state,
         "version": wf.version,
         "data": wf.data,
         "execution": wf.execution.model_dump(mode="json"),
+        "trace_headers": dict(trace.headers),
         "updated_at": utcnow(),
     }
 
 
-def insert_workflow(wf: Workflow, fingerprint: str) -> Insert:
+def insert_workflow(wf: Workflow, fingerprint: str, trace: TraceInfo) -> Insert:
     now = utcnow()
     values = {
         "id": wf.workflow_id,
@@ -35,7 +36,7 @@ def insert_workflow(wf: Workflow, fingerprint: str) -> Insert:
         "fingerprint": fingerprint,
         "correlation_id": wf.correlation_id,
         "created_at": now,
-        **workflow_changes(wf),
+        **workflow_changes(wf, trace),
     }
     return insert(workflows).values(values).on_conflict_do_nothing(index_elements=["id"])
 

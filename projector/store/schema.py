@@ -30,6 +30,7 @@ workflows = Table(
     Column("execution", JSONB, nullable=False),
     Column("fingerprint", Text, nullable=False),
     Column("correlation_id", Text),
+    Column("trace_headers", JSONB, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )

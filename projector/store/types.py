@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from projector.engine.model import Workflow
 
@@ -21,7 +22,10 @@ NO_TRACE = TraceInfo()
 
 @dataclass(frozen=True)
 class Stored:
-    """A loaded checkpoint and the fingerprint of the request that created it."""
+    """A loaded checkpoint, the fingerprint of the request that created it, when it last
+    changed, and the trace context of that change."""
 
     workflow: Workflow
     fingerprint: str
+    updated_at: datetime
+    trace_headers: dict[str, str] = field(default_factory=dict)

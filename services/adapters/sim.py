@@ -33,7 +33,10 @@ from nats.errors import (
     OutboundBufferLimitError,
 )
 from nats.errors import Error as NatsError
+from opentelemetry import trace
 
+from otel.messaging import client_span
+from otel.propagation import inject
 from services.ports import (
     AccountSnapshot,
     ActionReceipt,
@@ -44,6 +47,8 @@ from services.ports import (
     ExternalUnavailable,
     PolicyDocument,
 )
+
+tracer = trace.get_tracer("interlock.adapters")
 
 QUEUE_GROUP = "sim"
 ACCOUNT_INSPECT = "sim.account.inspect"
@@ -112,9 +117,15 @@ class _SimAdapter:
         self, subject: str, request: dict[str, Any], parse: Callable[[dict[str, Any]], T]
     ) -> T:
         """Send one request and return its parsed `result`, or raise the port's error."""
+        with client_span(tracer, subject):
+            return await self._exchange(subject, request, parse)
+
+    async def _exchange(
+        self, subject: str, request: dict[str, Any], parse: Callable[[dict[str, Any]], T]
+    ) -> T:
         try:
             msg = await self._nc.request(
-                subject, json.dumps(request).encode(), timeout=self._timeout
+                subject, json.dumps(request).encode(), timeout=self._timeout, headers=inject()
             )
         except _NOT_SENT as exc:
             raise ExternalUnavailable(

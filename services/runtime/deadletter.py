@@ -13,6 +13,7 @@ from faststream.nats import NatsBroker
 from faststream.nats.message import NatsMessage
 
 from contracts import subjects
+from otel import metrics
 
 log = logging.getLogger("interlock.dlq")
 _MAX_DETAIL = 1000
@@ -35,6 +36,7 @@ async def dead_letter(
         raw.data, subjects.dlq(source), headers=headers, stream=subjects.STREAM_DLQ
     )
     log.warning("dead-lettered %s from %s: %s", raw.subject, source, reason)
+    metrics.dead_letter(source, reason)
     await msg.reject()
 
 

@@ -25,14 +25,13 @@ from faststream.nats import JStream, NatsBroker, PullSub
 from faststream.nats.annotations import NatsMessage
 from faststream.nats.message import NatsMessage as NatsMessageType
 from opentelemetry import trace
-from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 
 from contracts import subjects
 from contracts.envelope import Actor, Envelope, MalformedMessage, parse_envelope, utcnow
 from contracts.ids import result_event_id
 from contracts.jobs import JobPayload
-from otel.propagation import extract, inject
+from otel.messaging import consuming, publishing
 from services.runtime.deadletter import dead_letter, is_last_delivery
 from services.runtime.openjobs import OpenJobsReader
 
@@ -83,10 +82,8 @@ def register(broker: NatsBroker, stage: Stage, jobs: OpenJobsReader, *, workers:
 async def consume(
     broker: NatsBroker, stage: Stage, jobs: OpenJobsReader, msg: NatsMessageType
 ) -> None:
-    headers = msg.raw_message.headers or {}
-    with tracer.start_as_current_span(
-        f"interlock.stage {stage.name}", context=extract(headers), kind=SpanKind.CONSUMER
-    ) as span:
+    raw = msg.raw_message
+    with consuming(tracer, f"stage {stage.name}", raw.subject, raw.headers) as span:
         try:
             envelope = parse_envelope(msg.body)
             job = JobPayload.model_validate(envelope.payload)
@@ -94,8 +91,15 @@ async def consume(
             reason = exc.reason if isinstance(exc, MalformedMessage) else "schema_mismatch"
             await dead_letter(broker, msg, source=stage.source, reason=reason, detail=str(exc))
             return
-        span.set_attribute("interlock.workflow_id", envelope.workflow_id or "")
-        span.set_attribute("interlock.job_id", job.job_id)
+        span.set_attributes(
+            {
+                "interlock.workflow_id": envelope.workflow_id or "",
+                "interlock.workflow_type": envelope.workflow_type,
+                "interlock.stage": stage.name,
+                "interlock.job_id": job.job_id,
+                "interlock.state_version": envelope.expected_version or 0,
+            }
+        )
         if await jobs.is_stale(envelope.workflow_id or "", job.job_id, envelope.expected_version):
             span.set_attribute("interlock.job_stale", True)
             await msg.ack()
@@ -103,6 +107,7 @@ async def consume(
         result = await _run(stage, job, envelope, msg)
         if result is None:
             return
+        span.set_attribute("interlock.event_type", result.event_type)
         await submit(broker, stage, envelope, job, result)
     await msg.ack()
 
@@ -157,10 +162,10 @@ async def submit(
         occurred_at=utcnow(),
         payload=dict(result.payload),
     )
-    headers = inject({subjects.HEADER_MSG_ID: event.event_id})
-    await broker.publish(
-        event.to_bytes(),
-        subjects.result(job_envelope.workflow_type),
-        headers=headers,
-        stream=subjects.STREAM_IN,
-    )
+    subject = subjects.result(job_envelope.workflow_type)
+    headers = {subjects.HEADER_MSG_ID: event.event_id}
+    span = publishing(tracer, subject, headers, message_id=event.event_id)
+    try:
+        await broker.publish(event.to_bytes(), subject, headers=headers, stream=subjects.STREAM_IN)
+    finally:
+        span.end()

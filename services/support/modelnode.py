@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry import trace
 from pydantic import BaseModel, ValidationError
 
 from contracts.envelope import summarise
 from contracts.jobs import JobPayload
 from contracts.payloads import ModelCall, TokenUsage
+from otel import metrics
+from otel.messaging import client_span
 from services.ports import (
     ExternalRejected,
     ExternalTimeout,
@@ -23,6 +26,8 @@ from services.ports import (
     ModelRequest,
 )
 from services.runtime.stage import StageResult
+
+tracer = trace.get_tracer("interlock.model")
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,26 @@ async def ask(
         previous = (job.inputs.get("invalid_model_output") or {}).get("call", {})
         request = request.model_copy(update={"repair_errors": previous.get("errors", [])})
     try:
-        reply = await model.complete(request)
+        with client_span(
+            tracer,
+            f"model {request.task}",
+            {
+                "interlock.model.task": request.task,
+                "interlock.model.prompt_version": request.prompt_version,
+                "interlock.model.attempt": request.attempt,
+                "interlock.model.repair": bool(request.repair_errors),
+            },
+        ) as span:
+            reply = await model.complete(request)
+            span.set_attributes(
+                {
+                    "interlock.model.name": reply.model,
+                    "interlock.model.version": reply.model_version or "",
+                    "interlock.model.latency_ms": reply.latency_ms,
+                    "interlock.model.prompt_tokens": reply.prompt_tokens,
+                    "interlock.model.completion_tokens": reply.completion_tokens,
+                }
+            )
     except ExternalTimeout:
         return StageResult("RETRYABLE_ERROR", {"error_class": "model_timeout"})
     except ExternalUnavailable:
@@ -57,6 +81,7 @@ async def ask(
         value = schema.model_validate(reply.output).model_dump(mode="json")
     except ValidationError as exc:
         errors = [summarise(exc)]
+    metrics.model_call(request.task, reply.model, reply.latency_ms, valid=not errors)
     call = ModelCall(
         model=reply.model,
         model_version=reply.model_version,

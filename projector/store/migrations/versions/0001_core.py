@@ -6,7 +6,7 @@ Revises:
 
 from __future__ import annotations
 
-from alembic import op
+from projector.store.migrations.script import run
 
 revision = "0001_core"
 down_revision = None
@@ -153,17 +153,9 @@ DROP TABLE interlock_meta;
 """
 
 
-def _run(script: str) -> None:
-    # asyncpg prepares each statement, and a prepared statement holds exactly one command;
-    # statements are separated by lines reading `--;`.
-    for statement in script.split("\n--;\n"):
-        if statement.strip():
-            op.execute(statement)
-
-
 def upgrade() -> None:
-    _run(UPGRADE)
+    run(UPGRADE)
 
 
 def downgrade() -> None:
-    _run(DOWNGRADE)
+    run(DOWNGRADE)

@@ -1,0 +1,86 @@
+"""Spans for NATS hops, following the OpenTelemetry messaging semantic conventions, with
+Interlock's own attributes under the `interlock.` prefix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Link, Span, SpanKind
+
+from otel.propagation import extract, inject
+
+SYSTEM = "nats"
+
+
+def _attributes(subject: str, operation: str, message_id: str | None) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        "messaging.system": SYSTEM,
+        "messaging.destination.name": subject,
+        "messaging.operation.type": operation,
+    }
+    if message_id:
+        attributes["messaging.message.id"] = message_id
+    return attributes
+
+
+@contextmanager
+def consuming(
+    tracer: trace.Tracer,
+    name: str,
+    subject: str,
+    headers: Mapping[str, str] | None,
+    *,
+    message_id: str | None = None,
+    links: tuple[Link, ...] = (),
+) -> Iterator[Span]:
+    """A CONSUMER span continuing the trace the message carries."""
+    with tracer.start_as_current_span(
+        name,
+        context=extract(headers),
+        kind=SpanKind.CONSUMER,
+        links=links,
+        attributes=_attributes(subject, "process", message_id),
+    ) as span:
+        yield span
+
+
+def publishing(
+    tracer: trace.Tracer,
+    subject: str,
+    headers: dict[str, str],
+    parent: Mapping[str, str] | None = None,
+    *,
+    message_id: str | None = None,
+) -> Span:
+    """Start a PRODUCER span (child of `parent` headers, else of the current context) and
+    write its context into `headers`, so the consumer continues from it. End it on the ack."""
+    context = extract(parent) if parent is not None else None
+    span = tracer.start_span(
+        f"{subject} publish",
+        context=context,
+        kind=SpanKind.PRODUCER,
+        attributes=_attributes(subject, "send", message_id),
+    )
+    inject(headers, trace.set_span_in_context(span))
+    return span
+
+
+def link_from(headers: Mapping[str, str] | None) -> tuple[Link, ...]:
+    """A link to the span whose context `headers` carry (none if they carry none)."""
+    context = trace.get_current_span(extract(headers)).get_span_context()
+    return (Link(context),) if context.is_valid else ()
+
+
+@contextmanager
+def client_span(
+    tracer: trace.Tracer, name: str, attributes: Mapping[str, Any] | None = None
+) -> Iterator[Span]:
+    """A CLIENT span around a call to another system (a model, a provider); an exception
+    leaving it is recorded and marks the span as an error."""
+    with tracer.start_as_current_span(
+        name, kind=SpanKind.CLIENT, attributes=dict(attributes or {})
+    ) as span:
+        yield span
