@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from nats.js import JetStreamContext
+from opentelemetry import trace
 
 from contracts import subjects
 from contracts.envelope import Actor, Envelope, utcnow
+from otel.messaging import publishing
+
+tracer = trace.get_tracer("interlock.cli")
 
 
 def signal_envelope(
@@ -27,13 +32,20 @@ def signal_envelope(
     )
 
 
-async def publish(js: JetStreamContext, event: Envelope) -> None:
-    """Publish a signal; the broker acknowledges it durably before this returns."""
-    await js.publish(
-        subjects.signal(event.workflow_type),
-        event.to_bytes(),
-        headers={subjects.HEADER_MSG_ID: event.event_id},
-    )
+async def publish(
+    js: JetStreamContext, event: Envelope, parent: Mapping[str, str] | None = None
+) -> None:
+    """Publish an inbound event (a request when `type` is START, else a signal) in a producer
+    span — a child of `parent` (e.g. the approval task being answered) or of the current
+    context. The broker acknowledges it durably before this returns."""
+    kind = subjects.request if event.type == "START" else subjects.signal
+    subject = kind(event.workflow_type)
+    headers = {subjects.HEADER_MSG_ID: event.event_id}
+    span = publishing(tracer, subject, headers, parent, message_id=event.event_id)
+    try:
+        await js.publish(subject, event.to_bytes(), headers=headers)
+    finally:
+        span.end()
 
 
 def approval_payload(

@@ -16,7 +16,7 @@ import typer
 from nats.aio.client import Client
 
 from contracts import subjects
-from interlock import console
+from interlock import console, telemetry
 from interlock.cli import JsonOpt, settings
 from interlock.demo.display import Progress
 from interlock.demo.runner import ApprovalDesk, Run, start_request
@@ -63,11 +63,13 @@ def demo(
     for key, value in DEMO_ENV.items():
         os.environ.setdefault(key, value)
     s = settings()
+    telemetry.start(s, "demo")
     chosen = [sc for sc in SCENARIOS if not only or sc.name in only]
     with resolve_urls(s) as (nats_url, database_url):
         outcomes = asyncio.run(run_demo(s, nats_url, database_url, chosen, quiet=json_output))
     if json_output:
         console.print_json({"scenarios": [o.as_json() for o in outcomes]})
+    telemetry.stop()
     if not all(o.ok for o in outcomes):
         raise typer.Exit(1)
 

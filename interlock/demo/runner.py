@@ -41,6 +41,8 @@ class Run:
     sim_dsn: str
     tasks: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
     state: str = "PUBLISHED"
+    trace_headers: dict[str, str] = field(default_factory=dict)
+    """Context of the latest approval task: answering it continues that trace."""
 
     async def view(self) -> dict[str, Any] | None:
         return await queries.workflow_view(self.engine, self.workflow_id)
@@ -75,7 +77,7 @@ class Run:
             occurred_at=utcnow(),
             payload=payload,
         )
-        await publish(self.nc.jetstream(), event)
+        await publish(self.nc.jetstream(), event, self.trace_headers or None)
         return event.event_id
 
     async def decision(self, event_id: str) -> dict[str, Any]:
@@ -104,9 +106,7 @@ async def start_request(
         occurred_at=utcnow(),
         payload={**payload, "customer_id": run.customer_id},
     )
-    await run.nc.jetstream().publish(
-        subjects.request("support"), event.to_bytes(), headers={subjects.HEADER_MSG_ID: event_id}
-    )
+    await publish(run.nc.jetstream(), event)
 
 
 class ApprovalDesk:
@@ -133,6 +133,7 @@ class ApprovalDesk:
         task = Envelope.model_validate_json(msg.data).payload
         run = self._runs.get(str(task.get("workflow_id")))
         if run is not None:
+            run.trace_headers = dict(msg.headers or {})
             await run.tasks.put(task)
 
     async def stop(self) -> None:
