@@ -8,10 +8,13 @@ their process supervisor restarts them if they die).
 
 from __future__ import annotations
 
+import asyncio
+
 import nats
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
+from services.adapters.sim import POLICY_CURRENT
 
 
 def _consumer_of(component: str) -> tuple[str, str] | None:
@@ -42,3 +45,37 @@ async def attached(component: str, nats_url: str, database_url: str) -> tuple[bo
         return False, f"{component}: nobody is fetching from {target[1]}"
     finally:
         await nc.close()
+
+
+async def wait_until_ready(nats_url: str, components: list[str], within: float = 90.0) -> None:
+    """Return once every consumer-based component is fetching and the simulator answers;
+    raise TimeoutError naming the laggards otherwise."""
+    deadline = asyncio.get_running_loop().time() + within
+    pending = list(components)
+    while pending:
+        checks = await asyncio.gather(*(_ready(nats_url, name) for name in pending))
+        pending = [name for name, ok in zip(pending, checks, strict=True) if not ok]
+        if pending and asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"not ready after {within}s: {', '.join(pending)}")
+        if pending:
+            await asyncio.sleep(0.1)
+
+
+async def _ready(nats_url: str, component: str) -> bool:
+    if component == "sim":
+        return await _sim_answers(nats_url)
+    if _consumer_of(component) is None:
+        return True
+    healthy, _ = await attached(component, nats_url, "")
+    return healthy
+
+
+async def _sim_answers(nats_url: str) -> bool:
+    nc = await nats.connect(nats_url)
+    try:
+        await nc.request(POLICY_CURRENT, b'{"category": "billing"}', timeout=1.0)
+    except Exception:
+        return False
+    finally:
+        await nc.close()
+    return True

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 import nats
 
+from interlock.health import wait_until_ready
 from interlock.settings import Settings
 from interlock.streams import all_stages, provision
 from interlock.supervisor import Supervisor
@@ -36,9 +37,11 @@ async def supervised(
     """Run the components (all by default) as child processes for the duration."""
     await prepare(nats_url, database_url)
     env = {"INTERLOCK_NATS_URL": nats_url, "INTERLOCK_DATABASE_URL": database_url}
-    supervisor = Supervisor(names or default_components(), env, settings.home / "logs")
+    names = names or default_components()
+    supervisor = Supervisor(names, env, settings.home / "logs")
     await supervisor.start()
     try:
+        await wait_until_ready(nats_url, names)
         yield supervisor
     finally:
         await supervisor.stop()
