@@ -21,6 +21,11 @@ JOBS_BUCKET = "wf_open_jobs"
 """Per-workflow record of open jobs, written through the outbox; services use it to skip
 stale jobs before doing any work."""
 
+STAGE_ACK_WAIT_S = 10.0
+"""How long a stage may hold a job without acking before it is redelivered; stages send
+`in_progress` heartbeats during long calls, so this bounds recovery after a crash, not work."""
+PROJECTOR_ACK_WAIT_S = 10.0
+
 HEADER_MSG_ID = "Nats-Msg-Id"
 HEADER_DLQ_REASON = "Interlock-Dlq-Reason"
 HEADER_DLQ_DETAIL = "Interlock-Dlq-Detail"

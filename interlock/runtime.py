@@ -36,7 +36,11 @@ async def supervised(
 ) -> AsyncIterator[Supervisor]:
     """Run the components (all by default) as child processes for the duration."""
     await prepare(nats_url, database_url)
-    env = {"INTERLOCK_NATS_URL": nats_url, "INTERLOCK_DATABASE_URL": database_url}
+    env = {
+        "INTERLOCK_NATS_URL": nats_url,
+        "INTERLOCK_DATABASE_URL": database_url,
+        "INTERLOCK_HOME": str(settings.home.resolve()),
+    }
     names = names or default_components()
     supervisor = Supervisor(names, env, settings.home / "logs")
     await supervisor.start()

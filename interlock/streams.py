@@ -63,13 +63,15 @@ STREAMS = (
     ),
 )
 
+# No `backoff` lists: a consumer's backoff also shortens the ack wait of the first delivery
+# (to backoff[0]), which would redeliver long calls. Failures nak with their own delay instead;
+# the ack wait only bounds how long a crashed consumer's messages stay invisible.
 PROJECTOR_CONSUMER = ConsumerConfig(
     durable_name=subjects.CONSUMER_PROJECTOR,
     filter_subject=f"{subjects.IN_PREFIX}.>",
     ack_policy=AckPolicy.EXPLICIT,
-    ack_wait=30.0,
+    ack_wait=subjects.PROJECTOR_ACK_WAIT_S,
     max_deliver=8,
-    backoff=[1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0],
     max_ack_pending=2000,
 )
 
@@ -80,9 +82,8 @@ def stage_consumer(workflow_type: str, stage: str) -> ConsumerConfig:
         durable_name=subjects.stage_consumer(workflow_type, stage),
         filter_subject=subjects.job(workflow_type, stage),
         ack_policy=AckPolicy.EXPLICIT,
-        ack_wait=60.0,
+        ack_wait=subjects.STAGE_ACK_WAIT_S,
         max_deliver=6,
-        backoff=[2.0, 5.0, 15.0, 30.0, 60.0],
         max_ack_pending=1000,
     )
 

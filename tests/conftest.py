@@ -84,7 +84,13 @@ async def database_url(stack_urls: tuple[str, str], template_database: str) -> A
 async def nats_url(stack_urls: tuple[str, str]) -> str:
     """The session's NATS server with every stream deleted (KV buckets and object stores
     are streams too), so no test sees another's leftovers."""
-    client = await nats.connect(stack_urls[0])
+    await clean_broker(stack_urls[0])
+    return stack_urls[0]
+
+
+async def clean_broker(url: str) -> None:
+    """Delete every stream (KV buckets and object stores are streams too)."""
+    client = await nats.connect(url)
     try:
         manager = client.jsm()
         while names := [info.config.name for info in await manager.streams_info()]:
@@ -92,7 +98,6 @@ async def nats_url(stack_urls: tuple[str, str]) -> str:
                 await manager.delete_stream(name)
     finally:
         await client.close()
-    return stack_urls[0]
 
 
 async def _execute(server_url: str, statement: str) -> None:
@@ -105,3 +110,43 @@ async def _execute(server_url: str, statement: str) -> None:
 
 def _with_database(server_url: str, name: str) -> str:
     return make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+# Whole-stack tiers (e2e, chaos): one fresh database and clean broker per module, and the
+# demo's short timings inherited by component processes.
+
+
+@pytest.fixture(scope="module")
+def demo_environment() -> Iterator[None]:
+    """The demo's short timings, inherited by the component processes."""
+    from interlock.demo import DEMO_ENV
+
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in DEMO_ENV.items():
+            patch.setenv(key, value)
+        yield
+
+
+@pytest.fixture(scope="module")
+async def module_database(
+    stack_urls: tuple[str, str], template_database: str
+) -> AsyncIterator[str]:
+    server_url = stack_urls[1]
+    name = f"t_{uuid.uuid4().hex}"
+    await _execute(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
+    try:
+        yield _with_database(server_url, name)
+    finally:
+        await _execute(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+async def module_nats(stack_urls: tuple[str, str]) -> str:
+    await clean_broker(stack_urls[0])
+    return stack_urls[0]
+
+
+@pytest.fixture(scope="module")
+def e2e_settings(tmp_path_factory: pytest.TempPathFactory, demo_environment: None) -> Settings:
+    home: Path = tmp_path_factory.mktemp("home")
+    return Settings(home=home)

@@ -57,7 +57,7 @@ class Stage:
     handler: Handler
     max_deliver: int = 6
     """Must equal the stage consumer's max_deliver (interlock.streams.stage_consumer)."""
-    heartbeat_s: float = 20.0
+    heartbeat_s: float = subjects.STAGE_ACK_WAIT_S / 3
 
     @property
     def source(self) -> str:
