@@ -18,7 +18,7 @@ from faststream.nats import NatsBroker
 from contracts import registry
 from contracts.graphcheck import assert_valid
 from interlock.settings import Settings
-from projector.consumer import register as register_projector
+from projector.consumer import run as consume_inbound
 from projector.engine import ACTIONS, GUARDS
 from projector.service import Projector
 from projector.store.engine import create_engine
@@ -55,17 +55,12 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     check_definitions()
     engine = create_engine(rt.database_url, pool_size=rt.settings.projector_workers)
     nats_broker = broker(rt, "projector")
-    dispatcher = register_projector(
-        nats_broker,
-        Projector(WorkflowStore(engine), parameters=rt.settings.parameters),
-        workers=rt.settings.projector_workers,
-    )
+    projector = Projector(WorkflowStore(engine), parameters=rt.settings.parameters)
     try:
         await nats_broker.start()
-        await stop.wait()
+        await consume_inbound(nats_broker, projector, stop, workers=rt.settings.projector_workers)
     finally:
         await nats_broker.stop()
-        await dispatcher.aclose()
         await engine.dispose()
 
 

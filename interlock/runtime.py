@@ -16,8 +16,12 @@ from projector.store.migrate import upgrade_async
 CORE = ["projector", "relay", "timer", "sim"]
 
 
-def default_components() -> list[str]:
-    return [*CORE, *(f"{t}.{s}" for t, s in all_stages())]
+def default_components(*workflow_types: str) -> list[str]:
+    """Core components plus the stage services of `workflow_types` (default: all)."""
+    return [
+        *CORE,
+        *(f"{t}.{s}" for t, s in all_stages() if not workflow_types or t in workflow_types),
+    ]
 
 
 async def prepare(nats_url: str, database_url: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from faststream.nats import NatsBroker
-from faststream.nats.message import NatsMessage
+from nats.aio.msg import Msg
 
 from contracts import subjects
 from otel import metrics
@@ -20,10 +20,9 @@ _MAX_DETAIL = 1000
 
 
 async def dead_letter(
-    broker: NatsBroker, msg: NatsMessage, *, source: str, reason: str, detail: str
+    broker: NatsBroker, raw: Msg, *, source: str, reason: str, detail: str
 ) -> None:
-    """Publish `msg` to `wf.dlq.<source>` with its reason, then terminate the original."""
-    raw = msg.raw_message
+    """Publish `raw` to `wf.dlq.<source>` with its reason, then terminate the original."""
     headers = {k: v for k, v in (raw.headers or {}).items() if k != subjects.HEADER_MSG_ID}
     sequence = raw.metadata.sequence.stream if raw.metadata else None
     headers |= {
@@ -37,10 +36,14 @@ async def dead_letter(
     )
     log.warning("dead-lettered %s from %s: %s", raw.subject, source, reason)
     metrics.dead_letter(source, reason)
-    await msg.reject()
+    await raw.term()
 
 
-def is_last_delivery(msg: NatsMessage, max_deliver: int) -> bool:
+def deliveries(raw: Msg) -> int:
+    """How many times this message has been delivered, this delivery included."""
+    return raw.metadata.num_delivered if raw.metadata else 1
+
+
+def is_last_delivery(raw: Msg, max_deliver: int) -> bool:
     """True when a failure now would exhaust the consumer's redeliveries."""
-    metadata = msg.raw_message.metadata
-    return metadata is not None and metadata.num_delivered >= max_deliver
+    return deliveries(raw) >= max_deliver

@@ -32,7 +32,7 @@ from contracts.envelope import Actor, Envelope, MalformedMessage, parse_envelope
 from contracts.ids import result_event_id
 from contracts.jobs import JobPayload
 from otel.messaging import consuming, publishing
-from services.runtime.deadletter import dead_letter, is_last_delivery
+from services.runtime.deadletter import dead_letter, deliveries, is_last_delivery
 from services.runtime.openjobs import OpenJobsReader
 
 log = logging.getLogger("interlock.stage")
@@ -89,7 +89,7 @@ async def consume(
             job = JobPayload.model_validate(envelope.payload)
         except (MalformedMessage, ValidationError) as exc:
             reason = exc.reason if isinstance(exc, MalformedMessage) else "schema_mismatch"
-            await dead_letter(broker, msg, source=stage.source, reason=reason, detail=str(exc))
+            await dead_letter(broker, raw, source=stage.source, reason=reason, detail=str(exc))
             return
         span.set_attributes(
             {
@@ -119,12 +119,12 @@ async def _run(
     try:
         return await stage.handler(job, envelope)
     except Exception as exc:
-        if is_last_delivery(msg, stage.max_deliver):
+        if is_last_delivery(msg.raw_message, stage.max_deliver):
             log.error("%s gives up on job %s: %r", stage.name, job.job_id, exc)
             return StageResult(
                 "ESCALATE", {"reason": "stage_unavailable", "detail": type(exc).__name__}
             )
-        delivered = msg.raw_message.metadata.num_delivered if msg.raw_message.metadata else 1
+        delivered = deliveries(msg.raw_message)
         log.warning(
             "%s will retry job %s (delivery %d): %r", stage.name, job.job_id, delivered, exc
         )

@@ -214,3 +214,23 @@ async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: 
     finally:
         await engine.dispose()
     assert (outcome.accepted, outcome.to_state) == (True, "CLASSIFYING")
+
+
+async def test_one_workflows_events_are_decided_in_stream_order(h: Harness) -> None:
+    """Published back to back, a cancellation is never decided before the request it
+    cancels (the projector fetches in order and serialises per workflow)."""
+    pairs = []
+    for i in range(20):
+        request = envelope("START", workflow_id=f"ordered-{i}", event_id=f"ordered-req-{i}")
+        cancel = envelope(
+            "CANCEL_REQUESTED",
+            workflow_id=f"ordered-{i}",
+            role="operator",
+            event_id=f"ordered-cancel-{i}",
+        )
+        await h.publish(request)
+        await h.publish(cancel)
+        pairs.append((f"ordered-{i}", cancel.event_id))
+    for workflow_id, cancel_id in pairs:
+        decision = await h.decided(workflow_id, cancel_id)
+        assert (decision["accepted"], decision["to_state"]) == (True, "CANCELLED")

@@ -19,7 +19,7 @@ from contracts import subjects
 from contracts.envelope import Envelope
 from interlock import queries
 from interlock.streams import provision
-from projector.consumer import register
+from projector.consumer import run as run_projector
 from projector.service import Projector
 from projector.store.engine import create_engine
 from projector.store.repository import WorkflowStore
@@ -68,6 +68,12 @@ class Harness:
             return (await conn.execute(text(sql), params)).scalar()
 
 
+async def _stopped(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
+    stop.set()
+    with suppress(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+
+
 @asynccontextmanager
 async def projector_running(
     nats_url: str,
@@ -85,21 +91,20 @@ async def projector_running(
         await provision(nc.jetstream())
         engine = create_engine(database_url, pool_size=workers)
         stack.push_async_callback(engine.dispose)
+        stop = asyncio.Event()
         for _ in range(projectors):
             broker = NatsBroker(nats_url, log_level=logging.DEBUG)
-            register(broker, Projector(WorkflowStore(create_engine(database_url))), workers=workers)
             await broker.start()
             stack.push_async_callback(broker.stop)
+            own_engine = create_engine(database_url)
+            stack.push_async_callback(own_engine.dispose)
+            task = asyncio.create_task(
+                run_projector(broker, Projector(WorkflowStore(own_engine)), stop, workers=workers)
+            )
+            stack.push_async_callback(_stopped, stop, task)
         if relay:
             from relay.relay import OutboxRelay
 
-            stop = asyncio.Event()
             task = asyncio.create_task(OutboxRelay(database_url, nc.jetstream()).run(stop))
-
-            async def stop_relay() -> None:
-                stop.set()
-                with suppress(asyncio.CancelledError):
-                    await asyncio.wait_for(task, 10)
-
-            stack.push_async_callback(stop_relay)
+            stack.push_async_callback(_stopped, stop, task)
         yield Harness(nc, engine, WorkflowStore(engine), database_url)

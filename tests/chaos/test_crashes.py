@@ -1,0 +1,183 @@
+"""Kill -9 at every crash boundary of the effect, and duplicate a job under two workers:
+the workflow completes and the provider's ledger holds exactly one effect."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import nats
+import pytest
+from nats.aio.client import Client
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from contracts import subjects
+from interlock.demo.runner import ApprovalDesk, Run, approve, start_request
+from interlock.demo.scenarios import REQUEST
+from interlock.runtime import default_components, supervised
+from interlock.settings import Settings
+from interlock.sim import action_count, calls, seed_customer
+from interlock.supervisor import Supervisor
+from projector.store.engine import create_engine
+from tests.support.polling import eventually
+
+EXECUTE = "support.execute_action"
+pytestmark = pytest.mark.timeout(120)
+
+
+@dataclass
+class Stack:
+    supervisor: Supervisor
+    nc: Client
+    engine: AsyncEngine
+    desk: ApprovalDesk
+    dsn: str
+
+    async def workflow(self, faults: dict[str, list[str]] | None = None) -> Run:
+        customer = f"chaos-{uuid.uuid4().hex[:10]}"
+        await seed_customer(self.dsn, customer, faults=faults)
+        run = Run("chaos", "", "chaos", customer, self.nc, self.engine, self.dsn)
+        await start_request(run, dict(REQUEST), before_publish=self.desk.watch)
+        return run
+
+    async def effects(self, run: Run) -> int:
+        return await action_count(self.dsn, customer_id=run.customer_id)
+
+
+@pytest.fixture(scope="module")
+async def stack(
+    e2e_settings: Settings, module_nats: str, module_database: str
+) -> AsyncIterator[Stack]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("INTERLOCK_EXTERNAL_TIMEOUT", "3")  # a wide window around lost answers
+        async with supervised(
+            e2e_settings, module_nats, module_database, default_components("support")
+        ) as supervisor:
+            nc = await nats.connect(module_nats)
+            engine = create_engine(module_database, pool_size=4)
+            desk = ApprovalDesk(nc)
+            await desk.start()
+            try:
+                yield Stack(supervisor, nc, engine, desk, module_database)
+            finally:
+                await desk.stop()
+                await engine.dispose()
+                await nc.drain()
+
+
+async def _approved(run: Run) -> None:
+    await approve(run, await asyncio.wait_for(run.next_task(), 60))
+
+
+async def _completed(run: Run) -> dict[str, Any]:
+    return await asyncio.wait_for(run.wait_state("COMPLETED"), 60)
+
+
+async def test_crash_before_the_call_resumes_with_one_effect(stack: Stack) -> None:
+    run = await stack.workflow()
+    await stack.supervisor.hold(EXECUTE)
+    await _approved(run)
+    await asyncio.wait_for(run.wait_state("EXECUTING_ACTION"), 30)
+
+    await stack.supervisor.release(EXECUTE)
+
+    await _completed(run)
+    assert await stack.effects(run) == 1
+
+
+async def test_crash_after_the_effect_before_the_result_reconciles_with_one_effect(
+    stack: Stack,
+) -> None:
+    run = await stack.workflow(faults={"execute": ["lose_response"]})
+    await _approved(run)
+
+    async def effect_recorded() -> bool:
+        return await stack.effects(run) == 1
+
+    await eventually(effect_recorded, what="the provider's effect")
+    await stack.supervisor.hold(EXECUTE)  # the service is still waiting for a lost answer
+    view = await run.view()
+    assert view is not None
+    assert view["state"] == "EXECUTING_ACTION"  # the result was never submitted
+
+    await stack.supervisor.release(EXECUTE)
+
+    done = await _completed(run)
+    assert await stack.effects(run) == 1
+    assert done["data"]["action"]["reconciled"] is True
+
+
+async def _captured_job(stack: Stack, run: Run) -> Any:
+    """Approve while the execute service is down and read the job waiting for it."""
+    await stack.supervisor.hold(EXECUTE)
+    await _approved(run)
+    await asyncio.wait_for(run.wait_state("EXECUTING_ACTION"), 30)
+    return await stack.nc.jetstream().get_last_msg(
+        subjects.STREAM_JOBS, subjects.job("support", "execute_action")
+    )
+
+
+async def _deliver_again(stack: Stack, job: Any) -> None:
+    """What a crash between submitting the result and acking the job amounts to."""
+    headers = {**(job.headers or {}), subjects.HEADER_MSG_ID: f"again-{uuid.uuid4()}"}
+    await stack.nc.jetstream().publish(job.subject, job.data, headers=headers)
+
+
+def _executed(view: dict[str, Any]) -> int:
+    return sum(1 for a in view["audit"] if a["event_type"] == "ACTION_EXECUTED" and a["accepted"])
+
+
+async def test_crash_after_submission_has_no_second_effect(stack: Stack) -> None:
+    run = await stack.workflow()
+    job = await _captured_job(stack, run)
+    await stack.supervisor.release(EXECUTE)
+    await asyncio.wait_for(run.wait_state("NOTIFYING_CUSTOMER", "COMPLETED"), 30)
+
+    await stack.supervisor.hold(EXECUTE)
+    await _deliver_again(stack, job)
+    await stack.supervisor.release(EXECUTE)
+
+    done = await _completed(run)
+    await eventually(lambda: _stream_drained(stack), what="the redelivered job consumed")
+    executes = [c for c in await calls(stack.dsn, run.customer_id) if c["operation"] == "execute"]
+    assert len(executes) == 1  # the stale job was skipped before any provider call
+    assert await stack.effects(run) == 1
+    assert _executed(done) == 1
+
+
+async def test_a_job_delivered_to_two_workers_commits_once_with_one_effect(
+    stack: Stack,
+) -> None:
+    run = await stack.workflow()
+    job = await _captured_job(stack, run)
+    await _deliver_again(stack, job)  # two copies of one job, consumed concurrently
+
+    await stack.supervisor.release(EXECUTE)
+
+    done = await _completed(run)
+    await eventually(lambda: _stream_drained(stack), what="both copies consumed")
+    assert await stack.effects(run) == 1
+    assert _executed(done) == 1
+
+
+async def _stream_drained(stack: Stack) -> bool:
+    info = await stack.nc.jetstream().consumer_info(
+        subjects.STREAM_JOBS, subjects.stage_consumer("support", "execute_action")
+    )
+    return info.num_pending == 0 and info.num_ack_pending == 0
+
+
+async def test_projector_crash_loses_nothing(stack: Stack) -> None:
+    runs = [await stack.workflow() for _ in range(6)]
+    await stack.supervisor.hold("projector")
+    await stack.supervisor.release("projector")
+    for run in runs:
+        await _approved(run)
+    for run in runs:
+        done = await _completed(run)
+        accepted = [a["state_version"] for a in done["audit"] if a["accepted"]]
+        assert accepted == list(range(1, len(accepted) + 1))
+        assert await stack.effects(run) == 1
