@@ -53,6 +53,11 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("INTERLOCK_EXTERNAL_TIMEOUT", "3")  # a wide window around lost answers
+        # Crash recovery takes up to an ack wait; no approval may expire meanwhile.
+        patch.setenv(
+            "INTERLOCK_PARAMETERS",
+            '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
+        )
         async with supervised(
             e2e_settings, module_nats, module_database, default_components("support")
         ) as supervisor:
@@ -174,8 +179,7 @@ async def test_projector_crash_loses_nothing(stack: Stack) -> None:
     runs = [await stack.workflow() for _ in range(6)]
     await stack.supervisor.hold("projector")
     await stack.supervisor.release("projector")
-    for run in runs:
-        await _approved(run)
+    await asyncio.gather(*(_approved(run) for run in runs))
     for run in runs:
         done = await _completed(run)
         accepted = [a["state_version"] for a in done["audit"] if a["accepted"]]
