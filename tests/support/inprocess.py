@@ -1,0 +1,34 @@
+"""Every component as a task of the test process: for tests that must observe the whole stack
+from inside (an in-memory span exporter or metric reader sees what every component does)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+from interlock.components import Runtime, components
+from interlock.health import wait_until_ready
+from interlock.runtime import default_components, prepare
+from interlock.settings import Settings
+from interlock.sim import ensure_schema
+
+
+@asynccontextmanager
+async def stack_in_process(
+    settings: Settings, nats_url: str, database_url: str, *workflow_types: str
+) -> AsyncIterator[None]:
+    await prepare(nats_url, database_url)
+    await ensure_schema(database_url)
+    names = default_components(*workflow_types)
+    runtime = Runtime(settings, nats_url, database_url)
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(components()[name](runtime, stop)) for name in names]
+    try:
+        await wait_until_ready(nats_url, names)
+        yield
+    finally:
+        stop.set()
+        for task in tasks:
+            with suppress(asyncio.CancelledError):
+                await asyncio.wait_for(task, 15)
