@@ -130,7 +130,11 @@ def trace(workflow_id: str, json_output: JsonOpt = False) -> None:
         console.print_json(tree)
         return
     if not tree["spans"]:
-        console.errors.print("no spans recorded for this workflow (INTERLOCK_LOCAL_TRACES off?)")
+        ids = ", ".join(tree["trace_ids"]) or "none recorded"
+        console.errors.print(
+            f"no local spans for this workflow (INTERLOCK_LOCAL_TRACES off, or "
+            f"another host); look up trace {ids} in Jaeger"
+        )
         raise typer.Exit(1)
     console.console.print(f"trace {tree['trace_id']} ({len(tree['spans'])} spans)")
     for line in render(tree):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -50,7 +51,8 @@ def span_record(span: ReadableSpan) -> dict[str, Any]:
 class JsonLinesSpanExporter(SpanExporter):
     def __init__(self, directory: Path, service: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        self._path = directory / f"{service}-{os.getpid()}.jsonl"
+        # Host and pid: replicas of one component may share the directory (a volume).
+        self._path = directory / f"{service}-{socket.gethostname()}-{os.getpid()}.jsonl"
         self._lock = threading.Lock()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:

@@ -1,0 +1,157 @@
+"""The public contract from outside: `interlock up` on the embedded stack, a request from plain
+nats-py, and what `show`, `list`, `trace` and `cancel` report as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+
+from contracts.ids import workflow_id_for
+from tests.support.polling import eventually
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERLOCK_")}
+    env["INTERLOCK_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "interlock", *args],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def running_up(tmp_path: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """`interlock up` (projector and relay only: no stage consumes the first job) on a fresh
+    embedded stack, until the test ends."""
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERLOCK_")}
+    env["INTERLOCK_HOME"] = str(home)
+    up = subprocess.Popen(
+        [sys.executable, "-m", "interlock", "up", "--only", "projector", "--only", "relay"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert up.stdout is not None
+        seen = []
+        for line in up.stdout:  # `up` says so once every component is ready
+            seen.append(line)
+            if "Ctrl-C stops everything" in line:
+                break
+        assert up.poll() is None, "".join(seen)
+        yield home, json.loads((home / "stack.json").read_text())
+    finally:
+        up.send_signal(signal.SIGINT)
+        up.wait(60)
+
+
+async def test_a_request_from_plain_nats_py_is_visible_through_the_cli(
+    running_up: tuple[Path, dict[str, Any]],
+) -> None:
+    home, stack = running_up
+    event_id = f"contract-{uuid.uuid4()}"
+    workflow_id = workflow_id_for("support", "acme", event_id)
+    request = {
+        "event_id": event_id,
+        "type": "START",
+        "workflow_type": "support",
+        "tenant_id": "acme",
+        "actor": {"id": "crm", "role": "upstream"},
+        "occurred_at": datetime.now(UTC).isoformat(),
+        "payload": {
+            "customer_id": "c-1",
+            "subject": "Refund for a double charge",
+            "body": "Charged twice.",
+            "amount": "20.00",
+            "currency": "EUR",
+        },
+    }
+    nc = await nats.connect(stack["nats_url"])
+    try:
+        js = nc.jetstream()
+        await js.publish("wf.in.request.support", json.dumps(request).encode())
+        job_consumer = await js.pull_subscribe_bind(durable="support-classify", stream="WF_JOBS")
+        (job,) = await job_consumer.fetch(1, timeout=60)
+    finally:
+        await nc.drain()
+    assert json.loads(job.data)["workflow_id"] == workflow_id
+    assert json.loads(job.data)["payload"]["stage"] == "classify"
+
+    shown = json.loads(_cli(home, "show", workflow_id, "--json").stdout)
+    assert {
+        "workflow_id",
+        "workflow_type",
+        "state",
+        "version",
+        "definition_version",
+        "data",
+        "execution",
+        "audit",
+    } <= set(shown)
+    assert (shown["state"], shown["version"]) == ("CLASSIFYING", 1)
+    (entry,) = shown["audit"]
+    assert {
+        "event_id",
+        "event_type",
+        "from_state",
+        "to_state",
+        "accepted",
+        "reason",
+        "actor",
+        "state_version",
+        "trace_id",
+        "occurred_at",
+    } <= set(entry)
+    assert (entry["event_id"], entry["to_state"], entry["accepted"]) == (
+        event_id,
+        "CLASSIFYING",
+        True,
+    )
+    assert list(shown["execution"]["open_jobs"]) == [json.loads(job.data)["event_id"]]
+
+    listed = json.loads(_cli(home, "list", "--state", "CLASSIFYING", "--json").stdout)
+    assert [row["workflow_id"] for row in listed] == [workflow_id]
+
+    def traced() -> dict[str, Any] | None:
+        tree = json.loads(_cli(home, "trace", workflow_id, "--json").stdout)
+        return (
+            tree
+            if any(s["name"].startswith("wf.job.support.classify") for s in tree["spans"])
+            else None
+        )
+
+    tree = await eventually(lambda: _async(traced), within=30, what="local spans")
+    assert tree["trace_id"] == entry["trace_id"]
+    assert {"span_id", "parent_span_id", "name", "service", "start", "end", "attributes"} <= set(
+        tree["spans"][0]
+    )
+
+    cancelled = _cli(home, "cancel", workflow_id, "--json")
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert json.loads(cancelled.stdout)["to_state"] == "CANCELLED"
+    late = _cli(home, "approve", workflow_id, "--json")
+    assert late.returncode == 3  # refused by the projector
+    assert json.loads(late.stdout)["reason"] == "terminal"
+
+
+async def _async(fn: Any) -> Any:
+    return fn()
