@@ -7,10 +7,11 @@ version, so a deployment never silently reinterprets an in-flight workflow.
 from __future__ import annotations
 
 from contracts.definition import WorkflowDefinition
+from contracts.request import REQUEST_V1
 from contracts.support import SUPPORT_V1, SUPPORT_V2
 
 DEFINITIONS: dict[tuple[str, int], WorkflowDefinition] = {
-    (d.workflow_type, d.version): d for d in (SUPPORT_V1, SUPPORT_V2)
+    (d.workflow_type, d.version): d for d in (SUPPORT_V1, SUPPORT_V2, REQUEST_V1)
 }
 
 

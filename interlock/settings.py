@@ -44,6 +44,11 @@ class Settings(BaseSettings):
         description="Model client: `rules` (deterministic, no network), `recorded:PATH` "
         "(answers from a fixture file) or `openai` (an OpenAI-compatible endpoint).",
     )
+    models: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per workflow type, a model client for its stages overriding `model`, as "
+        'JSON, e.g. {"request": "recorded:cases.json"}.',
+    )
     openai_base_url: str | None = Field(
         default=None, description="Base URL of the chat-completions endpoint (…/v1)."
     )

@@ -13,12 +13,13 @@ if TYPE_CHECKING:
     from services.ports import ModelClient
 
 
-def model_from_settings(rt: Runtime) -> ModelClient:
+def model_from_settings(rt: Runtime, workflow_type: str | None = None) -> ModelClient:
+    """The model client for `workflow_type`'s stages: its entry in `models`, else `model`."""
     from services.models import model_client
 
     s = rt.settings
     client: ModelClient = model_client(
-        s.model,
+        s.models.get(workflow_type or "", s.model),
         base_url=s.openai_base_url,
         model=s.openai_model,
         api_key=s.openai_api_key.get_secret_value() if s.openai_api_key else None,
@@ -29,6 +30,13 @@ def model_from_settings(rt: Runtime) -> ModelClient:
 
 def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Stage]:
     """The stages of `workflow_type`, wired to the configured model and external systems."""
+    builders = {"support": _support_stages, "request": _request_stages}
+    if workflow_type not in builders:
+        raise ValueError(f"no stage services for workflow type {workflow_type!r}")
+    return builders[workflow_type](rt, nc)
+
+
+def _support_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
     from services.adapters.sim import (
         SimAccountApi,
         SimActionProvider,
@@ -37,14 +45,20 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
     )
     from services.support import SupportPorts, stages
 
-    if workflow_type != "support":
-        raise ValueError(f"no stage services for workflow type {workflow_type!r}")
     timeout = rt.settings.external_timeout
     ports = SupportPorts(
-        model=model_from_settings(rt),
+        model=model_from_settings(rt, "support"),
         accounts=SimAccountApi(nc, timeout=timeout),
         policies=SimPolicyStore(nc, timeout=timeout),
         actions=SimActionProvider(nc, timeout=timeout),
         notifier=SimNotifier(nc, timeout=timeout),
     )
     return stages(ports)
+
+
+def _request_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
+    from services.adapters.sim import SimEffectProvider
+    from services.request import RequestPorts, stages
+
+    effects = SimEffectProvider(nc, timeout=rt.settings.external_timeout)
+    return stages(RequestPorts(model=model_from_settings(rt, "request"), effects=effects))

@@ -157,3 +157,31 @@ class Notifier(Protocol):
     ) -> Delivery:
         """Deliver at most once per delivery key (a repeat returns the first delivery)."""
         ...
+
+
+class EffectRequest(_Value):
+    """One internal operation of a workflow (a follow-up, a review queue entry, an internal
+    notification), with the authority it executes under, recorded beside it."""
+
+    idempotency_key: str
+    workflow_id: str
+    effect: str
+    authorized_by: dict[str, Any]
+
+
+class EffectReceipt(_Value):
+    idempotency_key: str
+    operation_id: str
+    workflow_id: str
+    effect: str
+
+
+class EffectProvider(Protocol):
+    async def execute(self, request: EffectRequest) -> EffectReceipt:
+        """Perform the effect at most once per idempotency key (a repeat returns the first
+        receipt). `ExternalTimeout` means the outcome is unknown: reconcile by key."""
+        ...
+
+    async def lookup(self, idempotency_key: str) -> EffectReceipt | None:
+        """The receipt of a past `execute` with this key, or None if none took effect."""
+        ...

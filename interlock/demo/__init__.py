@@ -1,4 +1,5 @@
-"""`interlock demo`: the named support scenarios, end to end, on the real stack."""
+"""`interlock demo`: the named support scenarios, then seed 001's request cases (or, with
+`--fixture`, only the cases of that file), end to end, on the real stack."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 import nats
@@ -18,12 +20,14 @@ from nats.aio.client import Client
 from contracts import subjects
 from interlock import console, telemetry
 from interlock.cli import JsonOpt, settings
+from interlock.demo import casefile, fixture
 from interlock.demo.display import Progress
 from interlock.demo.runner import ApprovalDesk, Run, start_request
 from interlock.demo.scenarios import SCENARIOS, Scenario
 from interlock.embedded import resolve_urls
 from interlock.runtime import prepare, supervised
 from interlock.settings import Settings
+from interlock.supervisor import Supervisor
 from projector.store.engine import create_engine
 
 DEMO_ENV = {
@@ -58,20 +62,65 @@ class Outcome:
 def demo(
     json_output: JsonOpt = False,
     only: Annotated[list[str] | None, typer.Option(help="Run only these scenarios.")] = None,
+    fixture_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--fixture", help="Run only the request cases of this file (seed 001's format)."
+        ),
+    ] = None,
 ) -> None:
-    """Run the built-in scenarios end to end and report each outcome (exit 1 on a mismatch)."""
+    """Run the built-in scenarios and request cases end to end and report each outcome
+    (exit 1 on a mismatch)."""
     for key, value in DEMO_ENV.items():
         os.environ.setdefault(key, value)
+    cases = _cases(fixture_file or casefile.SHIPPED)
     s = settings()
     telemetry.start(s, "demo")
-    chosen = [sc for sc in SCENARIOS if not only or sc.name in only]
+    chosen = [] if fixture_file else [sc for sc in SCENARIOS if not only or sc.name in only]
     with resolve_urls(s) as (nats_url, database_url):
-        outcomes = asyncio.run(run_demo(s, nats_url, database_url, chosen, quiet=json_output))
+        outcomes, report = asyncio.run(
+            _run_all(s, nats_url, database_url, chosen, cases, quiet=json_output)
+        )
+    scenarios = {} if fixture_file else {"scenarios": [o.as_json() for o in outcomes]}
     if json_output:
-        console.print_json({"scenarios": [o.as_json() for o in outcomes]})
+        console.print_json({**scenarios, **report.as_json()})
+    else:
+        fixture.show(report)
     telemetry.stop()
-    if not all(o.ok for o in outcomes):
+    cases_ok = report.ok or (report.skipped is not None and fixture_file is None)
+    if not all(o.ok for o in outcomes) or not cases_ok:
         raise typer.Exit(1)
+
+
+def _cases(path: Path) -> casefile.Fixture:
+    """The case file, validated, with the settings its cases need put in the environment."""
+    try:
+        cases = casefile.load(path)
+    except casefile.FixtureError as exc:
+        console.errors.print(f"[red]{exc}[/]")
+        raise typer.Exit(2) from None
+    os.environ.update(casefile.environment(path, cases, os.environ))
+    return cases
+
+
+async def _run_all(
+    s: Settings,
+    nats_url: str,
+    database_url: str,
+    chosen: list[Scenario],
+    cases: casefile.Fixture,
+    *,
+    quiet: bool,
+) -> tuple[list[Outcome], fixture.FixtureReport]:
+    """The scenarios, then the request cases, on one set of components."""
+    from interlock.sim import ensure_schema
+
+    await prepare(nats_url, database_url)
+    await ensure_schema(database_url)
+    names = None if chosen else fixture.COMPONENTS
+    async with _components(s, nats_url, database_url, names) as supervisor:
+        outcomes = await _scenarios(nats_url, database_url, chosen, quiet) if chosen else []
+        return outcomes, await fixture.play(cases, supervisor, nats_url, database_url)
 
 
 async def run_demo(
@@ -82,42 +131,50 @@ async def run_demo(
     await prepare(nats_url, database_url)
     await ensure_schema(database_url)
     async with _components(s, nats_url, database_url):
-        nc = await nats.connect(nats_url, name="interlock-demo")
-        engine = create_engine(database_url, pool_size=4)
-        desk = ApprovalDesk(nc)
-        await desk.start()
-        try:
-            progress = Progress(chosen, enabled=not quiet)
-            async with progress.live():
-                return list(
-                    await asyncio.gather(
-                        *(
-                            _play(
-                                sc,
-                                nc=nc,
-                                engine=engine,
-                                desk=desk,
-                                dsn=database_url,
-                                progress=progress,
-                            )
-                            for sc in chosen
+        return await _scenarios(nats_url, database_url, chosen, quiet)
+
+
+async def _scenarios(
+    nats_url: str, database_url: str, chosen: list[Scenario], quiet: bool
+) -> list[Outcome]:
+    nc = await nats.connect(nats_url, name="interlock-demo")
+    engine = create_engine(database_url, pool_size=4)
+    desk = ApprovalDesk(nc)
+    await desk.start()
+    try:
+        progress = Progress(chosen, enabled=not quiet)
+        async with progress.live():
+            return list(
+                await asyncio.gather(
+                    *(
+                        _play(
+                            sc,
+                            nc=nc,
+                            engine=engine,
+                            desk=desk,
+                            dsn=database_url,
+                            progress=progress,
                         )
+                        for sc in chosen
                     )
                 )
-        finally:
-            await desk.stop()
-            await engine.dispose()
-            await nc.drain()
+            )
+    finally:
+        await desk.stop()
+        await engine.dispose()
+        await nc.drain()
 
 
 @asynccontextmanager
-async def _components(s: Settings, nats_url: str, database_url: str) -> AsyncIterator[None]:
+async def _components(
+    s: Settings, nats_url: str, database_url: str, names: list[str] | None = None
+) -> AsyncIterator[Supervisor | None]:
     """Start the components unless another process (e.g. `interlock up`) already runs them."""
     if await _already_running(nats_url):
-        yield
+        yield None
         return
-    async with supervised(s, nats_url, database_url):
-        yield
+    async with supervised(s, nats_url, database_url, names) as supervisor:
+        yield supervisor
 
 
 async def _already_running(nats_url: str) -> bool:

@@ -1,5 +1,5 @@
 """Simulators of the external systems: the account API, the versioned policy store, the
-action (refund) provider and the notifier.
+action (refund) provider, the notifier and the internal-effects provider.
 
 One process (`run_simulator`) serves them over core NATS request/reply (the protocol is
 defined in `services.adapters.sim`) and keeps realistic ledgers in PostgreSQL's `sim`
@@ -16,12 +16,14 @@ from interlock.sim.admin import (
     reversal_count,
     seed_customer,
 )
+from interlock.sim.effect_ledger import effect_rows
 from interlock.sim.schema import ensure_schema
 from interlock.sim.server import run_simulator
 
 __all__ = [
     "action_count",
     "calls",
+    "effect_rows",
     "ensure_schema",
     "notification_count",
     "publish_policy",

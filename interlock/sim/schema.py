@@ -13,7 +13,7 @@ from decimal import Decimal
 from interlock.sim.db import Target, connection
 
 _LOCK_KEY = "interlock.sim.schema"
-_LAST_OBJECT = "sim.calls_by_customer"
+_LAST_OBJECT = "sim.effects_by_workflow"
 """Created last, in the same transaction as the rest: if it exists, everything does."""
 
 _DDL = """
@@ -71,6 +71,15 @@ CREATE TABLE IF NOT EXISTS sim.calls (
     at          timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS calls_by_customer ON sim.calls (customer_id, id);
+CREATE TABLE IF NOT EXISTS sim.effects (
+    idempotency_key text PRIMARY KEY,
+    operation_id    text NOT NULL UNIQUE,
+    workflow_id     text NOT NULL,
+    effect          text NOT NULL,
+    authorized_by   jsonb NOT NULL,
+    created_at      timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS effects_by_workflow ON sim.effects (workflow_id);
 """
 
 # (policy_id, version, category, max_amount, allowed_actions, current)

@@ -18,7 +18,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 
-from interlock.sim import effects, ledger, reads
+from interlock.sim import effect_ledger, effects, ledger, reads
 from interlock.sim.db import Connection, create_pool
 from interlock.sim.outcomes import BAD_REQUEST, BadRequest, Outcome, error_reply
 from interlock.sim.schema import ensure_schema
@@ -27,6 +27,8 @@ from services.adapters.sim import (
     ACTION_EXECUTE,
     ACTION_LOOKUP,
     ACTION_REVERSE,
+    EFFECT_EXECUTE,
+    EFFECT_LOOKUP,
     ERROR_REJECTED,
     NOTIFY_SEND,
     POLICY_CURRENT,
@@ -45,6 +47,8 @@ ROUTES: dict[str, Handler] = {
     ACTION_EXECUTE: effects.execute,
     ACTION_REVERSE: effects.reverse,
     NOTIFY_SEND: effects.notify,
+    EFFECT_EXECUTE: effect_ledger.execute,
+    EFFECT_LOOKUP: effect_ledger.lookup,
 }
 DRAIN_TIMEOUT = 10.0
 """Seconds a stopping simulator waits for calls in flight (latency steps) to finish."""

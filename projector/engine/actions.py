@@ -163,6 +163,22 @@ def resume_review(f: Facts, d: Draft) -> None:
         d.review = None
 
 
+def record_versions(f: Facts, d: Draft) -> None:
+    """Merge the payload's `versions` (name -> version label) into `data.versions`, so a
+    run records every contract that shaped it (workflow, classifier, prompt, policy …)."""
+    reported = f.payload.get("versions")
+    if isinstance(reported, dict) and reported:
+        d.data["versions"] = {**(d.data.get("versions") or {}), **reported}
+
+
+def stamp_versions(f: Facts, d: Draft) -> None:
+    """Record the definition's declared `versions` parameter in `data.versions`: a run keeps
+    the labels it started under, whatever later deployments declare."""
+    declared = f.parameters.get("versions")
+    if isinstance(declared, dict) and declared:
+        d.data["versions"] = {**(d.data.get("versions") or {}), **declared}
+
+
 ACTIONS: dict[str, Callable[[Facts, Draft], None]] = {
     fn.__name__: fn
     for fn in (
@@ -174,5 +190,7 @@ ACTIONS: dict[str, Callable[[Facts, Draft], None]] = {
         branch_retry,
         branch_resume,
         resume_review,
+        record_versions,
+        stamp_versions,
     )
 }

@@ -139,6 +139,39 @@ def has_data(f: Facts, params: Mapping[str, Any]) -> Verdict:
     return _checks(**{f"has_{key}": f.workflow.data.get(key) is not None})
 
 
+def _lookup(value: Any, path: str) -> Any:
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def payload_matches(f: Facts, params: Mapping[str, Any]) -> Verdict:
+    """The payload agrees with the record: each payload path in `params["data"]` equals the
+    workflow data at the given dotted path (or at each of a list of paths), and each in
+    `params["values"]` equals the given constant. A missing value never matches."""
+    labels: list[str] = []
+    ok = True
+    for field, paths in params.get("data", {}).items():
+        value = _lookup(f.payload, field)
+        for path in [paths] if isinstance(paths, str) else paths:
+            held = value is not None and value == _lookup(f.workflow.data, path)
+            labels.append(f"{'' if held else '!'}{field}=={path}")
+            ok = ok and held
+    for field, expected in params.get("values", {}).items():
+        held = _lookup(f.payload, field) == expected
+        labels.append(f"{'' if held else '!'}{field}=='{expected}'")
+        ok = ok and held
+    return Verdict(ok, tuple(labels))
+
+
+def payload_not_in(f: Facts, params: Mapping[str, Any]) -> Verdict:
+    """`payload[params["field"]]` is not one of the values listed by the definition
+    parameter `params["param"]` (e.g. an effect that needs an approval)."""
+    field = str(params["field"])
+    listed = set(f.parameters.get(params["param"], ()))
+    return _checks(**{f"{field}_not_in_{params['param']}": _lookup(f.payload, field) not in listed})
+
+
 GUARDS: dict[str, GuardFn] = {
     fn.__name__: fn
     for fn in (
@@ -153,5 +186,7 @@ GUARDS: dict[str, GuardFn] = {
         actor_role_in,
         has_review_target,
         has_data,
+        payload_matches,
+        payload_not_in,
     )
 }

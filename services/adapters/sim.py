@@ -7,7 +7,7 @@ JSON objects; every reply is one of
     {"ok": true, "result": {...}}
     {"ok": false, "error": "unavailable" | "rejected", "error_class": "...", "detail": "..."}
 
-Amounts travel as decimal strings ("12.50"). The four adapters translate failures alike:
+Amounts travel as decimal strings ("12.50"). The adapters translate failures alike:
 
 - no reply in time → `ExternalTimeout` (for a write the outcome is unknown: reconcile);
 - no responders, or a connection that cannot send → `ExternalUnavailable` (nothing sent);
@@ -42,6 +42,8 @@ from services.ports import (
     ActionReceipt,
     ActionRequest,
     Delivery,
+    EffectReceipt,
+    EffectRequest,
     ExternalRejected,
     ExternalTimeout,
     ExternalUnavailable,
@@ -65,6 +67,10 @@ ACTION_REVERSE = "sim.action.reverse"
 """{idempotency_key, operation_id} → {reversal_id}."""
 NOTIFY_SEND = "sim.notify.send"
 """{delivery_key, customer_id, template, fields} → Delivery fields."""
+EFFECT_EXECUTE = "sim.effect.execute"
+"""EffectRequest fields → EffectReceipt fields."""
+EFFECT_LOOKUP = "sim.effect.lookup"
+"""{idempotency_key} → {receipt: EffectReceipt fields | null}."""
 SUBJECTS = (
     ACCOUNT_INSPECT,
     POLICY_CURRENT,
@@ -73,6 +79,8 @@ SUBJECTS = (
     ACTION_LOOKUP,
     ACTION_REVERSE,
     NOTIFY_SEND,
+    EFFECT_EXECUTE,
+    EFFECT_LOOKUP,
 )
 ERROR_UNAVAILABLE = "unavailable"
 ERROR_REJECTED = "rejected"
@@ -105,7 +113,7 @@ def acting_for(customer_id: str) -> Iterator[None]:
 
 
 class _SimAdapter:
-    """The request/reply helper the four adapters share: one place for error translation."""
+    """The request/reply helper the adapters share: one place for error translation."""
 
     def __init__(self, nc: Client, timeout: float = DEFAULT_TIMEOUT) -> None:
         if timeout <= 0:
@@ -195,6 +203,18 @@ class SimNotifier(_SimAdapter):
         return await self._call(NOTIFY_SEND, request, Delivery.model_validate)
 
 
+class SimEffectProvider(_SimAdapter):
+    """`EffectProvider` over `sim.effect.*`; the simulator deduplicates by idempotency key."""
+
+    async def execute(self, request: EffectRequest) -> EffectReceipt:
+        body = request.model_dump(mode="json")
+        return await self._call(EFFECT_EXECUTE, body, EffectReceipt.model_validate)
+
+    async def lookup(self, idempotency_key: str) -> EffectReceipt | None:
+        request = {"idempotency_key": idempotency_key}
+        return await self._call(EFFECT_LOOKUP, request, _effect_or_none)
+
+
 def _result(subject: str, data: bytes) -> dict[str, Any]:
     try:
         reply = json.loads(data)
@@ -216,6 +236,11 @@ def _result(subject: str, data: bytes) -> dict[str, Any]:
 def _receipt_or_none(result: dict[str, Any]) -> ActionReceipt | None:
     receipt = result.get("receipt")
     return None if receipt is None else ActionReceipt.model_validate(receipt)
+
+
+def _effect_or_none(result: dict[str, Any]) -> EffectReceipt | None:
+    receipt = result.get("receipt")
+    return None if receipt is None else EffectReceipt.model_validate(receipt)
 
 
 def _reversal_id(result: dict[str, Any]) -> str:

@@ -3,9 +3,10 @@
 Two file formats are accepted:
 
 - seed 001's fixture: ``{"classifier_version": ..., "cases": [{"id", "event": {"event_id",
-  ...}, "classifier": [outcome, ...]}, ...]}`` — answers keyed by ``event.event_id``; cases
-  without a ``classifier`` list (replays, conflicts, resumes) contribute none, and other keys
-  are ignored;
+  ...}, "classifier": [outcome, ...]}, ...]}`` — answers keyed by ``event.event_id``; a case
+  with a ``resume_decision`` and no ``classifier`` (a run resumed from an authored classified
+  checkpoint) answers that decision; cases with neither (replays, conflicts) contribute
+  none, and other keys are ignored;
 - a native one: ``{"model_version": ..., "answers": {"<case_key>": [outcome, ...]}}``; a key
   may also be ``"<task>:<case_key>"`` to give one case different answers per task (that key
   wins over the plain one).
@@ -70,6 +71,12 @@ class _Case(_Open):
     id: str
     event: _Event
     classifier: Outcomes | None = None
+    resume_decision: dict[str, Any] | None = None
+
+    def outcomes(self) -> list[Outcome] | None:
+        if self.classifier is None and self.resume_decision is not None:
+            return [Decision(type="decision", value=self.resume_decision)]
+        return self.classifier
 
 
 class _SeedFixture(_Open):
@@ -147,16 +154,17 @@ def _answers_by_event(path: Path, cases: list[_Case]) -> dict[str, list[Outcome]
     answers: dict[str, list[Outcome]] = {}
     owners: dict[str, str] = {}
     for case in cases:
-        if case.classifier is None:
+        outcomes = case.outcomes()
+        if outcomes is None:
             continue
         key = case.event.event_id
-        if key in answers and answers[key] != case.classifier:
+        if key in answers and answers[key] != outcomes:
             raise _fixture_error(
                 path,
                 f"cases {owners[key]!r} and {case.id!r} record different classifier "
                 f"outcomes for event {key!r}",
             )
-        answers.setdefault(key, case.classifier)
+        answers.setdefault(key, outcomes)
         owners.setdefault(key, case.id)
     return answers
 

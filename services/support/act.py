@@ -2,7 +2,7 @@
 
 execute_action never issues a fresh idempotency key: the key is a function of the workflow
 and the recommendation version, and every attempt — first call, retry after a timeout, or a
-redelivery after a crash — reconciles by that key before acting.
+redelivery after a crash — reconciles by that key before acting (`services.effects`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
+from services.effects import execute_once
 from services.ports import (
     ActionProvider,
-    ActionReceipt,
     ActionRequest,
     ExternalRejected,
     ExternalTimeout,
@@ -30,11 +30,6 @@ def action_key(workflow_id: str, recommendation_version: int) -> str:
     return f"support-action:{workflow_id}:v{recommendation_version}"
 
 
-class OutcomeUnknown(ExternalTimeout):
-    """The provider neither confirmed nor shows the action; the job is redelivered later and
-    reconciles again under the same key."""
-
-
 @dataclass(frozen=True)
 class ExecuteAction:
     provider: ActionProvider
@@ -43,7 +38,8 @@ class ExecuteAction:
         rec, request = job.inputs["recommendation"], job.inputs["request"]
         key = action_key(envelope.workflow_id or "", job.inputs["recommendation_version"])
         try:
-            receipt, reconciled = await self._once(
+            receipt, reconciled = await execute_once(
+                self.provider,
                 key,
                 ActionRequest(
                     idempotency_key=key,
@@ -79,19 +75,6 @@ class ExecuteAction:
                 "reconciled": reconciled,
             },
         )
-
-    async def _once(self, key: str, request: ActionRequest) -> tuple[ActionReceipt, bool]:
-        """Reconcile first; act only if nothing took effect; reconcile again if unsure."""
-        found = await self.provider.lookup(key)
-        if found is not None:
-            return found, True
-        try:
-            return await self.provider.execute(request), False
-        except ExternalTimeout:
-            found = await self.provider.lookup(key)
-            if found is None:
-                raise OutcomeUnknown(f"no answer and no receipt for {key}") from None
-            return found, True
 
 
 @dataclass(frozen=True)

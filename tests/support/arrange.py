@@ -17,7 +17,8 @@ from typing import Any
 from contracts.definition import RETRY_TARGET, REVIEW_TARGET, Transition, WorkflowDefinition
 from contracts.envelope import Envelope
 from projector.engine.model import BranchState, Execution, OpenJob, Review, TimerRef, Workflow
-from tests.support.payloads import PAYLOADS, envelope
+from tests.support.payloads import PAYLOADS, envelope, payloads_for
+from tests.support.request_payloads import request_data
 
 JOB_ID = "job-under-test"
 TIMER_ID = "timer-under-test"
@@ -40,7 +41,9 @@ class Scene:
         return [b.name for b in par.branches] if par else []
 
 
-def _baseline_data() -> dict[str, Any]:
+def _baseline_data(definition: WorkflowDefinition) -> dict[str, Any]:
+    if definition.workflow_type == "request":
+        return request_data()
     return {
         "request": PAYLOADS["START"],
         "classification": PAYLOADS["CLASSIFICATION_SUCCEEDED"],
@@ -63,6 +66,36 @@ def _others(s: Scene, status: str) -> None:
             _set_branch(s, name, status=status)
 
 
+def _lookup(value: Any, path: str) -> Any:
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _put(target: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    for part in parents:
+        target = target.setdefault(part, {})
+    target[last] = value
+
+
+def _match_record(s: Scene, p: dict[str, Any]) -> None:
+    """Make the payload agree with the data (and every listed path agree with each other)."""
+    for name, paths in p.get("data", {}).items():
+        listed = [paths] if isinstance(paths, str) else paths
+        value = next((v for v in (_lookup(s.data, q) for q in listed) if v), "agreed")
+        for path in listed:
+            _put(s.data, path, value)
+        _put(s.payload, name, value)
+    for name, value in p.get("values", {}).items():
+        _put(s.payload, name, value)
+
+
+def _contradict_record(s: Scene, p: dict[str, Any]) -> None:
+    name = next(iter(p.get("data", {})), None) or next(iter(p["values"]))
+    _put(s.payload, name, "contradicts-the-record")
+
+
 Arranger = Callable[[Scene, dict[str, Any]], None]
 SATISFY: dict[str, Arranger] = {
     "attempts_remaining": lambda s, p: s.ex.setdefault("attempts", {}).pop(s.state, None),
@@ -78,6 +111,11 @@ SATISFY: dict[str, Arranger] = {
         review=Review(reason="r", from_state="CLASSIFYING", event_type="E", target="CLASSIFYING")
     ),
     "has_data": lambda s, p: s.data.update({p["key"]: PAYLOADS["ACTION_EXECUTED"]}),
+    "payload_matches": _match_record,
+    "payload_not_in": lambda s, p: (
+        _lookup(s.payload, p["field"]) not in s.definition.parameters[p["param"]]
+        or _put(s.payload, p["field"], "not-listed")
+    ),
 }
 VIOLATE: dict[str, Arranger] = {
     "attempts_remaining": lambda s, p: s.ex.setdefault("attempts", {}).update(
@@ -93,6 +131,10 @@ VIOLATE: dict[str, Arranger] = {
     "actor_role_in": lambda s, p: setattr(s, "role", "customer"),
     "has_review_target": lambda s, p: s.ex.update(review=None),
     "has_data": lambda s, p: s.data.pop(p["key"], None),
+    "payload_matches": _contradict_record,
+    "payload_not_in": lambda s, p: _put(
+        s.payload, p["field"], s.definition.parameters[p["param"]][0]
+    ),
 }
 
 
@@ -126,9 +168,8 @@ def arrange(
     """A (checkpoint, event, expected state) triple that must take `row`."""
     spec = definition.event(row.event)
     assert spec is not None
-    s = Scene(
-        definition, row.source, row.event, now, _baseline_data(), copy.deepcopy(PAYLOADS[row.event])
-    )
+    payload = copy.deepcopy(payloads_for(definition.workflow_type)[row.event])
+    s = Scene(definition, row.source, row.event, now, _baseline_data(definition), payload)
     if spec.answers_job:
         _answering_job(s)
     if spec.source == "timer":
@@ -165,6 +206,7 @@ def arrange(
     )
     event = envelope(
         row.event,
+        workflow_type=definition.workflow_type,
         payload=s.payload,
         role=s.role,
         causation_id=JOB_ID if spec.answers_job else None,

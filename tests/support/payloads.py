@@ -1,4 +1,5 @@
-"""Valid payloads for every support event, and an envelope builder."""
+"""Valid payloads for every event (support's here, request's in `request_payloads`), and an
+envelope builder."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contracts.envelope import Actor, Envelope
+from tests.support.request_payloads import REQUEST_PAYLOADS
 
 CALL = {
     "model": "rules",
@@ -22,7 +24,7 @@ REQUEST = {
     "amount": "20.00",
     "currency": "EUR",
 }
-PAYLOADS: dict[str, dict[str, Any]] = {
+SUPPORT_PAYLOADS: dict[str, dict[str, Any]] = {
     "START": REQUEST,
     "CLASSIFICATION_SUCCEEDED": {"category": "billing", "confidence": 0.92, "call": CALL},
     "POLICY_RETRIEVED": {
@@ -83,6 +85,16 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "APPROVAL_EXPIRED": {"timer_id": "t", "fire_at": "2026-01-01T00:00:00+00:00"},
     "DEADLINE_EXCEEDED": {"timer_id": "t", "fire_at": "2026-01-01T00:00:00+00:00"},
 }
+PAYLOADS = {**REQUEST_PAYLOADS, **SUPPORT_PAYLOADS}
+"""Every event name of every definition; a shared name has its support payload here."""
+BY_TYPE = {"support": PAYLOADS, "request": {**PAYLOADS, **REQUEST_PAYLOADS}}
+
+
+def payloads_for(workflow_type: str) -> dict[str, dict[str, Any]]:
+    """Every event name, with `workflow_type`'s own payload where names are shared."""
+    return BY_TYPE[workflow_type]
+
+
 ROLES = {
     "APPROVED": "support_approver",
     "REJECTED_BY_REVIEWER": "support_approver",
@@ -98,6 +110,7 @@ _ids = itertools.count(1)
 def envelope(
     event_type: str,
     *,
+    workflow_type: str = "support",
     workflow_id: str | None = "wf-1",
     payload: dict[str, Any] | None = None,
     role: str | None = None,
@@ -110,12 +123,12 @@ def envelope(
     return Envelope(
         event_id=event_id or f"evt-{next(_ids)}",
         type=event_type,
-        workflow_type="support",
+        workflow_type=workflow_type,
         workflow_id=workflow_id,
         tenant_id="acme",
         actor=Actor(id=f"{role}-1", role=role),
         causation_id=causation_id,
         occurred_at=occurred_at or datetime.now(UTC),
-        payload=PAYLOADS[event_type] if payload is None else payload,
+        payload=payloads_for(workflow_type)[event_type] if payload is None else payload,
         **extra,
     )

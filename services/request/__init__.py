@@ -1,0 +1,39 @@
+"""The request workflow's stage services (seed 001), each a thin handler over its ports.
+
+Only `classify_request` asks a model and only `execute_effect` changes anything outside the
+workflow; validation, normalisation, enrichment, routing and approval binding are
+deterministic functions of the recorded data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.ports import EffectProvider, ModelClient
+from services.request.classify import ClassifyRequest
+from services.request.execute import ExecuteEffect
+from services.request.intake import Enrich, Normalize, Validate
+from services.request.route import BindApproval, RouteRequest
+from services.runtime.stage import Handler, Stage
+
+WORKFLOW_TYPE = "request"
+
+
+@dataclass(frozen=True)
+class RequestPorts:
+    model: ModelClient
+    effects: EffectProvider
+
+
+def stages(ports: RequestPorts) -> dict[str, Stage]:
+    """Every request stage, by name, wired to `ports`."""
+    handlers: dict[str, Handler] = {
+        "validate": Validate(),
+        "normalize": Normalize(),
+        "enrich": Enrich(),
+        "classify_request": ClassifyRequest(ports.model),
+        "route": RouteRequest(),
+        "bind_approval": BindApproval(),
+        "execute_effect": ExecuteEffect(ports.effects),
+    }
+    return {name: Stage(WORKFLOW_TYPE, name, handler) for name, handler in handlers.items()}

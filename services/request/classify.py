@@ -1,0 +1,69 @@
+"""classify_request: the one bounded model call. The model proposes; nothing here decides.
+
+The proposal must fit a closed schema — exactly `category`, `recommended_route`,
+`requested_effect`, `reason_code`, each from its allowlist — or the run fails with
+`classification_invalid` (a bad proposal is not retried: asking again is not a fix). A
+timeout or outage is a `RETRYABLE_ERROR`, retried durably by the definition's policy. The
+call (model, versions, output, verdict) is recorded, so a resumed run reads it back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.envelope import Envelope
+from contracts.jobs import JobPayload
+from contracts.payloads import ModelCall
+from contracts.request_payloads import Decision
+from services.ports import ModelClient, ModelRequest
+from services.runtime.stage import StageResult
+from services.support.modelnode import ask
+
+PROMPT_VERSION = "request-classify-v1"
+MODEL_FIELDS = ("source", "request_type", "subject", "body", "account_tier", "requested_action")
+
+
+@dataclass(frozen=True)
+class ClassifyRequest:
+    model: ModelClient
+
+    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
+        request = job.inputs["request"]
+        inputs: dict[str, Any] = {k: request[k] for k in MODEL_FIELDS}
+        inputs["priority"] = (job.inputs.get("evidence") or {}).get("priority", False)
+        proposal = await ask(
+            self.model,
+            job,
+            ModelRequest(
+                task="classify_request",
+                prompt_version=PROMPT_VERSION,
+                inputs=inputs,
+                output_schema=Decision.model_json_schema(),
+                case_key=envelope.correlation_id,
+                attempt=job.attempt,
+            ),
+            Decision,
+        )
+        if isinstance(proposal, StageResult):
+            return _invalid(proposal) if proposal.event_type == "MODEL_OUTPUT_INVALID" else proposal
+        return StageResult(
+            "REQUEST_CLASSIFIED",
+            {
+                "decision": proposal.value,
+                "call": proposal.call.model_dump(mode="json"),
+                "versions": versions(proposal.call),
+            },
+        )
+
+
+def versions(call: ModelCall) -> dict[str, str]:
+    return {"classifier": call.model_version or call.model, "prompt": call.prompt_version}
+
+
+def _invalid(result: StageResult) -> StageResult:
+    call = ModelCall.model_validate(result.payload["call"])
+    return StageResult(
+        "CLASSIFICATION_INVALID",
+        {"errors": call.errors, "call": call.model_dump(mode="json"), "versions": versions(call)},
+    )
