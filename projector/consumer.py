@@ -6,10 +6,9 @@ never decided before it, and racing transactions on one workflow are the excepti
 
 Why not FastStream's pull subscriber: it runs the messages of one fetched batch as
 concurrent tasks, which reorders messages of one workflow (measured: a quarter of them at
-batch size 64), and its timeout handling does not recognise the `asyncio.TimeoutError` that
-nats-py 2.16 raises on an empty fetch. So the projector fetches in order itself, on the
-connection of its FastStream broker, which still owns connecting, publishing dead letters
-and shutting down.
+batch size 64), and with a batch of one it costs a round trip per message. So the projector
+pulls continuously and in order itself (`services.runtime.pull`), on the connection of its
+FastStream broker, which still owns connecting, publishing dead letters and shutting down.
 
 Ack policy, per outcome:
 * decided (accepted or rejected, including duplicates) -> ack;
@@ -26,8 +25,8 @@ import asyncio
 import logging
 
 from faststream.nats import NatsBroker
+from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.js import JetStreamContext
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span
 
@@ -39,15 +38,14 @@ from projector.dispatch import KeyedDispatcher, Parsed
 from projector.service import NotDueYet, Outcome, Projector
 from projector.store.types import TraceInfo
 from services.runtime.deadletter import dead_letter, deliveries, is_last_delivery
+from services.runtime.pull import PullConsumer
 
 log = logging.getLogger("interlock.projector")
 tracer = trace.get_tracer("interlock.projector")
 MAX_DELIVER = 8
 """Must equal the projector consumer's max_deliver (see interlock.streams)."""
 SOURCE = "projector"
-FETCH_BATCH = 128
-IDLE_WAIT_S = 0.25
-"""How long an empty fetch waits; also bounds how long a stop takes to be noticed."""
+PULL_BATCH = 256
 
 
 async def run(
@@ -56,28 +54,18 @@ async def run(
     """Consume until `stop` is set; the broker must be started."""
     dispatcher = KeyedDispatcher(lambda parsed: consume(broker, projector, parsed), workers)
     try:
-        await fetch_in_order(broker.connection.jetstream(), dispatcher, stop)
+        await fetch_in_order(broker.connection, dispatcher, stop)
     finally:
         await dispatcher.aclose()
 
 
-async def fetch_in_order(
-    js: JetStreamContext, dispatcher: KeyedDispatcher, stop: asyncio.Event
-) -> None:
-    subscription = await js.pull_subscribe_bind(
-        durable=subjects.CONSUMER_PROJECTOR, stream=subjects.STREAM_IN
+async def fetch_in_order(nc: Client, dispatcher: KeyedDispatcher, stop: asyncio.Event) -> None:
+    """Hand every inbound message to the dispatcher in stream order, as it arrives."""
+    consumer = PullConsumer(
+        nc, subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR, batch=PULL_BATCH, expires=2.0
     )
-    try:
-        while not stop.is_set():
-            try:
-                batch = await subscription.fetch(FETCH_BATCH, timeout=IDLE_WAIT_S)
-            except TimeoutError:  # nats.errors.TimeoutError is one too: nothing to do
-                continue
-            for msg in batch:
-                await dispatcher.submit(msg)
-    finally:
-        # An open pull subscription would hold the connection's drain for its full timeout.
-        await subscription.unsubscribe()
+    async for msg in consumer.messages(stop):
+        await dispatcher.submit(msg)
 
 
 async def _links(

@@ -71,7 +71,9 @@ def register(broker: NatsBroker, stage: Stage, jobs: OpenJobsReader, *, workers:
         subjects.job(stage.workflow_type, stage.name),
         stream=JStream(subjects.STREAM_JOBS, declare=False),
         durable=stage.source,
-        pull_sub=PullSub(batch_size=max(workers * 2, 8), timeout=1.0),
+        # One message per pull: delivered the moment it arrives (a bigger batch would wait
+        # to fill, adding its timeout to every hop); `max_workers` gives the concurrency.
+        pull_sub=PullSub(batch_size=1, timeout=5.0),
         max_workers=workers,
         ack_policy=AckPolicy.MANUAL,
     )

@@ -1,0 +1,93 @@
+"""A continuous pull consumer: messages are handed on the moment they arrive, in order.
+
+It keeps up to `batch` messages requested from a durable pull consumer at all times (one
+lingering pull request, topped up as messages arrive), the pattern of the official clients'
+`Consume`. The request-per-fetch loop of nats-py's `fetch(n)` instead waits for a batch to
+fill or its deadline to pass, which adds that deadline to every hop of a quiet workflow.
+
+Guarantees: messages are yielded in the order the server delivers them (stream order for a
+single consumer instance); nothing is acked here — the caller acks, naks or terminates each
+message. A lost pull request (reconnect, server restart) is re-issued after `expires`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+
+log = logging.getLogger("interlock.pull")
+_STATUS = "Status"
+_PENDING = "Nats-Pending-Messages"
+# Statuses that end a pull request: no messages / request timeout / conflict (e.g. max
+# waiting reached, consumer deleted, leadership change).
+_ENDING = {"404", "408", "409"}
+
+
+class PullConsumer:
+    def __init__(
+        self, nc: Client, stream: str, durable: str, *, batch: int = 64, expires: float = 5.0
+    ) -> None:
+        self._nc = nc
+        self._subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}"
+        self._batch = batch
+        self._expires = expires
+        self._outstanding = 0
+
+    async def messages(self, stop: asyncio.Event) -> AsyncIterator[Msg]:
+        """Yield messages until `stop` is set (noticed within `expires` / 4)."""
+        inbox = self._nc.new_inbox()
+        queue: asyncio.Queue[Msg] = asyncio.Queue()
+
+        async def deliver(msg: Msg) -> None:
+            queue.put_nowait(msg)
+
+        subscription = await self._nc.subscribe(
+            inbox, cb=deliver, pending_msgs_limit=-1, pending_bytes_limit=-1
+        )
+        loop = asyncio.get_running_loop()
+        heard = loop.time()
+        try:
+            await self._top_up(inbox)
+            while not stop.is_set():
+                try:
+                    msg = await asyncio.wait_for(queue.get(), self._expires / 4)
+                except TimeoutError:
+                    # Requests end with a status when they expire; silence for longer than
+                    # that means they were lost (a reconnect): ask again.
+                    await self._top_up(inbox, lost=loop.time() - heard > self._expires + 1)
+                    continue
+                heard = loop.time()
+                if msg.reply and msg.reply.startswith("$JS.ACK."):
+                    self._outstanding = max(0, self._outstanding - 1)
+                    yield msg
+                else:
+                    await self._on_status(msg)
+                await self._top_up(inbox)
+        finally:
+            await subscription.unsubscribe()
+
+    async def _on_status(self, msg: Msg) -> None:
+        headers = msg.headers or {}
+        status = headers.get(_STATUS)
+        if status in _ENDING:
+            pending = int(headers.get(_PENDING, self._outstanding))
+            self._outstanding = max(0, self._outstanding - pending)
+        if status == "409":
+            log.warning("pull request refused: %s", headers.get("Description", status))
+            await asyncio.sleep(1.0)  # e.g. the consumer is being recreated: don't spin
+
+    async def _top_up(self, inbox: str, *, lost: bool = False) -> None:
+        """Keep `batch` messages requested; `lost` forgets requests that never ended."""
+        if lost:
+            self._outstanding = 0
+        wanted = self._batch - self._outstanding
+        if wanted < max(1, self._batch // 2):
+            return
+        request = {"batch": wanted, "expires": int(self._expires * 1e9)}
+        await self._nc.publish(self._subject, json.dumps(request).encode(), reply=inbox)
+        self._outstanding += wanted
