@@ -19,6 +19,7 @@ from nats.js import JetStreamContext
 
 from relay import store
 from relay.backoff import Backoff
+from relay.clock import wait_any
 from relay.errors import LeadershipLost, PublishFailed, StoreUnavailable
 from relay.publish import Publisher, PublishHook, refusal_reason
 from relay.store import Cursor, OutboxRow, OutboxStore
@@ -94,9 +95,9 @@ class OutboxRelay:
                 self._wakeup.clear()
                 pause = await self._step()
                 if pause is None:
-                    await _wait_any([stop, self._wakeup], self._poll_interval)
+                    await wait_any([stop, self._wakeup], self._poll_interval)
                 elif pause > 0:
-                    await _wait_any([stop], pause)
+                    await wait_any([stop], pause)
         finally:
             await self.close()
 
@@ -224,13 +225,3 @@ class OutboxRelay:
     def _position(self) -> Cursor:
         assert self._cursor is not None, "relay is not the leader"
         return self._cursor
-
-
-async def _wait_any(events: Sequence[asyncio.Event], seconds: float) -> None:
-    """Return when any of `events` is set or `seconds` pass."""
-    waiters = [asyncio.ensure_future(event.wait()) for event in events]
-    try:
-        await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()

@@ -64,7 +64,12 @@ class WorkflowStore:
     async def load(self, workflow_id: str, event_id: str | None = None) -> Stored | None:
         """The current checkpoint, with `seen_event_ids` = {event_id} if already processed."""
         seen = (
-            select(true()).where(processed_events.c.event_id == event_id).scalar_subquery()
+            select(true())
+            .where(
+                processed_events.c.workflow_id == workflow_id,
+                processed_events.c.event_id == event_id,
+            )
+            .scalar_subquery()
             if event_id
             else None
         )

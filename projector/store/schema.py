@@ -63,8 +63,8 @@ audit = Table(
 processed_events = Table(
     "processed_events",
     metadata,
+    Column("workflow_id", Text, primary_key=True),
     Column("event_id", Text, primary_key=True),
-    Column("workflow_id", Text, nullable=False),
     Column("accepted", Boolean, nullable=False),
     Column("processed_at", DateTime(timezone=True), nullable=False),
 )

@@ -234,3 +234,13 @@ async def test_one_workflows_events_are_decided_in_stream_order(h: Harness) -> N
     for workflow_id, cancel_id in pairs:
         decision = await h.decided(workflow_id, cancel_id)
         assert (decision["accepted"], decision["to_state"]) == (True, "CANCELLED")
+
+
+async def test_two_tenants_may_reuse_an_event_id(h: Harness) -> None:
+    for tenant in ("acme", "globex"):
+        event = envelope("START", workflow_id=None, event_id="evt-001").model_copy(
+            update={"tenant_id": tenant}
+        )
+        await h.publish(event)
+        await h.at_state(workflow_id_for("support", tenant, "evt-001"), "CLASSIFYING")
+    assert await h.scalar("SELECT count(*) FROM workflows") == 2

@@ -68,11 +68,13 @@ CREATE TABLE audit (
 CREATE INDEX audit_workflow ON audit (workflow_id, id);
 --;
 
+-- Deduplication is per workflow: two tenants' systems may well reuse an event id.
 CREATE TABLE processed_events (
-    event_id     text PRIMARY KEY,
     workflow_id  text NOT NULL,
+    event_id     text NOT NULL,
     accepted     boolean NOT NULL,
-    processed_at timestamptz NOT NULL DEFAULT now()
+    processed_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (workflow_id, event_id)
 );
 --;
 
