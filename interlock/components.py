@@ -93,6 +93,19 @@ async def run_sim(rt: Runtime, stop: asyncio.Event) -> None:
     await run_simulator(rt.database_url, rt.nats_url, stop)
 
 
+async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
+    from services.gateway import run_gateway as serve
+
+    settings = rt.settings
+    await serve(
+        rt.nats_url,
+        host=settings.gateway_host,
+        port=settings.gateway_port,
+        senders=settings.gateway_senders,
+        stop=stop,
+    )
+
+
 def stage_component(workflow_type: str, stage: str) -> Component:
     async def run(rt: Runtime, stop: asyncio.Event) -> None:
         from interlock.wiring import stage_handlers
@@ -126,6 +139,7 @@ def components() -> dict[str, Component]:
         "relay": run_relay,
         "timer": run_timer,
         "sim": run_sim,
+        "gateway": run_gateway,
     }
     for workflow_type, stage in all_stages():
         found[f"{workflow_type}.{stage}"] = stage_component(workflow_type, stage)

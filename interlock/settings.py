@@ -3,12 +3,21 @@
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from contracts.urls import NATS_SCHEMES, asyncpg_dsn, bad_url, scheme, split_postgres_url
 
 __all__ = ["Settings", "asyncpg_dsn"]
+
+
+class GatewaySender(BaseModel):
+    """A webhook sender the gateway accepts: its signing secret and the roles it may claim."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    secret: SecretStr = Field(description="Standard Webhooks signing secret, `whsec_<base64>`.")
+    roles: frozenset[str] = Field(description="Actor roles this sender may speak for.")
 
 
 class Settings(BaseSettings):
@@ -69,6 +78,22 @@ class Settings(BaseSettings):
         description="Also keep finished spans as JSON lines under <home>/traces, so "
         "`interlock trace` works without a collector (OTLP export is configured with the "
         "standard OTEL_* variables).",
+    )
+
+    # --- the approval/webhook gateway (`interlock service gateway`) ---
+    gateway_host: str = Field(
+        default="0.0.0.0", description="Address the gateway's HTTP server listens on."
+    )
+    gateway_port: int = Field(
+        default=8080, ge=1, le=65535, description="Port the gateway's HTTP server listens on."
+    )
+    gateway_senders: dict[str, GatewaySender] = Field(
+        default_factory=dict,
+        description="Who may post webhooks to the gateway, as JSON: "
+        '{"<sender>": {"secret": "whsec_<base64>", "roles": ["support_approver", ...]}}. A '
+        "request names its sender in the `interlock-sender` header, is signed with that "
+        "secret (Standard Webhooks) and may claim only the listed actor roles. Secrets are "
+        "never logged; with no senders every request is refused.",
     )
 
     @field_validator("nats_url")

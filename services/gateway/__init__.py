@@ -1,0 +1,71 @@
+"""The approval/webhook gateway: authenticated HTTP webhooks become signal messages on
+`wf.in.signal.<workflow_type>`.
+
+It decides nothing (the projector's guards do): it authenticates the sender (Standard
+Webhooks), checks that the sender may speak for the actor role it claims and that the signal
+is well-formed, publishes, and records every refusal on `wf.dlq.gateway`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+
+import nats
+import nats.errors
+from aiohttp import web
+from nats.js import JetStreamContext
+
+from services.gateway.app import Publish, PublishFailed, create_app
+from services.gateway.auth import SenderConfig, SenderRegistry
+
+__all__ = ["SenderConfig", "SenderRegistry", "create_app", "jetstream_publisher", "run_gateway"]
+
+log = logging.getLogger("interlock.gateway")
+
+
+def jetstream_publisher(js: JetStreamContext, timeout: float = 5.0) -> Publish:
+    """A `Publish` that returns once JetStream acknowledged the message and translates every
+    client failure (no stream, no connection, timeout) into `PublishFailed`."""
+
+    async def publish(subject: str, data: bytes, headers: dict[str, str]) -> None:
+        try:
+            await js.publish(subject, data, headers=headers, timeout=timeout)
+        except (nats.errors.Error, TimeoutError) as exc:
+            raise PublishFailed(type(exc).__name__) from exc
+
+    return publish
+
+
+async def run_gateway(
+    nats_url: str,
+    *,
+    host: str,
+    port: int,
+    senders: Mapping[str, SenderConfig],
+    stop: asyncio.Event,
+) -> None:
+    """Serve HTTP on `host:port` until `stop` is set, then stop accepting, finish in-flight
+    requests and drain the NATS connection.
+
+    Expects the streams to exist (`interlock migrate`). Raises `ValueError` at start on a
+    malformed sender secret (naming the sender, never the secret) and `OSError` if the port
+    cannot be bound.
+    """
+    registry = SenderRegistry(senders)
+    if not registry:
+        log.warning("no gateway senders configured: every request will be refused (401)")
+    async with AsyncExitStack() as stack:
+        nc = await nats.connect(nats_url, name="interlock-gateway")
+        stack.push_async_callback(nc.drain)
+        app = create_app(
+            jetstream_publisher(nc.jetstream()), registry, connected=lambda: nc.is_connected
+        )
+        runner = web.AppRunner(app)
+        await runner.setup()
+        stack.push_async_callback(runner.cleanup)
+        await web.TCPSite(runner, host, port).start()
+        log.info("gateway listening on %s:%d for %d sender(s)", host, port, len(registry))
+        await stop.wait()

@@ -1,0 +1,202 @@
+"""The gateway's HTTP application: authenticated webhooks in, signal messages out.
+
+`POST /v1/workflows/{workflow_type}/{workflow_id}/signals` answers
+
+* 202 `{"event_id", "subject"}` once JetStream has durably stored the signal (a webhook
+  delivered again is the same `event_id` and `Nats-Msg-Id`: stored once);
+* 401/403/400/404/413 `{"error": <reason>, "detail"}` for a refusal, after recording it on
+  `wf.dlq.gateway` (see `refusal`);
+* 503 when the broker does not acknowledge: nothing is known to be stored, the sender should
+  deliver the same webhook again.
+
+`GET /healthz` answers 200 while the NATS connection is up, else 503. Each signal request
+is one SERVER span continuing the caller's `traceparent`; bodies are never put on spans.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from contracts import registry, subjects
+from contracts.envelope import MAX_MESSAGE_BYTES, Envelope, utcnow
+from otel import metrics
+from otel.messaging import publishing
+from otel.propagation import extract
+from services.gateway import signals
+from services.gateway.auth import HEADER_SENDER, SenderRegistry
+from services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, Refusal, clean
+
+log = logging.getLogger("interlock.gateway")
+tracer = trace.get_tracer("interlock.gateway")
+
+ROUTE = "/v1/workflows/{workflow_type}/{workflow_id}/signals"
+HEADER_CORRELATION = "interlock-correlation-id"
+HEADER_CAUSATION = "interlock-causation-id"
+
+Publish = Callable[[str, bytes, dict[str, str]], Awaitable[None]]
+"""`(subject, data, headers)`: returns once JetStream has stored the message; raises
+`PublishFailed` otherwise."""
+
+
+class PublishFailed(Exception):
+    """The broker did not acknowledge a message; it may or may not be stored."""
+
+
+@dataclass(frozen=True)
+class Gateway:
+    """The application's dependencies, injected so tests build it with real ones."""
+
+    publish: Publish
+    senders: SenderRegistry
+    connected: Callable[[], bool]
+    clock: Callable[[], datetime] = utcnow
+
+
+GATEWAY = web.AppKey("gateway", Gateway)
+
+
+def create_app(
+    publish: Publish,
+    senders: SenderRegistry,
+    *,
+    connected: Callable[[], bool],
+    clock: Callable[[], datetime] = utcnow,
+) -> web.Application:
+    """The gateway as an aiohttp application; it creates no connection of its own."""
+    app = web.Application(client_max_size=MAX_MESSAGE_BYTES)
+    app[GATEWAY] = Gateway(publish, senders, connected, clock)
+    app.router.add_post(ROUTE, _post_signal)
+    app.router.add_get("/healthz", _healthz)
+    return app
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    if request.app[GATEWAY].connected():
+        return web.json_response({"nats": "connected"})
+    return web.json_response({"nats": "disconnected"}, status=503)
+
+
+async def _post_signal(request: web.Request) -> web.Response:
+    with _server_span(request) as span:
+        response = await _signal(request.app[GATEWAY], request, span)
+        span.set_attribute("http.response.status_code", response.status)
+        if response.status >= 500:
+            span.set_status(Status(StatusCode.ERROR))
+            span.set_attribute("error.type", str(response.status))
+        return response
+
+
+async def _signal(gw: Gateway, request: web.Request, span: Span) -> web.Response:
+    workflow_type = request.match_info["workflow_type"]
+    workflow_id = request.match_info["workflow_id"]
+    headers = request.headers
+    body, authentic = b"", False
+    try:
+        body = await _read(request)
+        sender = gw.senders.authenticate(headers.get(HEADER_SENDER), body, headers)
+        authentic = True
+        signal = signals.parse(body)
+        span.set_attribute("interlock.event_type", signal.type)
+        gw.senders.authorize(sender, signal.actor.role)
+        signals.check(workflow_type, signal)
+        event = signals.envelope(
+            workflow_type,
+            workflow_id,
+            signal,
+            webhook_id=headers["webhook-id"],
+            occurred_at=gw.clock(),
+            correlation_id=headers.get(HEADER_CORRELATION),
+            causation_id=headers.get(HEADER_CAUSATION),
+        )
+    except Refusal as refusal:
+        span.set_attribute("interlock.dead_letter_reason", refusal.reason)
+        await _record(gw, request, refusal, body if authentic else b"")
+        return web.json_response(
+            {"error": refusal.reason, "detail": refusal.detail}, status=refusal.status
+        )
+    span.set_attribute("interlock.event_id", event.event_id)
+    return await _publish_signal(gw, event)
+
+
+async def _read(request: web.Request) -> bytes:
+    try:
+        return await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise Refusal(413, "oversized", f"body over {MAX_MESSAGE_BYTES} bytes") from None
+
+
+async def _publish_signal(gw: Gateway, event: Envelope) -> web.Response:
+    event_id, subject = event.event_id, subjects.signal(event.workflow_type)
+    try:
+        await _send(gw, subject, event.to_bytes(), {subjects.HEADER_MSG_ID: event_id}, event_id)
+    except PublishFailed as exc:
+        log.warning("signal %s not published (%s); the sender should retry", event_id, exc)
+        detail = "the broker did not acknowledge; deliver the same webhook again"
+        return web.json_response({"error": "broker_unavailable", "detail": detail}, status=503)
+    log.info("published %s %s for %s", event.type, event_id, event.workflow_id)
+    return web.json_response({"event_id": event_id, "subject": subject}, status=202)
+
+
+async def _send(
+    gw: Gateway, subject: str, data: bytes, headers: dict[str, str], message_id: str | None
+) -> None:
+    """Publish in a PRODUCER span, a child of the request's SERVER span."""
+    span = publishing(tracer, subject, headers, message_id=message_id)
+    with trace.use_span(span, end_on_exit=True):
+        await gw.publish(subject, data, headers)
+
+
+async def _record(gw: Gateway, request: web.Request, refusal: Refusal, body: bytes) -> None:
+    """Record a refusal on `wf.dlq.gateway`; a broker failure is logged, never raised (the
+    caller still gets its refusal)."""
+    workflow_type = request.match_info["workflow_type"]
+    known = workflow_type in registry.workflow_types()
+    record = Record(
+        refusal,
+        path=request.path,
+        sender=request.headers.get(HEADER_SENDER),
+        webhook_id=request.headers.get("webhook-id"),
+        signal_subject=subjects.signal(workflow_type) if known else None,
+    )
+    metrics.dead_letter(SOURCE, refusal.reason)
+    log.warning("refused %r: %s (%s)", request.path, refusal.reason, clean(refusal.detail))
+    try:
+        await _send(gw, DLQ_SUBJECT, body, record.headers(), None)
+    except PublishFailed as exc:
+        log.error("refusal %s of %r not recorded: %s", refusal.reason, request.path, exc)
+
+
+@contextmanager
+def _server_span(request: web.Request) -> Iterator[Span]:
+    """A SERVER span with HTTP semantic-convention attributes, continuing the caller's
+    W3C trace context; no header values beyond the user agent, no body."""
+    carrier = {name.lower(): value for name, value in request.headers.items()}
+    attributes: dict[str, Any] = {
+        "http.request.method": request.method,
+        "http.route": ROUTE,
+        "url.path": request.url.raw_path,
+        "url.scheme": request.scheme,
+        "server.address": request.url.host,
+        "server.port": request.url.port,
+        "client.address": request.remote,
+        "user_agent.original": request.headers.get("User-Agent"),
+        "network.protocol.version": f"{request.version.major}.{request.version.minor}",
+        "interlock.workflow_type": request.match_info["workflow_type"],
+        "interlock.workflow_id": request.match_info["workflow_id"],
+    }
+    with tracer.start_as_current_span(
+        f"POST {ROUTE}",
+        context=extract(carrier),
+        kind=SpanKind.SERVER,
+        attributes={k: v for k, v in attributes.items() if v is not None},
+    ) as span:
+        yield span

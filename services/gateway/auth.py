@@ -1,0 +1,89 @@
+"""Who may post to the gateway: configured senders, their Standard Webhooks secrets and the
+actor roles each may claim.
+
+A request names its sender in `interlock-sender` and is signed as the Standard Webhooks spec
+says (`webhook-id`, `webhook-timestamp` within five minutes, `webhook-signature` HMAC-SHA256
+over id, timestamp and body). Verification is the `standardwebhooks` package's; this module
+only chooses the secret and maps failures to refusals. Secrets stay in `SecretStr` until a
+`Webhook` verifier is built from them and appear in no message, log or exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from pydantic import SecretStr
+from standardwebhooks.webhooks import (
+    EmptyWebhookSecretError,
+    Webhook,
+    WebhookVerificationError,
+)
+
+from services.gateway.refusal import Refusal
+
+HEADER_SENDER = "interlock-sender"
+SIGNATURE_HEADERS = ("webhook-id", "webhook-timestamp", "webhook-signature")
+
+
+class SenderConfig(Protocol):
+    """A sender as configured (e.g. `INTERLOCK_GATEWAY_SENDERS`)."""
+
+    @property
+    def secret(self) -> SecretStr: ...
+
+    @property
+    def roles(self) -> Collection[str]: ...
+
+
+@dataclass(frozen=True)
+class _Sender:
+    verifier: Webhook
+    roles: frozenset[str]
+
+    def __repr__(self) -> str:
+        return f"_Sender(roles={sorted(self.roles)})"
+
+
+class SenderRegistry:
+    """The senders the gateway accepts; built once at start-up."""
+
+    def __init__(self, senders: Mapping[str, SenderConfig]) -> None:
+        """Raise `ValueError` naming the sender (never the secret) if a secret is not a
+        Standard Webhooks key (`whsec_` + base64 of at least one byte)."""
+        self._senders: dict[str, _Sender] = {}
+        for name, config in senders.items():
+            try:
+                verifier = Webhook(config.secret.get_secret_value())
+            except (ValueError, EmptyWebhookSecretError):
+                raise ValueError(f"gateway sender {name!r}: secret is not whsec_<base64>") from None
+            self._senders[name] = _Sender(verifier, frozenset(config.roles))
+
+    def __len__(self) -> int:
+        return len(self._senders)
+
+    def authenticate(self, sender: str | None, body: bytes, headers: Mapping[str, str]) -> str:
+        """The sender's name if `body` is signed with its secret, within the tolerance.
+
+        Raises `Refusal` 401: `unknown_sender` (header missing or not configured) or
+        `bad_signature` (headers missing or malformed, timestamp outside five minutes, or no
+        matching signature).
+        """
+        known = self._senders.get(sender or "")
+        if sender is None or known is None:
+            raise Refusal(401, "unknown_sender", f"no such sender; name it in {HEADER_SENDER}")
+        signed = {name: headers[name] for name in SIGNATURE_HEADERS if name in headers}
+        try:
+            known.verifier.verify(body, signed, json_parse=False)
+        except WebhookVerificationError as exc:
+            raise Refusal(401, "bad_signature", str(exc)) from None
+        except ValueError:
+            # A signature header that is not `v1,<base64>` or a body that is not UTF-8.
+            raise Refusal(401, "bad_signature", "malformed signature or body") from None
+        return sender
+
+    def authorize(self, sender: str, role: str) -> None:
+        """Raise `Refusal` 403 `forged_actor` unless `sender` may speak for `role`."""
+        if role not in self._senders[sender].roles:
+            raise Refusal(403, "forged_actor", f"sender {sender!r} may not act as role {role!r}")

@@ -1,0 +1,92 @@
+"""From an authenticated webhook body to the signal envelope the projector consumes.
+
+Pure: no I/O. The gateway checks only what a message must satisfy to be worth deciding on
+(the workflow type exists, the event is one of its signals, the payload fits the event's
+model); whether the signal is *allowed* now is the projector's guards' business.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from contracts import registry
+from contracts.envelope import Actor, Envelope, EventType, Identifier, summarise
+from services.gateway.refusal import Refusal
+
+EVENT_ID_PREFIX = "gw-"
+
+
+class SignalRequest(BaseModel):
+    """The body of `POST /v1/workflows/{workflow_type}/{workflow_id}/signals`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: EventType
+    actor: Actor
+    payload: dict[str, Any] = Field(default_factory=dict)
+    tenant_id: Identifier
+    expected_version: int | None = Field(default=None, ge=0)
+
+
+def parse(body: bytes) -> SignalRequest:
+    """Raise `Refusal` 400 `schema_mismatch` on a body that is not a `SignalRequest`."""
+    try:
+        return SignalRequest.model_validate_json(body)
+    except ValidationError as exc:
+        raise Refusal(400, "schema_mismatch", summarise(exc)) from None
+
+
+def check(workflow_type: str, request: SignalRequest) -> None:
+    """Accept a signal of the latest definition of `workflow_type` with a fitting payload.
+
+    Raises `Refusal`: 404 `unknown_workflow_type`, 400 `unknown_type` (no such event, or not
+    a signal: a stage result or timer firing cannot come from outside), 400 `schema_mismatch`.
+    """
+    try:
+        definition = registry.latest(workflow_type)
+    except registry.UnknownDefinition as exc:
+        raise Refusal(404, "unknown_workflow_type", str(exc)) from None
+    spec = definition.event(request.type)
+    if spec is None or spec.source != "signal":
+        signals = sorted(e.name for e in definition.events if e.source == "signal")
+        detail = f"{request.type} is not a {workflow_type} signal; signals: {signals}"
+        raise Refusal(400, "unknown_type", detail)
+    if spec.payload is not None:
+        try:
+            spec.payload.model_validate(request.payload)
+        except ValidationError as exc:
+            raise Refusal(400, "schema_mismatch", f"payload: {summarise(exc)}") from None
+
+
+def envelope(
+    workflow_type: str,
+    workflow_id: str,
+    request: SignalRequest,
+    *,
+    webhook_id: str,
+    occurred_at: datetime,
+    correlation_id: str | None = None,
+    causation_id: str | None = None,
+) -> Envelope:
+    """The signal as an envelope whose `event_id` is derived from the webhook id, so a
+    webhook its sender retries is the same event. Raises `Refusal` 400 `schema_mismatch`
+    when an identifier is too long for the envelope."""
+    try:
+        return Envelope(
+            event_id=f"{EVENT_ID_PREFIX}{webhook_id}",
+            type=request.type,
+            workflow_type=workflow_type,
+            workflow_id=workflow_id,
+            tenant_id=request.tenant_id,
+            actor=request.actor,
+            causation_id=causation_id,
+            correlation_id=correlation_id,
+            occurred_at=occurred_at,
+            expected_version=request.expected_version,
+            payload=request.payload,
+        )
+    except ValidationError as exc:
+        raise Refusal(400, "schema_mismatch", summarise(exc)) from None
