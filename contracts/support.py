@@ -12,14 +12,11 @@ from contracts import payloads as p
 from contracts import rules
 from contracts import support_payloads as sp
 from contracts.definition import (
-    REVIEW_TARGET,
     Announcement,
     Branch,
     DataUpdate,
     EventSpec,
     Gate,
-    Guard,
-    Limit,
     Parallel,
     RetryPolicy,
     Stage,
@@ -27,9 +24,10 @@ from contracts.definition import (
     Transition,
     WorkflowDefinition,
 )
+from contracts.payloads import Payload
+from contracts.support_table import REVIEW, core_rows
 
 T = Transition
-REVIEW = "MANUAL_REVIEW"
 PRE_EFFECT = (
     "CLASSIFYING",
     "RETRIEVING_POLICY",
@@ -38,69 +36,40 @@ PRE_EFFECT = (
     "VALIDATING_POLICY",
 )
 TERMINAL = frozenset({"COMPLETED", "REJECTED", "CANCELLED", "FAILED", "FAILED_COMPENSATED"})
-OPERATOR = Guard(name="actor_role_in", params={"param": "operator_roles"})
-REVIEWER = Guard(name="reviewer_current")
 
+RESULTS: dict[str, type[Payload]] = {
+    "CLASSIFICATION_SUCCEEDED": sp.Classification,
+    "POLICY_RETRIEVED": sp.PolicyEvidence,
+    "ACCOUNT_INSPECTED": sp.AccountEvidence,
+    "RECOMMENDATION_GENERATED": sp.Recommendation,
+    "POLICY_VALID": sp.ValidationReport,
+    "POLICY_INVALID": sp.ValidationReport,
+    "POLICY_UNCLEAR": sp.ValidationReport,
+    "MODEL_OUTPUT_INVALID": p.ModelOutputInvalid,
+    "ACTION_EXECUTED": sp.ActionReceipt,
+    "POST_ACTION_INVARIANT_FAILED": sp.InvariantFailure,
+    "CUSTOMER_NOTIFIED": sp.NotificationReceipt,
+    "COMPENSATION_SUCCEEDED": sp.CompensationReceipt,
+    "COMPENSATION_FAILED": p.ErrorReport,
+    "RETRYABLE_ERROR": p.ErrorReport,
+    "PERMANENT_ERROR": p.ErrorReport,
+    "ESCALATE": p.Escalation,
+}
+SIGNALS: dict[str, type[Payload]] = {
+    "APPROVED": sp.Approval,
+    "REJECTED_BY_REVIEWER": sp.ReviewerRejection,
+    "CHANGES_REQUESTED": sp.ChangeRequest,
+    "CANCEL_REQUESTED": sp.Cancellation,
+    "RETRY_REQUESTED": p.Empty,
+    "COMPENSATE": p.Empty,
+    "RESOLVED": p.Empty,
+}
+TIMERS = ("RETRY_DUE", "APPROVAL_EXPIRED", "DEADLINE_EXCEEDED")
 EVENTS = (
     EventSpec(name="START", source="request", payload=sp.SupportRequest),
-    EventSpec(
-        name="CLASSIFICATION_SUCCEEDED",
-        source="result",
-        answers_job=True,
-        payload=sp.Classification,
-    ),
-    EventSpec(
-        name="POLICY_RETRIEVED", source="result", answers_job=True, payload=sp.PolicyEvidence
-    ),
-    EventSpec(
-        name="ACCOUNT_INSPECTED", source="result", answers_job=True, payload=sp.AccountEvidence
-    ),
-    EventSpec(
-        name="RECOMMENDATION_GENERATED",
-        source="result",
-        answers_job=True,
-        payload=sp.Recommendation,
-    ),
-    EventSpec(name="POLICY_VALID", source="result", answers_job=True, payload=sp.ValidationReport),
-    EventSpec(
-        name="POLICY_INVALID", source="result", answers_job=True, payload=sp.ValidationReport
-    ),
-    EventSpec(
-        name="POLICY_UNCLEAR", source="result", answers_job=True, payload=sp.ValidationReport
-    ),
-    EventSpec(
-        name="MODEL_OUTPUT_INVALID", source="result", answers_job=True, payload=p.ModelOutputInvalid
-    ),
-    EventSpec(name="ACTION_EXECUTED", source="result", answers_job=True, payload=sp.ActionReceipt),
-    EventSpec(
-        name="POST_ACTION_INVARIANT_FAILED",
-        source="result",
-        answers_job=True,
-        payload=sp.InvariantFailure,
-    ),
-    EventSpec(
-        name="CUSTOMER_NOTIFIED", source="result", answers_job=True, payload=sp.NotificationReceipt
-    ),
-    EventSpec(
-        name="COMPENSATION_SUCCEEDED",
-        source="result",
-        answers_job=True,
-        payload=sp.CompensationReceipt,
-    ),
-    EventSpec(name="COMPENSATION_FAILED", source="result", answers_job=True, payload=p.ErrorReport),
-    EventSpec(name="RETRYABLE_ERROR", source="result", answers_job=True, payload=p.ErrorReport),
-    EventSpec(name="PERMANENT_ERROR", source="result", answers_job=True, payload=p.ErrorReport),
-    EventSpec(name="ESCALATE", source="result", answers_job=True, payload=p.Escalation),
-    EventSpec(name="APPROVED", source="signal", payload=sp.Approval),
-    EventSpec(name="REJECTED_BY_REVIEWER", source="signal", payload=sp.ReviewerRejection),
-    EventSpec(name="CHANGES_REQUESTED", source="signal", payload=sp.ChangeRequest),
-    EventSpec(name="CANCEL_REQUESTED", source="signal", payload=sp.Cancellation),
-    EventSpec(name="RETRY_REQUESTED", source="signal", payload=p.Empty),
-    EventSpec(name="COMPENSATE", source="signal", payload=p.Empty),
-    EventSpec(name="RESOLVED", source="signal", payload=p.Empty),
-    EventSpec(name="RETRY_DUE", source="timer", payload=p.TimerFired),
-    EventSpec(name="APPROVAL_EXPIRED", source="timer", payload=p.TimerFired),
-    EventSpec(name="DEADLINE_EXCEEDED", source="timer", payload=p.TimerFired),
+    *(EventSpec(name=n, source="result", answers_job=True, payload=m) for n, m in RESULTS.items()),
+    *(EventSpec(name=n, source="signal", payload=m) for n, m in SIGNALS.items()),
+    *(EventSpec(name=n, source="timer", payload=p.TimerFired) for n in TIMERS),
 )
 
 RETRY = {
@@ -199,152 +168,6 @@ PARAMETERS = {
 }
 
 
-def _core_rows(evidence_entry: str, evidence_rows: list[Transition]) -> list[Transition]:
-    return [
-        T(source="REQUEST_RECEIVED", event="START", target="CLASSIFYING"),
-        T(
-            source="CLASSIFYING",
-            event="CLASSIFICATION_SUCCEEDED",
-            target=evidence_entry,
-            guards=(
-                Guard(
-                    name="confidence_at_least", params={"param": "min_classification_confidence"}
-                ),
-            ),
-        ),
-        T(
-            source="CLASSIFYING",
-            event="CLASSIFICATION_SUCCEEDED",
-            target=REVIEW,
-            reason="low_classification_confidence",
-        ),
-        *evidence_rows,
-        T(
-            source="GENERATING_RECOMMENDATION",
-            event="RECOMMENDATION_GENERATED",
-            target="VALIDATING_POLICY",
-        ),
-        *(
-            row
-            for state, counter in (
-                ("CLASSIFYING", "classify_repairs"),
-                ("GENERATING_RECOMMENDATION", "recommend_repairs"),
-            )
-            for row in (
-                T(
-                    source=state,
-                    event="MODEL_OUTPUT_INVALID",
-                    target=state,
-                    limit=Limit(counter=counter, max=1),
-                    reissue=True,
-                    action="request_repair",
-                ),
-                T(
-                    source=state,
-                    event="MODEL_OUTPUT_INVALID",
-                    target=REVIEW,
-                    reason="model_output_invalid",
-                ),
-            )
-        ),
-        T(
-            source="VALIDATING_POLICY",
-            event="POLICY_VALID",
-            target="AWAITING_APPROVAL",
-            guards=(Guard(name="validation_current"),),
-        ),
-        T(source="VALIDATING_POLICY", event="POLICY_INVALID", target="REJECTED"),
-        T(
-            source="VALIDATING_POLICY",
-            event="POLICY_UNCLEAR",
-            target=REVIEW,
-            reason="policy_unclear",
-        ),
-        T(
-            source="AWAITING_APPROVAL",
-            event="APPROVED",
-            target="EXECUTING_ACTION",
-            guards=(Guard(name="approval_valid"),),
-        ),
-        T(
-            source="AWAITING_APPROVAL",
-            event="REJECTED_BY_REVIEWER",
-            target="REJECTED",
-            guards=(REVIEWER,),
-        ),
-        T(
-            source="AWAITING_APPROVAL",
-            event="CHANGES_REQUESTED",
-            target="GENERATING_RECOMMENDATION",
-            guards=(REVIEWER,),
-            limit=Limit(counter="revisions", max=2),
-        ),
-        T(
-            source="AWAITING_APPROVAL",
-            event="CHANGES_REQUESTED",
-            target=REVIEW,
-            guards=(REVIEWER,),
-            reason="revision_limit_reached",
-        ),
-        T(
-            source="AWAITING_APPROVAL",
-            event="APPROVAL_EXPIRED",
-            target=REVIEW,
-            reason="approval_expired",
-        ),
-        T(
-            source="EXECUTING_ACTION",
-            event="ACTION_EXECUTED",
-            target="COMPENSATING",
-            guards=(Guard(name="cancel_requested"),),
-            reason="cancelled_after_effect",
-        ),
-        T(source="EXECUTING_ACTION", event="ACTION_EXECUTED", target="NOTIFYING_CUSTOMER"),
-        T(source="EXECUTING_ACTION", event="POST_ACTION_INVARIANT_FAILED", target="COMPENSATING"),
-        T(
-            source="EXECUTING_ACTION",
-            event="PERMANENT_ERROR",
-            target="CANCELLED",
-            guards=(Guard(name="cancel_requested"),),
-        ),
-        T(source="EXECUTING_ACTION", event="PERMANENT_ERROR", target="FAILED"),
-        T(source="NOTIFYING_CUSTOMER", event="CUSTOMER_NOTIFIED", target="COMPLETED"),
-        T(
-            source="NOTIFYING_CUSTOMER",
-            event="PERMANENT_ERROR",
-            target=REVIEW,
-            reason="notification_failed",
-        ),
-        T(source="COMPENSATING", event="COMPENSATION_SUCCEEDED", target="FAILED_COMPENSATED"),
-        T(
-            source="COMPENSATING",
-            event="COMPENSATION_FAILED",
-            target=REVIEW,
-            reason="compensation_failed",
-        ),
-        T(
-            source=REVIEW,
-            event="RETRY_REQUESTED",
-            target=REVIEW_TARGET,
-            guards=(OPERATOR, Guard(name="has_review_target")),
-            action="resume_review",
-        ),
-        T(source=REVIEW, event="REJECTED_BY_REVIEWER", target="REJECTED", guards=(OPERATOR,)),
-        T(
-            source=REVIEW,
-            event="COMPENSATE",
-            target="COMPENSATING",
-            guards=(OPERATOR, Guard(name="has_data", params={"key": "action"})),
-        ),
-        T(
-            source=REVIEW,
-            event="RESOLVED",
-            target="COMPLETED",
-            guards=(OPERATOR, Guard(name="has_data", params={"key": "action"})),
-        ),
-    ]
-
-
 def _definition(version: int, parallel_evidence: bool) -> WorkflowDefinition:
     work = list(PRE_EFFECT)
     retry = dict(RETRY)
@@ -391,7 +214,7 @@ def _definition(version: int, parallel_evidence: bool) -> WorkflowDefinition:
     after_approval = ("EXECUTING_ACTION", "NOTIFYING_CUSTOMER", "COMPENSATING")
     cancellable = ["REQUEST_RECEIVED", *work, "AWAITING_APPROVAL", "RETRY_WAIT", REVIEW]
     transitions = [
-        *_core_rows(entry, evidence_rows),
+        *core_rows(entry, evidence_rows),
         *rules.retries(retry, wait_state="RETRY_WAIT", exhausted_target=REVIEW),
         *rules.cancellation(cancellable, deferred=["EXECUTING_ACTION"], target="CANCELLED"),
         *rules.edges(serial_work, rules.PERMANENT_ERROR, "FAILED", reason="permanent_error"),
