@@ -64,12 +64,14 @@ def with_stack(work: Callable[[Settings, str, str], Coroutine[Any, Any, T]]) -> 
 def up(
     only: Annotated[list[str] | None, typer.Option(help="Run only these components.")] = None,
 ) -> None:
-    """Run projector, relay, timers, simulator and every stage service until Ctrl-C."""
-    from interlock.runtime import supervised
+    """Run projector, relay, timers, simulator, approval gateway and every stage service
+    until Ctrl-C."""
+    from interlock.runtime import default_components, supervised
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
         stop = _stop_on_signals()
-        async with supervised(s, nats_url, database_url, only) as supervisor:
+        names = only or [*default_components(), "gateway"]
+        async with supervised(s, nats_url, database_url, names) as supervisor:
             console.console.print(f"NATS {nats_url}\nPostgreSQL {database_url}")
             for child in supervisor.status():
                 console.console.print(f"  {child['name']:<32} pid {child['pid']}")

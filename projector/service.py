@@ -83,7 +83,7 @@ class Projector:
             raise MalformedMessage("schema_mismatch", "workflow_id: required unless START")
         for _ in range(self._max_conflicts):
             stored = await self._store.load(event.workflow_id, event.event_id)
-            if stored is None or stored.workflow.workflow_type != event.workflow_type:
+            if stored is None or not _addressed_to(stored.workflow, event):
                 raise MalformedMessage(
                     "unknown_workflow", f"no {event.workflow_type} workflow {event.workflow_id}"
                 )
@@ -167,6 +167,12 @@ class Projector:
     def _context(self, definition: WorkflowDefinition) -> Context:
         overrides = self._parameters.get(definition.workflow_type, {})
         return Context(now=self._clock(), random=self._rand, parameters=overrides)
+
+
+def _addressed_to(wf: Workflow, event: Envelope) -> bool:
+    """An event reaches a workflow only under its own type and tenant: another tenant's
+    signal is treated as addressing no workflow at all (its existence is not revealed)."""
+    return wf.workflow_type == event.workflow_type and wf.tenant_id == event.tenant_id
 
 
 def validated(definition: WorkflowDefinition, event: Envelope) -> Envelope:

@@ -112,6 +112,7 @@ async def _signal(gw: Gateway, request: web.Request, span: Span) -> web.Response
             workflow_type,
             workflow_id,
             signal,
+            sender=sender,
             webhook_id=headers["webhook-id"],
             occurred_at=gw.clock(),
             correlation_id=headers.get(HEADER_CORRELATION),

@@ -24,6 +24,9 @@ class SignalRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    workflow_id: Identifier
+    """Repeats the path's workflow id inside the signed body, so a captured request cannot
+    be replayed against another workflow (the signature does not cover the path)."""
     type: EventType
     actor: Actor
     payload: dict[str, Any] = Field(default_factory=dict)
@@ -66,17 +69,21 @@ def envelope(
     workflow_id: str,
     request: SignalRequest,
     *,
+    sender: str,
     webhook_id: str,
     occurred_at: datetime,
     correlation_id: str | None = None,
     causation_id: str | None = None,
 ) -> Envelope:
-    """The signal as an envelope whose `event_id` is derived from the webhook id, so a
-    webhook its sender retries is the same event. Raises `Refusal` 400 `schema_mismatch`
-    when an identifier is too long for the envelope."""
+    """The signal as an envelope whose `event_id` is derived from the sender and webhook id,
+    so a webhook its sender retries is the same event. Raises `Refusal` 400
+    `schema_mismatch` when the body names another workflow than the path, or an identifier
+    is too long for the envelope."""
+    if request.workflow_id != workflow_id:
+        raise Refusal(400, "schema_mismatch", "the signed body names another workflow_id")
     try:
         return Envelope(
-            event_id=f"{EVENT_ID_PREFIX}{webhook_id}",
+            event_id=f"{EVENT_ID_PREFIX}{sender}-{webhook_id}",
             type=request.type,
             workflow_type=workflow_type,
             workflow_id=workflow_id,

@@ -45,6 +45,7 @@ SENDERS = {
 }
 PATH = "/v1/workflows/support/wf-1/signals"
 APPROVAL: dict[str, Any] = {
+    "workflow_id": "wf-1",
     "type": "APPROVED",
     "actor": {"id": "alice", "role": "support_approver"},
     "payload": {"recommendation_version": 1, "amount": "20.00"},
@@ -119,7 +120,7 @@ async def test_a_valid_approval_is_published_as_a_signal_envelope(
     headers |= {"interlock-correlation-id": "ticket-1042", "interlock-causation-id": "task-9"}
     response = await client.post(PATH, data=data, headers=headers)
 
-    event_id = f"gw-{headers['webhook-id']}"
+    event_id = f"gw-tickets-{headers['webhook-id']}"
     assert response.status == 202
     assert await response.json() == {"event_id": event_id, "subject": "wf.in.signal.support"}
     raw = await nc.jetstream().get_last_msg(subjects.STREAM_IN, subjects.signal("support"))
@@ -345,12 +346,22 @@ async def test_an_approval_through_the_gateway_moves_the_workflow_and_a_forged_o
             workflow_id = await start(h)
             await to_awaiting_approval(h, workflow_id)
             path = f"/v1/workflows/support/{workflow_id}/signals"
-            supervisor = {**APPROVAL, "actor": {"id": "mallory", "role": "support_supervisor"}}
+            approval = {**APPROVAL, "workflow_id": workflow_id}
+            supervisor = {**approval, "actor": {"id": "mallory", "role": "support_supervisor"}}
             forged, _, forged_headers = await post(test_client, supervisor, path)
-            accepted, answer, _ = await post(test_client, APPROVAL, path)
+            accepted, answer, _ = await post(test_client, approval, path)
 
         assert (forged, accepted) == (403, 202)
         await h.at_state(workflow_id, "EXECUTING_ACTION")
         assert (await h.decided(workflow_id, answer["event_id"]))["accepted"]
         audited = {row["event_id"] for row in (await h.view(workflow_id))["audit"]}
-        assert f"gw-{forged_headers['webhook-id']}" not in audited
+        assert f"gw-tickets-{forged_headers['webhook-id']}" not in audited
+
+
+async def test_a_signed_body_cannot_be_replayed_against_another_workflow(
+    client: Client_, nc: Client
+) -> None:
+    status, answer, _ = await post(client, APPROVAL, "/v1/workflows/support/wf-other/signals")
+
+    assert (status, answer["error"]) == (400, "schema_mismatch")
+    assert await count(nc, subjects.STREAM_IN, subjects.signal("support")) == 0

@@ -244,3 +244,17 @@ async def test_two_tenants_may_reuse_an_event_id(h: Harness) -> None:
         await h.publish(event)
         await h.at_state(workflow_id_for("support", tenant, "evt-001"), "CLASSIFYING")
     assert await h.scalar("SELECT count(*) FROM workflows") == 2
+
+
+async def test_another_tenants_signal_addresses_no_workflow(h: Harness) -> None:
+    await h.publish(envelope("START", workflow_id="ticket-t", event_id="req-t"))
+    await h.at_state("ticket-t", "CLASSIFYING")
+    intruder = envelope(
+        "CANCEL_REQUESTED", workflow_id="ticket-t", role="operator", event_id="intruder"
+    ).model_copy(update={"tenant_id": "globex"})
+
+    await h.publish(intruder)
+    (letter,) = await _dead_letters(h, 1)
+
+    assert letter.headers[subjects.HEADER_DLQ_REASON] == "unknown_workflow"
+    assert (await h.view("ticket-t"))["state"] == "CLASSIFYING"
