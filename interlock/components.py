@@ -21,8 +21,7 @@ from interlock.settings import Settings
 from projector.consumer import run as consume_inbound
 from projector.engine import ACTIONS, GUARDS
 from projector.service import Projector
-from projector.store.engine import create_engine
-from projector.store.repository import WorkflowStore
+from projector.store.repository import open_store
 
 log = logging.getLogger("interlock")
 
@@ -53,15 +52,15 @@ def broker(rt: Runtime, name: str) -> NatsBroker:
 
 async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     check_definitions()
-    engine = create_engine(rt.database_url, pool_size=rt.settings.projector_workers)
+    store = await open_store(rt.database_url, size=rt.settings.projector_workers)
     nats_broker = broker(rt, "projector")
-    projector = Projector(WorkflowStore(engine), parameters=rt.settings.parameters)
+    projector = Projector(store, parameters=rt.settings.parameters)
     try:
         await nats_broker.start()
         await consume_inbound(nats_broker, projector, stop, workers=rt.settings.projector_workers)
     finally:
         await nats_broker.stop()
-        await engine.dispose()
+        await store.close()
 
 
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:

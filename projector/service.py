@@ -24,6 +24,7 @@ from contracts.envelope import Envelope, MalformedMessage, summarise, utcnow
 from contracts.errors import TransientError
 from contracts.ids import fingerprint, workflow_id_for
 from otel import metrics
+from projector.checkpoints import CheckpointCache
 from projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from projector.store.repository import ConcurrencyConflict, DuplicateEvent, WorkflowStore
 from projector.store.types import NO_TRACE, Stored, TraceInfo
@@ -70,6 +71,7 @@ class Projector:
         self._rand = rand
         self._parameters = parameters or {}
         self._max_conflicts = max_conflicts
+        self._checkpoints = CheckpointCache()
 
     async def handle(self, event: Envelope, trace: TraceInfo = NO_TRACE) -> Outcome:
         definition = _latest(event.workflow_type)
@@ -82,7 +84,7 @@ class Projector:
         if event.workflow_id is None:
             raise MalformedMessage("schema_mismatch", "workflow_id: required unless START")
         for _ in range(self._max_conflicts):
-            stored = await self._store.load(event.workflow_id, event.event_id)
+            stored, fresh = await self._checkpoint(event.workflow_id, event.event_id)
             if stored is None or not _addressed_to(stored.workflow, event):
                 raise MalformedMessage(
                     "unknown_workflow", f"no {event.workflow_type} workflow {event.workflow_id}"
@@ -91,17 +93,24 @@ class Projector:
             definition = registry.get(wf.workflow_type, wf.definition_version)
             checked = validated(definition, event)
             decision = resolve(definition, wf, checked, self._context(definition))
+            if isinstance(decision, Rejected) and not fresh:
+                self._checkpoints.forget(wf.workflow_id)  # refuse only on fresh state
+                continue
             try:
                 if isinstance(decision, Rejected):
                     return await self._reject(wf, checked, decision, trace)
                 with tracer.start_as_current_span("projector commit"):
                     await self._store.commit(decision, checked, trace)
-                _measure(definition, decision, checked, stored, self._clock())
-                return _accepted(decision, checked)
             except ConcurrencyConflict:
+                self._checkpoints.forget(wf.workflow_id)
                 await asyncio.sleep(self._rand() * 0.005)  # de-synchronise racing writers
+                continue
             except DuplicateEvent:
+                self._checkpoints.forget(wf.workflow_id)
                 return _outcome(wf, checked, Rejected("duplicate", "processed concurrently"))
+            self._remember(decision, stored.fingerprint, trace)
+            _measure(definition, decision, checked, stored, self._clock())
+            return _accepted(decision, checked)
         raise TransientError(f"{event.workflow_id}: lost {self._max_conflicts} races in a row")
 
     async def _start(
@@ -141,6 +150,7 @@ class Projector:
             with tracer.start_as_current_span("projector commit"):
                 created = await self._store.create(decision, checked, request_fp, trace)
             if created:
+                self._remember(decision, request_fp, trace)
                 metrics.transition(definition.workflow_type, checked.type, True, None)
                 return _accepted(decision, checked)
         raise TransientError(f"{workflow_id}: creation kept racing")
@@ -159,10 +169,21 @@ class Projector:
             raise NotDueYet(rejection.retry_at)
         return _outcome(wf, event, rejection)
 
+    async def _checkpoint(self, workflow_id: str, event_id: str) -> tuple[Stored | None, bool]:
+        """(checkpoint, freshly loaded?): the cached one if any, else from the store."""
+        cached = self._checkpoints.get(workflow_id)
+        if cached is not None:
+            return cached, False
+        return await self._store.load(workflow_id, event_id), True
+
+    def _remember(self, decision: Accepted, request_fp: str, trace: TraceInfo) -> None:
+        self._checkpoints.put(
+            Stored(decision.workflow, request_fp, self._clock(), dict(trace.headers))
+        )
+
     async def trace_headers(self, workflow_id: str) -> dict[str, str]:
         """The trace context of the workflow's latest transition (for linking)."""
-        stored = await self._store.load(workflow_id)
-        return stored.trace_headers if stored else {}
+        return await self._store.trace_headers(workflow_id)
 
     def _context(self, definition: WorkflowDefinition) -> Context:
         overrides = self._parameters.get(definition.workflow_type, {})

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]  # no stubs; typed at this module's edge
+import asyncpg
 
 from relay.errors import LeadershipLost, SchemaMissing, StoreUnavailable
 

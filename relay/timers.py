@@ -24,7 +24,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
-import asyncpg  # type: ignore[import-untyped]  # no stubs; typed at this module's edge
+import asyncpg
 import nats.errors
 from nats.js import JetStreamContext
 

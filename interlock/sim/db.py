@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]  # no stubs; typed at this package's edge
+import asyncpg
 
 from contracts.urls import asyncpg_dsn
 

@@ -1,28 +1,30 @@
 """The workflow store: loads checkpoints and commits decisions atomically.
 
-An accepted decision is one transaction: the compare-and-set update of the workflow row, the
-processed-event row, the audit row, the outbox rows and the timer rows. A rejection commits
-its audit row (and processed-event row) only. Driver errors are translated into
-`ConcurrencyConflict`, `DuplicateEvent` and `StoreUnavailable`.
+An accepted decision is one statement (see `projector.store.sql`): the compare-and-set update
+of the workflow row, the processed-event row, the audit row, the outbox rows and the timer
+rows. A rejection writes its audit row (and processed-event row) only. Driver errors become
+`ConcurrencyConflict`, `DuplicateEvent` and `StoreUnavailable`; callers never see asyncpg's.
+
+The store runs on an asyncpg pool rather than through SQLAlchemy's execution layer: this is
+the projector's hot path (measured: the ORM-free Core path still cost ~2 ms of Python per
+decision across eight round trips; this is two round trips and a fraction of the CPU).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
-from sqlalchemy import insert, select, true, update
-from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+import asyncpg
 
 from contracts.envelope import Envelope
 from contracts.errors import ErrorCode, InterlockError, TransientError
+from contracts.urls import asyncpg_dsn
 from projector.engine.model import Accepted, Execution, Rejected, Workflow
-from projector.store import rows
-from projector.store.schema import audit, outbox, processed_events, timers, workflows
+from projector.store import rows, sql
 from projector.store.types import Stored, TraceInfo
-
-UNIQUE_VIOLATION = "23505"
 
 
 class ConcurrencyConflict(TransientError):
@@ -32,7 +34,7 @@ class ConcurrencyConflict(TransientError):
 
 
 class DuplicateEvent(InterlockError):
-    """The event id was already processed by a concurrent writer."""
+    """The event id was already processed for this workflow by a concurrent writer."""
 
     code = ErrorCode.DUPLICATE_EVENT
 
@@ -41,124 +43,90 @@ class StoreUnavailable(TransientError):
     code = ErrorCode.STORE_UNAVAILABLE
 
 
+async def _codecs(conn: asyncpg.Connection) -> None:
+    for name in ("json", "jsonb"):
+        await conn.set_type_codec(name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+async def open_store(database_url: str, *, size: int = 10) -> WorkflowStore:
+    """A store on a new pool for the plain postgresql:// URL; `close()` it when done."""
+    try:
+        pool = await asyncpg.create_pool(
+            asyncpg_dsn(database_url), min_size=1, max_size=size, init=_codecs
+        )
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise StoreUnavailable(f"cannot reach the database: {type(exc).__name__}") from exc
+    return WorkflowStore(pool)
+
+
 class WorkflowStore:
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def close(self) -> None:
+        await self._pool.close()
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[AsyncConnection]:
+    async def _connection(self) -> AsyncIterator[asyncpg.Connection]:
         try:
-            async with self._engine.begin() as conn:
+            async with self._pool.acquire() as conn:
                 yield conn
-        except IntegrityError as exc:
-            if getattr(exc.orig, "sqlstate", None) == UNIQUE_VIOLATION:
-                raise DuplicateEvent("event already processed") from exc
-            raise
-        except DBAPIError as exc:
-            if exc.connection_invalidated:
-                raise StoreUnavailable("lost the database connection") from exc
-            raise
-        except OSError as exc:
-            raise StoreUnavailable(f"database unreachable: {exc}") from exc
+        except asyncpg.UniqueViolationError as exc:
+            raise DuplicateEvent("event already processed") from exc
+        except (OSError, asyncpg.InterfaceError, asyncpg.ConnectionDoesNotExistError) as exc:
+            raise StoreUnavailable(f"lost the database: {type(exc).__name__}") from exc
+
+    async def _run(self, statement: sql.Statement, values: dict[str, Any]) -> Any:
+        async with self._connection() as conn:
+            return await conn.fetchval(statement.sql, *statement.args(values))
 
     async def load(self, workflow_id: str, event_id: str | None = None) -> Stored | None:
         """The current checkpoint, with `seen_event_ids` = {event_id} if already processed."""
-        seen = (
-            select(true())
-            .where(
-                processed_events.c.workflow_id == workflow_id,
-                processed_events.c.event_id == event_id,
-            )
-            .scalar_subquery()
-            if event_id
-            else None
-        )
-        query = select(workflows, *([seen.label("seen")] if seen is not None else []))
-        async with self._transaction() as conn:
-            row = (await conn.execute(query.where(workflows.c.id == workflow_id))).first()
+        values = {"workflow_id": workflow_id, "event_id": event_id or ""}
+        async with self._connection() as conn:
+            row = await conn.fetchrow(sql.LOAD.sql, *sql.LOAD.args(values))
         if row is None:
             return None
-        m = row._mapping
         return Stored(
             workflow=Workflow(
-                workflow_id=m["id"],
-                workflow_type=m["workflow_type"],
-                tenant_id=m["tenant_id"],
-                state=m["state"],
-                version=m["version"],
-                definition_version=m["definition_version"],
-                data=m["data"],
-                execution=Execution.model_validate(m["execution"]),
-                correlation_id=m["correlation_id"],
-                seen_event_ids=frozenset({event_id}) if event_id and m.get("seen") else frozenset(),
+                workflow_id=row["id"],
+                workflow_type=row["workflow_type"],
+                tenant_id=row["tenant_id"],
+                state=row["state"],
+                version=row["version"],
+                definition_version=row["definition_version"],
+                data=row["data"],
+                execution=Execution.model_validate(row["execution"]),
+                correlation_id=row["correlation_id"],
+                seen_event_ids=frozenset({event_id}) if event_id and row["seen"] else frozenset(),
             ),
-            fingerprint=m["fingerprint"],
-            updated_at=m["updated_at"],
-            trace_headers=m["trace_headers"],
+            fingerprint=row["fingerprint"],
+            updated_at=row["updated_at"],
+            trace_headers=row["trace_headers"],
         )
+
+    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
+        """The trace context of the workflow's latest transition ({} if none)."""
+        found = await self._run(sql.TRACE_HEADERS, {"workflow_id": workflow_id})
+        return dict(found or {})
 
     async def create(
         self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
     ) -> bool:
         """Insert a new workflow and its first transition; False if the id already exists."""
-        wf = decision.workflow
-        async with self._transaction() as conn:
-            result = await conn.execute(rows.insert_workflow(wf, fingerprint, trace))
-            if result.rowcount == 0:
-                return False  # nothing else was written; the transaction commits empty
-            await self._record(conn, decision, event, trace)
-        return True
+        created = await self._run(sql.CREATE, rows.accepted(decision, event, trace, fingerprint))
+        return bool(created)
 
     async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
         """Apply an accepted decision; `ConcurrencyConflict` if the version moved meanwhile."""
-        wf = decision.workflow
-        async with self._transaction() as conn:
-            result = await conn.execute(
-                update(workflows)
-                .where(workflows.c.id == wf.workflow_id, workflows.c.version == wf.version - 1)
-                .values(rows.workflow_changes(wf, trace))
-            )
-            if result.rowcount != 1:
-                # Zero rows: another transition committed version `wf.version` first. The
-                # caller reloads and decides again; we never overwrite.
-                raise ConcurrencyConflict(f"{wf.workflow_id} moved past v{wf.version - 1}")
-            await self._record(conn, decision, event, trace)
+        if not await self._run(sql.COMMIT, rows.accepted(decision, event, trace)):
+            # Zero rows: another transition committed this version first. The caller
+            # reloads and decides again; we never overwrite.
+            wf = decision.workflow
+            raise ConcurrencyConflict(f"{wf.workflow_id} moved past v{wf.version - 1}")
 
     async def reject(
         self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
     ) -> None:
-        """Record a rejected event: audit (and processed-event) rows, no state change.
-
-        Replays and premature events get no processed-event row: a replay is not a new
-        event, and a premature one must be decided again when its time comes.
-        """
-        final = rejection.retry_at is None
-        async with self._transaction() as conn:
-            if final and rejection.reason not in ("idempotent_replay", "idempotency_conflict"):
-                await conn.execute(
-                    insert(processed_events).values(
-                        rows.processed_row(event, workflow.workflow_id, accepted=False)
-                    )
-                )
-            audit_row = rows.rejection_audit(workflow, event, rejection, trace)
-            await conn.execute(insert(audit).values(audit_row))
-
-    async def _record(
-        self, conn: AsyncConnection, decision: Accepted, event: Envelope, trace: TraceInfo
-    ) -> None:
-        wf = decision.workflow
-        await conn.execute(
-            insert(processed_events).values(rows.processed_row(event, wf.workflow_id, True))
-        )
-        await conn.execute(insert(audit).values(rows.accepted_audit(decision, event, trace)))
-        outbox_rows = rows.outbox_rows(decision, trace)
-        if outbox_rows:
-            await conn.execute(insert(outbox), outbox_rows)
-        if decision.timers_armed:
-            await conn.execute(insert(timers), rows.timer_rows(decision, trace))
-        if decision.timers_cancelled:
-            await conn.execute(
-                update(timers)
-                .where(timers.c.id.in_(decision.timers_cancelled), timers.c.status == "armed")
-                .values(status="cancelled")
-            )
+        """Record a rejected event: audit (and processed-event) rows, no state change."""
+        await self._run(sql.REJECT, rows.rejected(workflow, event, rejection, trace))

@@ -18,7 +18,7 @@ from contracts.ids import workflow_id_for
 from contracts.registry import DEFINITIONS
 from projector.service import Projector
 from projector.store.engine import create_engine
-from projector.store.repository import WorkflowStore
+from projector.store.repository import open_store
 from tests.support.drive import answer, signal, start, to_awaiting_approval
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import REQUEST, envelope
@@ -125,8 +125,9 @@ async def test_every_undefined_pair_is_rejected_without_mutation_and_audited(
 ) -> None:
     definition = DEFINITIONS[("support", version)]
     engine = create_engine(database_url, pool_size=4)
-    projector = Projector(WorkflowStore(engine))
-    h = Harness(None, engine, WorkflowStore(engine), database_url)  # type: ignore[arg-type]
+    store = await open_store(database_url)
+    projector = Projector(store)
+    h = Harness(None, engine, store, database_url)  # type: ignore[arg-type]
     defined = {(t.source, t.event) for t in definition.transitions}
     expected = 0
     try:
@@ -150,6 +151,7 @@ async def test_every_undefined_pair_is_rejected_without_mutation_and_audited(
         )
     finally:
         await engine.dispose()
+    await store.close()
     assert unchanged == len(definition.states)
     assert audited == expected > 0
 
@@ -187,17 +189,17 @@ async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: 
     from projector.service import NotDueYet
 
     now = [datetime(2026, 6, 1, tzinfo=UTC)]
-    engine = create_engine(database_url, pool_size=2)
-    projector = Projector(WorkflowStore(engine), clock=lambda: now[0], rand=lambda: 0.5)
+    store = await open_store(database_url)
+    projector = Projector(store, clock=lambda: now[0], rand=lambda: 0.5)
     try:
         await projector.handle(envelope("START", workflow_id="wf-skew", event_id="s"))
-        stored = await WorkflowStore(engine).load("wf-skew")
+        stored = await store.load("wf-skew")
         assert stored is not None
         (job_id,) = stored.workflow.execution.open_jobs
         await projector.handle(
             envelope("RETRYABLE_ERROR", workflow_id="wf-skew", causation_id=job_id)
         )
-        stored = await WorkflowStore(engine).load("wf-skew")
+        stored = await store.load("wf-skew")
         assert stored is not None
         timer = stored.workflow.execution.timers["retry"]
         firing = envelope(
@@ -212,7 +214,7 @@ async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: 
         now[0] = timer.fire_at + timedelta(milliseconds=1)
         outcome = await projector.handle(firing)
     finally:
-        await engine.dispose()
+        await store.close()
     assert (outcome.accepted, outcome.to_state) == (True, "CLASSIFYING")
 
 
@@ -258,3 +260,33 @@ async def test_another_tenants_signal_addresses_no_workflow(h: Harness) -> None:
 
     assert letter.headers[subjects.HEADER_DLQ_REASON] == "unknown_workflow"
     assert (await h.view("ticket-t"))["state"] == "CLASSIFYING"
+
+
+async def test_a_stale_cached_checkpoint_never_turns_a_valid_event_away(
+    database_url: str,
+) -> None:
+    """Projector A remembers a workflow; projector B moves it on; an event valid only in the
+    new state still reaches A: A must decide it on fresh state, not refuse it."""
+    store = await open_store(database_url)
+    a, b = Projector(store), Projector(store)
+    try:
+        await a.handle(envelope("START", workflow_id="wf-stale", event_id="s"))
+        stored = await store.load("wf-stale")
+        assert stored is not None
+        (job,) = stored.workflow.execution.open_jobs
+        moved = await b.handle(
+            envelope("CLASSIFICATION_SUCCEEDED", workflow_id="wf-stale", causation_id=job)
+        )
+        assert moved.to_state == "GATHERING_EVIDENCE"
+        stored = await store.load("wf-stale")
+        assert stored is not None
+        policy_job = next(
+            j for j, o in stored.workflow.execution.open_jobs.items() if o.branch == "policy"
+        )
+
+        outcome = await a.handle(
+            envelope("POLICY_RETRIEVED", workflow_id="wf-stale", causation_id=policy_job)
+        )
+    finally:
+        await store.close()
+    assert (outcome.accepted, outcome.version) == (True, 3)

@@ -28,8 +28,7 @@ from contracts.ids import derive
 from contracts.payloads import TimerFired
 from interlock.streams import provision
 from projector.service import NotDueYet, Projector
-from projector.store.engine import create_engine
-from projector.store.repository import WorkflowStore
+from projector.store.repository import WorkflowStore, open_store
 from relay.timers import TimerService
 from tests.support.payloads import PAYLOADS, REQUEST, envelope
 
@@ -301,8 +300,7 @@ async def test_a_firing_is_accepted_by_the_projector(
     database_url: str, js: JetStreamContext, db: asyncpg.Connection
 ) -> None:
     clock = FakeClock()
-    engine = create_engine(database_url, pool_size=2)
-    store = WorkflowStore(engine)
+    store = await open_store(database_url, size=2)
     projector = Projector(store, clock=clock, rand=lambda: 0.5)
     try:
         timer = await _retry_waiting_workflow(projector, store, "wf-timer")
@@ -329,7 +327,7 @@ async def test_a_firing_is_accepted_by_the_projector(
         audited = "SELECT count(*) FROM audit WHERE event_id = $1"
         assert await db.fetchval(audited, fired.event_id) == 1
     finally:
-        await engine.dispose()
+        await store.close()
 
 
 async def _retry_waiting_workflow(

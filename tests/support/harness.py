@@ -22,7 +22,7 @@ from interlock.streams import provision
 from projector.consumer import run as run_projector
 from projector.service import Projector
 from projector.store.engine import create_engine
-from projector.store.repository import WorkflowStore
+from projector.store.repository import WorkflowStore, open_store
 from tests.support.polling import eventually
 
 
@@ -96,10 +96,10 @@ async def projector_running(
             broker = NatsBroker(nats_url, log_level=logging.DEBUG)
             await broker.start()
             stack.push_async_callback(broker.stop)
-            own_engine = create_engine(database_url)
-            stack.push_async_callback(own_engine.dispose)
+            own_store = await open_store(database_url, size=workers)
+            stack.push_async_callback(own_store.close)
             task = asyncio.create_task(
-                run_projector(broker, Projector(WorkflowStore(own_engine)), stop, workers=workers)
+                run_projector(broker, Projector(own_store), stop, workers=workers)
             )
             stack.push_async_callback(_stopped, stop, task)
         if relay:
@@ -107,4 +107,6 @@ async def projector_running(
 
             task = asyncio.create_task(OutboxRelay(database_url, nc.jetstream()).run(stop))
             stack.push_async_callback(_stopped, stop, task)
-        yield Harness(nc, engine, WorkflowStore(engine), database_url)
+        store = await open_store(database_url, size=2)
+        stack.push_async_callback(store.close)
+        yield Harness(nc, engine, store, database_url)

@@ -1,0 +1,34 @@
+"""A bounded cache of the latest checkpoint of recently active workflows.
+
+Correctness never depends on it: a commit is a compare-and-set on the version, so a stale
+entry costs one failed commit and a reload. It saves the load round trip on the hot path
+(one workflow's events arrive one after another at the same projector). Refusals are only
+ever decided on a freshly loaded checkpoint: a stale entry must not turn a valid event away.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from projector.store.types import Stored
+
+
+class CheckpointCache:
+    def __init__(self, capacity: int = 10_000) -> None:
+        self._entries: OrderedDict[str, Stored] = OrderedDict()
+        self._capacity = capacity
+
+    def get(self, workflow_id: str) -> Stored | None:
+        found = self._entries.get(workflow_id)
+        if found is not None:
+            self._entries.move_to_end(workflow_id)
+        return found
+
+    def put(self, stored: Stored) -> None:
+        self._entries[stored.workflow.workflow_id] = stored
+        self._entries.move_to_end(stored.workflow.workflow_id)
+        if len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
+
+    def forget(self, workflow_id: str) -> None:
+        self._entries.pop(workflow_id, None)

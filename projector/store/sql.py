@@ -1,0 +1,124 @@
+"""The projector's hot-path statements: one round trip to load, one to commit a decision.
+
+A decision is committed by a single statement whose data-modifying CTEs all hang off the
+compare-and-set of the workflow row (`w`): if that matches no row, nothing else is written,
+and a duplicate event id aborts the whole statement on the processed-events key. A single
+statement is atomic, so this is the one transaction the design requires, without the
+round trips of BEGIN … COMMIT.
+
+Statements are written with `:name` placeholders and compiled once to asyncpg's `$n`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+_PLACEHOLDER = re.compile(r"(?<!:):([a-z_]+)")
+
+
+@dataclass(frozen=True)
+class Statement:
+    sql: str
+    names: tuple[str, ...]
+
+    def args(self, values: Mapping[str, object]) -> list[object]:
+        return [values[name] for name in self.names]
+
+
+def compile_named(sql: str) -> Statement:
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        return f"${names.index(match.group(1)) + 1}"
+
+    return Statement(_PLACEHOLDER.sub(number, sql), tuple(names))
+
+
+LOAD = compile_named("""
+SELECT w.id, w.workflow_type, w.tenant_id, w.state, w.version, w.definition_version, w.data,
+       w.execution, w.fingerprint, w.correlation_id, w.updated_at, w.trace_headers,
+       EXISTS (SELECT 1 FROM processed_events p
+               WHERE p.workflow_id = w.id AND p.event_id = :event_id) AS seen
+FROM workflows w WHERE w.id = :workflow_id
+""")
+
+TRACE_HEADERS = compile_named("SELECT trace_headers FROM workflows WHERE id = :workflow_id")
+
+_UPDATE = """
+WITH w AS (
+    UPDATE workflows
+    SET state = :state, version = :version, data = :data, execution = :execution,
+        trace_headers = :trace_headers, updated_at = now()
+    WHERE id = :workflow_id AND version = :version - 1
+    RETURNING id
+)"""
+
+_INSERT = """
+WITH w AS (
+    INSERT INTO workflows (id, workflow_type, tenant_id, state, version, definition_version,
+                           data, execution, trace_headers, fingerprint, correlation_id)
+    VALUES (:workflow_id, :workflow_type, :tenant_id, :state, :version, :definition_version,
+            :data, :execution, :trace_headers, :fingerprint, :correlation_id)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+)"""
+
+_RECORD = """,
+processed AS (
+    INSERT INTO processed_events (workflow_id, event_id, accepted)
+    SELECT id, :event_id, true FROM w
+),
+audited AS (
+    INSERT INTO audit (workflow_id, workflow_type, event_id, event_type, from_state, to_state,
+                       accepted, detail, actor_id, actor_role, state_version,
+                       definition_version, causation_id, correlation_id, trace_id,
+                       guard_results, occurred_at)
+    SELECT id, :workflow_type, :event_id, :event_type, :from_state, :state, true, :detail,
+           :actor_id, :actor_role, :version, :definition_version, :causation_id,
+           :audit_correlation_id, :trace_id, :guard_results, :occurred_at
+    FROM w
+),
+published AS (
+    INSERT INTO outbox (subject, headers, body, workflow_id)
+    SELECT o.subject, o.headers, o.body, w.id
+    FROM w, unnest(:subjects::text[], :headers::jsonb[], :bodies::bytea[])
+         WITH ORDINALITY AS o(subject, headers, body, n)
+    ORDER BY o.n
+),
+armed AS (
+    INSERT INTO timers (id, workflow_id, workflow_type, tenant_id, kind, event_type, fire_at,
+                        branch, status, armed_version, headers)
+    SELECT t.id, w.id, :workflow_type, :tenant_id, t.kind, t.event, t.fire_at, t.branch,
+           'armed', :version, :trace_headers
+    FROM w, unnest(:timer_ids::text[], :timer_kinds::text[], :timer_events::text[],
+                   :timer_fire_at::timestamptz[], :timer_branches::text[])
+         AS t(id, kind, event, fire_at, branch)
+),
+disarmed AS (
+    UPDATE timers SET status = 'cancelled', updated_at = now()
+    WHERE id = ANY(:cancelled_timers::text[]) AND status = 'armed'
+      AND EXISTS (SELECT 1 FROM w)
+)
+SELECT count(*) FROM w
+"""
+
+COMMIT = compile_named(_UPDATE + _RECORD)
+CREATE = compile_named(_INSERT + _RECORD)
+
+REJECT = compile_named("""
+WITH processed AS (
+    INSERT INTO processed_events (workflow_id, event_id, accepted)
+    SELECT :workflow_id, :event_id, false WHERE :final
+)
+INSERT INTO audit (workflow_id, workflow_type, event_id, event_type, from_state, to_state,
+                   accepted, reason, detail, actor_id, actor_role, state_version,
+                   definition_version, causation_id, correlation_id, trace_id, guard_results,
+                   occurred_at)
+VALUES (:workflow_id, :workflow_type, :event_id, :event_type, :from_state, NULL, false,
+        :reason, :detail, :actor_id, :actor_role, :version, :definition_version,
+        :causation_id, :audit_correlation_id, :trace_id, :guard_results, :occurred_at)
+""")
