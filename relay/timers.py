@@ -22,7 +22,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 import asyncpg
 import nats.errors
@@ -137,6 +137,10 @@ async def _close(connection: asyncpg.Connection) -> None:
         connection.terminate()
 
 
+def _earliest(a: datetime | None, b: datetime | None) -> datetime | None:
+    return min((t for t in (a, b) if t is not None), default=None)
+
+
 class TimerService:
     def __init__(
         self,
@@ -156,6 +160,7 @@ class TimerService:
         self._connection: asyncpg.Connection | None = None  # held (and listening) in `run`
         self._lock = asyncio.Lock()
         self._wakeup = asyncio.Event()
+        self._notified: datetime | None = None  # earliest fire time a notification named
         self._failures = 0  # consecutive failed passes of `run`, for its backoff
 
     async def fire_due(self) -> int:
@@ -191,25 +196,44 @@ class TimerService:
                 await wait_any([stop], delay)
 
     async def _serve(self, stop: asyncio.Event) -> None:
+        """Fire what is due, then sleep until the earliest known due time. A notification
+        names the earliest new timer, so arming one costs no query; a full pass (fire, then
+        ask for the next due time) happens when something is due, and every poll interval."""
         async with self._listening():
+            due: datetime | None = None
+            passed_at = float("-inf")
+            loop = asyncio.get_running_loop()
             while not stop.is_set():
-                self._wakeup.clear()  # before the pass: a timer armed during it wakes the next
-                await self.fire_due()
-                self._failures = 0
-                await wait_any([stop, self._wakeup], await self._pause())
+                polled = loop.time() - passed_at >= self._poll_interval
+                if polled or (due is not None and seconds_until(due, self._clock) <= 0):
+                    self._wakeup.clear()  # before the pass: a timer armed during it wakes us
+                    self._notified = None
+                    await self.fire_due()
+                    due, passed_at, self._failures = await self.next_due(), loop.time(), 0
+                await wait_any([stop, self._wakeup], self._pause(due))
+                self._wakeup.clear()
+                due = _earliest(due, self._notified)
+                self._notified = None
 
-    async def _pause(self) -> float:
-        due = await self.next_due()
+    def _pause(self, due: datetime | None) -> float:
         if due is None:
             return self._poll_interval
         return min(self._poll_interval, max(MIN_PAUSE_S, seconds_until(due, self._clock)))
+
+    def _on_notify(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        try:
+            announced = datetime.fromtimestamp(float(payload), UTC)
+        except ValueError:
+            announced = self._clock()  # an old trigger without a time: do a pass now
+        self._notified = _earliest(self._notified, announced)
+        self._wakeup.set()
 
     @asynccontextmanager
     async def _listening(self) -> AsyncIterator[None]:
         connection = await _connect(self._url)
         try:
             async with _store_errors():
-                await connection.add_listener(CHANNEL, lambda *_: self._wakeup.set())
+                await connection.add_listener(CHANNEL, self._on_notify)
             self._connection = connection
             yield
         finally:
