@@ -26,7 +26,7 @@ from interlock import console
 from interlock.bench_stats import ResourceSampler, hop_latencies, transitions_of
 from interlock.cli import JsonOpt, settings
 from interlock.embedded import resolve_urls
-from interlock.runtime import prepare, supervised
+from interlock.runtime import default_components, prepare, supervised
 from interlock.settings import Settings
 from projector.store.engine import create_engine
 
@@ -161,7 +161,7 @@ async def run_bench(
     s: Settings, nats_url: str, database_url: str, *, workflows: int, concurrency: int, warmup: int
 ) -> dict[str, Any]:
     await prepare(nats_url, database_url)
-    async with supervised(s, nats_url, database_url) as supervisor:
+    async with supervised(s, nats_url, database_url, default_components("support")) as supervisor:
         nc = await nats.connect(nats_url, name="interlock-bench")
         driver = Driver(nc)
         await driver.start()

@@ -56,10 +56,16 @@ def _quantiles(values: list[float]) -> dict[str, float]:
 
 
 class ResourceSampler:
-    """CPU time and peak resident memory of the component processes and this driver."""
+    """CPU time and peak resident memory of the component processes and this driver, in
+    total and per component (where the time goes is the useful part of a benchmark)."""
 
-    def __init__(self, pids: list[int]) -> None:
-        self._procs = [p for p in (self._proc(pid) for pid in [*pids, os.getpid()]) if p]
+    def __init__(self, pids: dict[str, int]) -> None:
+        named = {**pids, "bench-driver": os.getpid()}
+        self._procs = {
+            name: p
+            for name, p in ((n, self._proc(pid)) for n, pid in named.items())
+            if p is not None
+        }
         self._cpu0 = self._cpu()
         self._cpu1 = self._cpu0
         self._peak = 0
@@ -71,17 +77,17 @@ class ResourceSampler:
         except psutil.Error:
             return None
 
-    def _cpu(self) -> float:
-        total = 0.0
-        for p in self._procs:
+    def _cpu(self) -> dict[str, float]:
+        used: dict[str, float] = {}
+        for name, p in self._procs.items():
             with suppress(psutil.Error):
                 t = p.cpu_times()
-                total += t.user + t.system
-        return total
+                used[name] = t.user + t.system
+        return used
 
     def _sample(self) -> None:
         rss = 0
-        for p in self._procs:
+        for p in self._procs.values():
             with suppress(psutil.Error):
                 rss += p.memory_info().rss
         self._peak = max(self._peak, rss)
@@ -104,10 +110,14 @@ class ResourceSampler:
             self._cpu1 = self._cpu()
 
     def summary(self, wall: float) -> dict[str, Any]:
-        cpu = self._cpu1 - self._cpu0
+        by_component = {
+            name: round(self._cpu1.get(name, 0.0) - start, 2) for name, start in self._cpu0.items()
+        }
+        cpu = sum(by_component.values())
         return {
             "cpu_seconds": round(cpu, 2),
             "cpu_percent": round(100 * cpu / wall, 1) if wall else 0.0,
+            "cpu_by_component": dict(sorted(by_component.items(), key=lambda kv: -kv[1])),
             "peak_rss_mb": round(self._peak / 2**20, 1),
             "processes": len(self._procs),
         }

@@ -133,8 +133,8 @@ class Supervisor:
                 with suppress(asyncio.CancelledError):
                     await child.watcher
 
-    def pids(self) -> list[int]:
-        return [c.pid for c in self.children.values() if c.pid is not None]
+    def pids(self) -> dict[str, int]:
+        return {c.name: c.pid for c in self.children.values() if c.pid is not None}
 
     def status(self) -> list[dict[str, object]]:
         return [

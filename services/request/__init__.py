@@ -25,6 +25,9 @@ class RequestPorts:
     effects: EffectProvider
 
 
+EFFECTFUL = frozenset({"execute_effect"})
+
+
 def stages(ports: RequestPorts) -> dict[str, Stage]:
     """Every request stage, by name, wired to `ports`."""
     handlers: dict[str, Handler] = {
@@ -36,4 +39,7 @@ def stages(ports: RequestPorts) -> dict[str, Stage]:
         "bind_approval": BindApproval(),
         "execute_effect": ExecuteEffect(ports.effects),
     }
-    return {name: Stage(WORKFLOW_TYPE, name, handler) for name, handler in handlers.items()}
+    return {
+        name: Stage(WORKFLOW_TYPE, name, handler, effects=name in EFFECTFUL)
+        for name, handler in handlers.items()
+    }

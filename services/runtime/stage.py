@@ -58,6 +58,10 @@ class Stage:
     max_deliver: int = 6
     """Must equal the stage consumer's max_deliver (interlock.streams.stage_consumer)."""
     heartbeat_s: float = subjects.STAGE_ACK_WAIT_S / 3
+    effects: bool = False
+    """Acts on the outside world: consult the open-jobs record before every job. A read-only
+    stage consults it for redeliveries only: a first delivery is rarely stale, and a stale
+    one costs only the work (the projector refuses its result)."""
 
     @property
     def source(self) -> str:
@@ -102,7 +106,10 @@ async def consume(
                 "interlock.state_version": envelope.expected_version or 0,
             }
         )
-        if await jobs.is_stale(envelope.workflow_id or "", job.job_id, envelope.expected_version):
+        doubtful = stage.effects or deliveries(raw) > 1
+        if doubtful and await jobs.is_stale(
+            envelope.workflow_id or "", job.job_id, envelope.expected_version
+        ):
             span.set_attribute("interlock.job_stale", True)
             await msg.ack()
             return

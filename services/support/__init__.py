@@ -24,6 +24,9 @@ class SupportPorts:
     notifier: Notifier
 
 
+EFFECTFUL = frozenset({"execute_action", "compensate", "notify_customer"})
+
+
 def stages(ports: SupportPorts) -> dict[str, Stage]:
     """Every support stage, by name, wired to `ports`."""
     handlers: dict[str, Handler] = {
@@ -36,4 +39,7 @@ def stages(ports: SupportPorts) -> dict[str, Stage]:
         "notify_customer": NotifyCustomer(ports.notifier),
         "compensate": Compensate(ports.actions),
     }
-    return {name: Stage(WORKFLOW_TYPE, name, handler) for name, handler in handlers.items()}
+    return {
+        name: Stage(WORKFLOW_TYPE, name, handler, effects=name in EFFECTFUL)
+        for name, handler in handlers.items()
+    }
