@@ -6,9 +6,11 @@ fresh database cloned from a migrated template, and a NATS server without stream
 """
 
 import asyncio
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 
 import asyncpg
@@ -45,7 +47,11 @@ def stack_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
             nats_url = nats_server.start()
         database_url = settings.database_url
         if database_url is None:
-            pg_server = EmbeddedPostgres(tmp_path_factory.mktemp("pg"))
+            # Outside pytest's temporary root: as root, PostgreSQL runs as another user, and
+            # any other pytest session on the machine resets that root to mode 0700.
+            pg_home = Path(tempfile.mkdtemp(prefix="interlock-test-pg-"))
+            servers.callback(shutil.rmtree, pg_home, True)
+            pg_server = EmbeddedPostgres(pg_home)
             servers.callback(pg_server.stop)
             database_url = pg_server.start()
         yield nats_url, asyncpg_dsn(database_url)
@@ -67,17 +73,23 @@ async def template_database(stack_urls: tuple[str, str]) -> AsyncIterator[str]:
         await _execute(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture
-async def database_url(stack_urls: tuple[str, str], template_database: str) -> AsyncIterator[str]:
-    """A fresh, migrated database for this test only, as a plain ``postgresql://`` URL."""
-    server_url = stack_urls[1]
+@asynccontextmanager
+async def _fresh_database(server_url: str, template: str) -> AsyncIterator[str]:
+    """A new database cloned from the migrated template, dropped afterwards."""
     name = f"t_{uuid.uuid4().hex}"
-    await _execute(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
+    await _execute(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     try:
         yield _with_database(server_url, name)
     finally:
         # FORCE terminates whatever connections the test left open.
         await _execute(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def database_url(stack_urls: tuple[str, str], template_database: str) -> AsyncIterator[str]:
+    """A fresh, migrated database for this test only, as a plain ``postgresql://`` URL."""
+    async with _fresh_database(stack_urls[1], template_database) as url:
+        yield url
 
 
 @pytest.fixture
@@ -131,13 +143,8 @@ def demo_environment() -> Iterator[None]:
 async def module_database(
     stack_urls: tuple[str, str], template_database: str
 ) -> AsyncIterator[str]:
-    server_url = stack_urls[1]
-    name = f"t_{uuid.uuid4().hex}"
-    await _execute(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
-    try:
-        yield _with_database(server_url, name)
-    finally:
-        await _execute(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    async with _fresh_database(stack_urls[1], template_database) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

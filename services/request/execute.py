@@ -16,6 +16,7 @@ from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
 from services.effects import execute_once
 from services.ports import EffectProvider, EffectRequest, ExternalRejected
+from services.runtime.calls import refused
 from services.runtime.stage import StageResult
 
 AUTHORITY_FIELDS = ("authorization_id", "basis", "fingerprint", "versions")
@@ -42,7 +43,7 @@ class ExecuteEffect:
         try:
             receipt, reconciled = await execute_once(self.effects, key, request)
         except ExternalRejected as exc:
-            return StageResult("PERMANENT_ERROR", {"error_class": exc.error_class})
+            return refused(exc)
         return StageResult(
             "EFFECT_EXECUTED",
             {

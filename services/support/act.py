@@ -18,12 +18,10 @@ from services.ports import (
     ActionProvider,
     ActionRequest,
     ExternalRejected,
-    ExternalTimeout,
-    ExternalUnavailable,
     Notifier,
 )
+from services.runtime.calls import call, refused
 from services.runtime.stage import StageResult
-from services.support.evidence import transient
 
 
 def action_key(workflow_id: str, recommendation_version: int) -> str:
@@ -50,7 +48,7 @@ class ExecuteAction:
                 ),
             )
         except ExternalRejected as exc:
-            return StageResult("PERMANENT_ERROR", {"error_class": exc.error_class})
+            return refused(exc)
         payload = {
             "idempotency_key": key,
             "provider_operation_id": receipt.operation_id,
@@ -84,17 +82,17 @@ class NotifyCustomer:
     async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
         action: dict[str, Any] = job.inputs["action"]
         key = f"support-notify:{envelope.workflow_id}:{action['provider_operation_id']}"
-        try:
-            delivery = await self.notifier.send(
+        delivery = await call(
+            self.notifier.send(
                 key,
                 job.inputs["request"]["customer_id"],
                 "support-action-done",
                 {"amount": str(action["amount"]), "currency": str(action["currency"])},
-            )
-        except (ExternalTimeout, ExternalUnavailable) as exc:
-            return transient(exc, "notifier")
-        except ExternalRejected as exc:
-            return StageResult("PERMANENT_ERROR", {"error_class": exc.error_class})
+            ),
+            "notifier",
+        )
+        if isinstance(delivery, StageResult):
+            return delivery
         return StageResult("CUSTOMER_NOTIFIED", delivery.model_dump(mode="json"))
 
 

@@ -25,6 +25,7 @@ from services.ports import (
     ModelClient,
     ModelRequest,
 )
+from services.runtime.calls import refused, transient
 from services.runtime.stage import StageResult
 
 tracer = trace.get_tracer("interlock.model")
@@ -69,12 +70,10 @@ async def ask(
                     "interlock.model.completion_tokens": reply.completion_tokens,
                 }
             )
-    except ExternalTimeout:
-        return StageResult("RETRYABLE_ERROR", {"error_class": "model_timeout"})
-    except ExternalUnavailable:
-        return StageResult("RETRYABLE_ERROR", {"error_class": "model_unavailable"})
+    except (ExternalTimeout, ExternalUnavailable) as exc:
+        return transient(exc, "model")
     except ExternalRejected as exc:
-        return StageResult("PERMANENT_ERROR", {"error_class": exc.error_class})
+        return refused(exc)
     errors: list[str] = []
     value: dict[str, Any] = {}
     try:

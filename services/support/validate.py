@@ -15,14 +15,11 @@ from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
 from contracts.support_payloads import PolicyCheck
 from services.ports import (
-    ExternalRejected,
-    ExternalTimeout,
-    ExternalUnavailable,
     PolicyDocument,
     PolicyStore,
 )
+from services.runtime.calls import call
 from services.runtime.stage import StageResult
-from services.support.evidence import transient
 
 
 def checks(
@@ -66,12 +63,9 @@ class ValidatePolicy:
     async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
         inputs = job.inputs
         evidence = inputs["policy"]
-        try:
-            current = await self.policies.current(evidence["category"])
-        except (ExternalTimeout, ExternalUnavailable) as exc:
-            return transient(exc, "policy_store")
-        except ExternalRejected as exc:
-            return StageResult("PERMANENT_ERROR", {"error_class": exc.error_class})
+        current = await call(self.policies.current(evidence["category"]), "policy_store")
+        if isinstance(current, StageResult):
+            return current
         report = checks(inputs["recommendation"], inputs["request"], inputs["account"], current)
         fresh = PolicyCheck(
             name="policy_version_current",

@@ -17,15 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import asyncpg
-import nats
 import pytest
-from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.api import PubAck, RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from interlock.streams import provision
 from relay import (
     DEAD_LETTER_SUBJECT,
     Backoff,
@@ -43,27 +40,6 @@ FAST = Backoff(base=0.02, cap=0.2)
 
 
 # --- fixtures and helpers -------------------------------------------------------------
-
-
-@pytest.fixture
-async def nc(nats_url: str) -> AsyncIterator[Client]:
-    client = await nats.connect(nats_url)
-    yield client
-    await client.close()
-
-
-@pytest.fixture
-async def js(nc: Client) -> JetStreamContext:
-    context = nc.jetstream()
-    await provision(context)
-    return context
-
-
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
-    connection = await asyncpg.connect(database_url)
-    yield connection
-    await connection.close()
 
 
 async def insert(

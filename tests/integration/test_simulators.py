@@ -15,7 +15,6 @@ from contextlib import asynccontextmanager
 from decimal import Decimal
 from typing import Any, TypeVar
 
-import nats
 import pytest
 from nats.aio.client import Client
 
@@ -107,13 +106,6 @@ async def db(database_url: str, nats_url: str) -> AsyncIterator[str]:
     """The database URL, with a simulator serving it for the test."""
     async with simulator(database_url, nats_url):
         yield database_url
-
-
-@pytest.fixture
-async def nc(nats_url: str) -> AsyncIterator[Client]:
-    client = await nats.connect(nats_url)
-    yield client
-    await client.close()
 
 
 # --- actions: idempotency and reconciliation ---------------------------------------------

@@ -10,12 +10,11 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import asyncpg
-import nats
 import pytest
 from nats.aio.client import Client
 from nats.js import JetStreamContext
@@ -47,27 +46,6 @@ class FakeClock:
 
     def __call__(self) -> datetime:
         return self.now
-
-
-@pytest.fixture
-async def nc(nats_url: str) -> AsyncIterator[Client]:
-    client = await nats.connect(nats_url)
-    yield client
-    await client.close()
-
-
-@pytest.fixture
-async def js(nc: Client) -> JetStreamContext:
-    context = nc.jetstream()
-    await provision(context)
-    return context
-
-
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
-    connection = await asyncpg.connect(database_url)
-    yield connection
-    await connection.close()
 
 
 async def arm(

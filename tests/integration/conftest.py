@@ -1,0 +1,37 @@
+"""Connections shared by the integration tier (real NATS and PostgreSQL)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import asyncpg
+import nats
+import pytest
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+
+from interlock.streams import provision
+
+
+@pytest.fixture
+async def nc(nats_url: str) -> AsyncIterator[Client]:
+    """A NATS connection to the test's clean server."""
+    client = await nats.connect(nats_url)
+    yield client
+    await client.close()
+
+
+@pytest.fixture
+async def js(nc: Client) -> JetStreamContext:
+    """JetStream with Interlock's streams, consumers and bucket provisioned."""
+    context = nc.jetstream()
+    await provision(context)
+    return context
+
+
+@pytest.fixture
+async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
+    """A plain connection to the test's fresh database."""
+    connection = await asyncpg.connect(database_url)
+    yield connection
+    await connection.close()
