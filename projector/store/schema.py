@@ -1,4 +1,6 @@
-"""Table definitions used by queries (the migrations in `migrations/` create them)."""
+"""Table definitions for the read side (`interlock show`, `list`, the benchmark); the
+migrations in `migrations/` create the tables, and the projector's hot path writes them with
+the statements of `projector.store.sql`."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ from sqlalchemy import (
     Column,
     DateTime,
     Integer,
-    LargeBinary,
     MetaData,
     Table,
     Text,
@@ -58,43 +59,4 @@ audit = Table(
     Column("guard_results", JSONB, nullable=False),
     Column("occurred_at", DateTime(timezone=True), nullable=False),
     Column("recorded_at", DateTime(timezone=True), nullable=False),
-)
-
-processed_events = Table(
-    "processed_events",
-    metadata,
-    Column("workflow_id", Text, primary_key=True),
-    Column("event_id", Text, primary_key=True),
-    Column("accepted", Boolean, nullable=False),
-    Column("processed_at", DateTime(timezone=True), nullable=False),
-)
-
-outbox = Table(
-    "outbox",
-    metadata,
-    Column("id", BigInteger, primary_key=True),
-    # txid (xid8, default pg_current_xact_id()) is set by the database, never by us.
-    Column("subject", Text, nullable=False),
-    Column("headers", JSONB, nullable=False),
-    Column("body", LargeBinary, nullable=False),
-    Column("workflow_id", Text),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-)
-
-timers = Table(
-    "timers",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("workflow_id", Text, nullable=False),
-    Column("workflow_type", Text, nullable=False),
-    Column("tenant_id", Text, nullable=False),
-    Column("kind", Text, nullable=False),
-    Column("event_type", Text, nullable=False),
-    Column("fire_at", DateTime(timezone=True), nullable=False),
-    Column("branch", Text),
-    Column("status", Text, nullable=False),
-    Column("armed_version", Integer, nullable=False),
-    Column("headers", JSONB, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
 )
