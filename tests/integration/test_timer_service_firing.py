@@ -1,101 +1,33 @@
-"""The timer service against real PostgreSQL and real JetStream.
-
-Timer rows are inserted with SQL; firings are read back from the WF_IN stream with
-`get_msg`, so each test sees exactly what the projector's consumer would.
+"""The timer service firing, against real PostgreSQL and real JetStream: never early, late
+timers once with their payload and trace, a repeated firing as one message, many timers over
+two services once each, cancelled timers never — and the projector accepting a firing only
+when it is due.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
-import time
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from datetime import timedelta
+from typing import Any
 
 import asyncpg
 import pytest
-from nats.aio.client import Client
 from nats.js import JetStreamContext
-from nats.js.api import PubAck, RawStreamMsg
-from nats.js.errors import NotFoundError
+from nats.js.api import PubAck
 
 from contracts import subjects
 from contracts.envelope import parse_envelope
 from contracts.ids import derive
 from contracts.payloads import TimerFired
-from interlock.streams import provision
 from projector.service import NotDueYet, Projector
 from projector.store.repository import WorkflowStore, open_store
 from relay.timers import TimerService
 from tests.support.payloads import PAYLOADS, REQUEST, envelope
+from tests.support.timer_rows import T0, FakeClock, arm, status_of, stream_messages
 
 pytestmark = pytest.mark.timeout(30)
 
-T = TypeVar("T")
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-class FakeClock:
-    """A clock that only moves when the test says so."""
-
-    def __init__(self, now: datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-async def arm(
-    db: asyncpg.Connection,
-    timer_id: str,
-    fire_at: datetime,
-    *,
-    status: str = "armed",
-    branch: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> None:
-    await db.execute(
-        """INSERT INTO timers (id, workflow_id, workflow_type, tenant_id, kind, event_type,
-                               fire_at, branch, status, armed_version, headers)
-           VALUES ($1, 'wf-' || $1, 'support', 'acme', 'retry', 'RETRY_DUE',
-                   $2, $3, $4, 3, $5::jsonb)""",
-        timer_id,
-        fire_at,
-        branch,
-        status,
-        json.dumps(headers or {}),
-    )
-
-
-async def status_of(db: asyncpg.Connection, timer_id: str) -> str:
-    return str(await db.fetchval("SELECT status FROM timers WHERE id = $1", timer_id))
-
-
-async def stream_messages(js: JetStreamContext) -> list[RawStreamMsg]:
-    """Every message WF_IN holds, in stream order."""
-    try:
-        state = (await js.stream_info(subjects.STREAM_IN)).state
-    except NotFoundError:
-        return []
-    if not state.messages:
-        return []
-    seqs = range(state.first_seq, state.last_seq + 1)
-    return [await js.get_msg(subjects.STREAM_IN, seq) for seq in seqs]
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[T]], done: Callable[[T], bool], within: float = 5.0
-) -> T:
-    """Poll `probe` until `done(result)`; fail with the last result after `within` seconds."""
-    deadline = time.monotonic() + within
-    while not done(result := await probe()):
-        if time.monotonic() > deadline:
-            pytest.fail(f"condition not met within {within}s; last: {result!r}")
-        await asyncio.sleep(0.02)
-    return result
 
 
 def record_acks(js: JetStreamContext) -> list[PubAck]:
@@ -212,66 +144,6 @@ async def test_a_cancelled_timer_never_fires(
     [message] = await stream_messages(js)
     assert parse_envelope(message.data or b"").payload["timer_id"] == "t-armed"
     assert await status_of(db, "t-cancelled") == "cancelled"
-
-
-async def _waiting_for_notifications(db: asyncpg.Connection) -> bool:
-    """Whether the running service has finished its pass and sleeps (its last query was the
-    next-due lookup and it is idle)."""
-    return bool(
-        await db.fetchval(
-            """SELECT count(*) > 0 FROM pg_stat_activity
-               WHERE datname = current_database() AND application_name = 'interlock-timers'
-                 AND state = 'idle' AND query LIKE '%min(fire_at)%'"""
-        )
-    )
-
-
-async def test_a_new_near_timer_wakes_the_running_service(
-    database_url: str, js: JetStreamContext, db: asyncpg.Connection
-) -> None:
-    service = TimerService(database_url, js, poll_interval=30.0)
-    stop = asyncio.Event()
-    running = asyncio.create_task(service.run(stop))
-    try:
-        await eventually(lambda: _waiting_for_notifications(db), bool)
-        started = time.monotonic()
-        await arm(db, "t-near", datetime.now(UTC) + timedelta(seconds=0.3))
-
-        await eventually(lambda: status_of(db, "t-near"), lambda s: s == "published", 2.0)
-
-        assert time.monotonic() - started >= 0.3
-        assert len(await stream_messages(js)) == 1
-    finally:
-        stop.set()
-        await asyncio.wait_for(running, 5)
-
-
-async def test_a_publish_failure_keeps_the_timer_armed_and_backs_off(
-    database_url: str,
-    nc: Client,
-    db: asyncpg.Connection,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    js = nc.jetstream()  # no streams yet: every publish finds no responders
-    await arm(db, "t-blocked", T0)
-    service = TimerService(database_url, js, clock=FakeClock(T0 + timedelta(seconds=1)))
-    stop = asyncio.Event()
-    caplog.set_level(logging.WARNING, logger="interlock.timers")
-    running = asyncio.create_task(service.run(stop))
-    try:
-        await eventually(lambda: asyncio.sleep(0, len(caplog.records)), lambda n: n >= 4)
-        failures = caplog.records[:4]
-        assert all("NoStreamResponseError" in r.getMessage() for r in failures)
-        # Jittered delays of at least 0.05, 0.1 and 0.2 s separate the first four attempts.
-        assert failures[3].created - failures[0].created >= 0.35
-        assert await status_of(db, "t-blocked") == "armed"
-
-        await provision(js)
-        await eventually(lambda: status_of(db, "t-blocked"), lambda s: s == "published")
-    finally:
-        stop.set()
-        await asyncio.wait_for(running, 5)
-    assert len(await stream_messages(js)) == 1
 
 
 async def test_a_firing_is_accepted_by_the_projector(
