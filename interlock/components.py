@@ -64,8 +64,11 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
+    from relay.gauges import Gauges
     from relay.relay import OutboxRelay
 
+    gauges = Gauges(rt.database_url, stuck_after=rt.settings.stuck_after)
+    sampling = asyncio.create_task(gauges.run(stop))
     nc = await nats.connect(rt.nats_url, name="interlock-relay")
     try:
         relay = OutboxRelay(
@@ -74,6 +77,7 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
         await relay.run(stop)
     finally:
         await nc.drain()
+        sampling.cancel()
 
 
 async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:

@@ -48,6 +48,12 @@ class Settings(BaseSettings):
     )
     stage_workers: int = Field(default=8, ge=1, description="Jobs each stage runs concurrently.")
     relay_batch_size: int = Field(default=500, ge=1, description="Outbox rows per relay batch.")
+    stuck_after: float = Field(
+        default=300.0,
+        gt=0,
+        description="Seconds without progress (and no timer due) after which a workflow outside "
+        "terminal and waiting states counts in the `interlock.workflows.stuck` gauge.",
+    )
     model: str = Field(
         default="rules",
         description="Model client: `rules` (deterministic, no network), `recorded:PATH` "

@@ -1,0 +1,174 @@
+"""Operational gauges sampled from PostgreSQL: outbox lag and stuck workflows.
+
+A gauge callback runs on the metrics exporter's thread, so it must not query the database.
+`Gauges.run` samples on the event loop every `interval` seconds and the instruments report
+the last sample of every running `Gauges`. A failed sample keeps the previous values and is
+logged: the gauges are observability, never a reason for the relay to stop.
+
+A workflow outside its terminal states counts as stuck when
+- it has an armed timer overdue by more than `stuck_after` (the timer service is not firing), or
+- it has not moved for `stuck_after` seconds, has no armed timer still to fire, and is not in
+  a state where waiting on a person is normal (awaiting approval, manual review).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+
+import asyncpg
+
+from contracts.registry import DEFINITIONS
+from otel import metrics
+from relay.clock import wait_any
+from relay.store import LAG
+
+log = logging.getLogger(__name__)
+
+STUCK = """
+SELECT w.workflow_type, w.state, count(*) AS n
+FROM workflows w
+WHERE (w.workflow_type, w.state) NOT IN (SELECT * FROM unnest($2::text[], $3::text[]))
+  AND (
+      EXISTS (
+          SELECT 1 FROM timers t
+          WHERE t.workflow_id = w.id AND t.status = 'armed'
+            AND t.fire_at < now() - make_interval(secs => $1)
+      )
+      OR (
+          w.updated_at < now() - make_interval(secs => $1)
+          AND (w.workflow_type, w.state) NOT IN (SELECT * FROM unnest($4::text[], $5::text[]))
+          AND NOT EXISTS (
+              SELECT 1 FROM timers t WHERE t.workflow_id = w.id AND t.status = 'armed'
+          )
+      )
+  )
+GROUP BY w.workflow_type, w.state
+"""
+
+OLDEST_UNRELAYED = """
+SELECT coalesce(extract(epoch FROM now() - min(o.created_at)), 0)::float8
+FROM outbox o
+WHERE NOT EXISTS (
+    SELECT 1 FROM relay_cursor c
+    WHERE c.name = $1 AND (o.txid, o.id) <= (c.txid, c.last_id)
+)
+"""
+
+Columns = tuple[list[str], list[str]]
+
+
+def _columns(pairs: Iterable[tuple[str, str]]) -> Columns:
+    ordered = sorted(set(pairs))
+    return [t for t, _ in ordered], [s for _, s in ordered]
+
+
+def terminal_states() -> Columns:
+    """Every (workflow_type, terminal state), as two columns for `unnest`."""
+    return _columns((d.workflow_type, s) for d in DEFINITIONS.values() for s in d.terminal_states)
+
+
+def human_waiting_states() -> Columns:
+    """(workflow_type, state) pairs where waiting on a person is normal: the waiting states
+    except the retry wait, which always has a timer."""
+    return _columns(
+        (d.workflow_type, s)
+        for d in DEFINITIONS.values()
+        for s in d.waiting_states
+        if s != d.retry_wait_state
+    )
+
+
+@dataclass(slots=True)
+class Sample:
+    outbox_rows: int = 0
+    outbox_oldest_seconds: float = 0.0
+    stuck: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+_running: list[Gauges] = []
+
+
+@cache
+def _instruments() -> None:
+    metrics.gauge(
+        "interlock.outbox.lag",
+        "{row}",
+        "Committed outbox rows not yet relayed",
+        lambda: [(float(g.last.outbox_rows), {"relay": g.relay}) for g in list(_running)],
+    )
+    metrics.gauge(
+        "interlock.outbox.oldest_age",
+        "s",
+        "Age of the oldest committed outbox row not yet relayed",
+        lambda: [(g.last.outbox_oldest_seconds, {"relay": g.relay}) for g in list(_running)],
+    )
+    metrics.gauge(
+        "interlock.workflows.stuck",
+        "{workflow}",
+        "Workflows that stopped moving outside terminal states",
+        lambda: [point for g in list(_running) for point in g.stuck_points()],
+    )
+
+
+class Gauges:
+    """Samples relay `relay_name`'s lag and the stuck workflows of one database."""
+
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        relay_name: str = "default",
+        interval: float = 15.0,
+        stuck_after: float = 300.0,
+    ) -> None:
+        self._url = database_url
+        self.relay = relay_name
+        self._interval = interval
+        self._stuck_after = stuck_after
+        self._terminal = terminal_states()
+        self._waiting = human_waiting_states()
+        self._reported: set[tuple[str, str]] = set()
+        self.last = Sample()
+
+    def stuck_points(self) -> Iterable[tuple[float, dict[str, str]]]:
+        # Report 0 for a (type, state) once seen, so a cleared alert drops to zero.
+        self._reported |= set(self.last.stuck)
+        return [
+            (float(self.last.stuck.get(key, 0)), {"workflow_type": key[0], "state": key[1]})
+            for key in sorted(self._reported)
+        ]
+
+    async def sample(self) -> Sample:
+        """Query the database once and keep the result as `last`."""
+        connection = await asyncpg.connect(self._url, timeout=10)
+        try:
+            rows = int(await connection.fetchval(LAG, self.relay))
+            oldest = float(await connection.fetchval(OLDEST_UNRELAYED, self.relay))
+            stuck = await connection.fetch(
+                STUCK, self._stuck_after, *self._terminal, *self._waiting
+            )
+        finally:
+            await connection.close()
+        self.last = Sample(
+            rows, oldest, {(r["workflow_type"], r["state"]): int(r["n"]) for r in stuck}
+        )
+        return self.last
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Sample every `interval` seconds until `stop` is set; the instruments report this
+        instance's values while it runs."""
+        _instruments()
+        _running.append(self)
+        try:
+            while not stop.is_set():
+                try:
+                    await self.sample()
+                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                    log.warning("gauge sample failed: %s: %s", type(exc).__name__, exc)
+                await wait_any([stop], self._interval)
+        finally:
+            _running.remove(self)

@@ -1,0 +1,149 @@
+"""The relay's operational gauges against a real PostgreSQL: outbox lag and stuck workflows."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import asyncpg
+import pytest
+
+from relay.gauges import Gauges
+from relay.store import ENSURE_CURSOR
+from tests.support.polling import eventually
+from tests.support.telemetry import recorded
+
+pytestmark = pytest.mark.integration
+
+STUCK_AFTER = 60.0
+
+
+async def _workflow(
+    db: asyncpg.Connection, wid: str, state: str, *, idle_s: float, workflow_type: str = "support"
+) -> None:
+    await db.execute(
+        """
+        INSERT INTO workflows (id, workflow_type, tenant_id, state, version, definition_version,
+                               data, execution, fingerprint, updated_at)
+        VALUES ($1, $2, 't1', $3, 1, 1, '{}', '{}', 'f', now() - make_interval(secs => $4))
+        """,
+        wid,
+        workflow_type,
+        state,
+        idle_s,
+    )
+
+
+async def _timer(db: asyncpg.Connection, wid: str, *, fires_in_s: float) -> None:
+    await db.execute(
+        """
+        INSERT INTO timers (id, workflow_id, workflow_type, tenant_id, kind, event_type,
+                            fire_at, status, armed_version)
+        VALUES ($1, $2, 'support', 't1', 'retry', 'RETRY_DUE',
+                now() + make_interval(secs => $3), 'armed', 1)
+        """,
+        f"timer-{wid}",
+        wid,
+        fires_in_s,
+    )
+
+
+async def test_stuck_counts_only_workflows_that_stopped_without_a_reason(
+    database_url: str, db: asyncpg.Connection
+) -> None:
+    old, fresh = STUCK_AFTER * 10, 1.0
+    await _workflow(db, "idle-classifying", "CLASSIFYING", idle_s=old)  # stuck
+    await _workflow(db, "idle-executing", "EXECUTING_ACTION", idle_s=old)  # stuck
+    await _workflow(db, "busy", "CLASSIFYING", idle_s=fresh)
+    await _workflow(db, "done", "COMPLETED", idle_s=old)
+    await _workflow(db, "with-a-person", "AWAITING_APPROVAL", idle_s=old)
+    await _workflow(db, "retry-pending", "RETRY_WAIT", idle_s=old)
+    await _timer(db, "retry-pending", fires_in_s=30)
+    await _workflow(db, "retry-lost", "RETRY_WAIT", idle_s=old)  # stuck: nothing will wake it
+    await _workflow(db, "sla-overdue", "AWAITING_APPROVAL", idle_s=old)  # stuck: timer not firing
+    await _timer(db, "sla-overdue", fires_in_s=-old)
+    await _workflow(db, "req-idle", "enriched", idle_s=old, workflow_type="request")  # stuck
+    await _workflow(db, "req-waiting", "approval_required", idle_s=old, workflow_type="request")
+
+    sample = await Gauges(database_url, stuck_after=STUCK_AFTER).sample()
+
+    assert sample.stuck == {
+        ("support", "CLASSIFYING"): 1,
+        ("support", "EXECUTING_ACTION"): 1,
+        ("support", "RETRY_WAIT"): 1,
+        ("support", "AWAITING_APPROVAL"): 1,
+        ("request", "enriched"): 1,
+    }
+
+
+async def _outbox(db: asyncpg.Connection, n: int) -> list[int]:
+    rows = await db.fetch(
+        "INSERT INTO outbox (subject, body) SELECT 'wf.out.support.x', '\\x00'::bytea "
+        "FROM generate_series(1, $1) RETURNING id",
+        n,
+    )
+    return [int(r["id"]) for r in rows]
+
+
+async def test_outbox_lag_counts_rows_after_the_relay_cursor(
+    database_url: str, db: asyncpg.Connection
+) -> None:
+    gauges = Gauges(database_url, relay_name="r1")
+    assert (await gauges.sample()).outbox_rows == 0
+
+    ids = await _outbox(db, 3)
+    await db.execute(ENSURE_CURSOR, "r1")
+    lagging = await gauges.sample()
+    assert lagging.outbox_rows == 3
+    assert lagging.outbox_oldest_seconds >= 0
+
+    await db.execute(
+        "UPDATE relay_cursor SET txid = (SELECT txid FROM outbox WHERE id = $2), last_id = $2 "
+        "WHERE name = $1",
+        "r1",
+        ids[1],
+    )
+    assert (await gauges.sample()).outbox_rows == 1
+
+
+def _gauge_points(name: str) -> dict[tuple[tuple[str, Any], ...], float]:
+    reader = recorded().metrics
+    points: dict[tuple[tuple[str, Any], ...], float] = {}
+    data = reader.get_metrics_data()
+    for resource_metrics in data.resource_metrics if data else ():
+        for scope in resource_metrics.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == name:
+                    for point in metric.data.data_points:
+                        key = tuple(sorted((point.attributes or {}).items()))
+                        points[key] = point.value  # type: ignore[union-attr]
+    return points
+
+
+async def test_the_instruments_report_the_running_sampler(
+    database_url: str, db: asyncpg.Connection
+) -> None:
+    recorded()
+    await _outbox(db, 2)
+    await _workflow(db, "idle", "VALIDATING_POLICY", idle_s=STUCK_AFTER * 10)
+    stop = asyncio.Event()
+    gauges = Gauges(database_url, relay_name="instrumented", interval=0.05, stuck_after=60)
+    running = asyncio.create_task(gauges.run(stop))
+    lag_key = (("relay", "instrumented"),)
+    stuck_key = (("state", "VALIDATING_POLICY"), ("workflow_type", "support"))
+
+    async def reported(name: str, key: tuple[tuple[str, Any], ...], value: float) -> bool:
+        return _gauge_points(name).get(key) == value
+
+    try:
+        await eventually(lambda: reported("interlock.outbox.lag", lag_key, 2), what="lag of 2")
+        await eventually(lambda: reported("interlock.workflows.stuck", stuck_key, 1))
+
+        await db.execute("UPDATE workflows SET state = 'COMPLETED' WHERE id = 'idle'")
+        await eventually(
+            lambda: reported("interlock.workflows.stuck", stuck_key, 0), what="stuck cleared"
+        )
+    finally:
+        stop.set()
+        await running
+    assert lag_key not in _gauge_points("interlock.outbox.lag")
