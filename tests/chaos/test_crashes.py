@@ -172,7 +172,7 @@ async def _stream_drained(stack: Stack) -> bool:
     info = await stack.nc.jetstream().consumer_info(
         subjects.STREAM_JOBS, subjects.stage_consumer("support", "execute_action")
     )
-    return info.num_pending == 0 and info.num_ack_pending == 0
+    return bool(info.num_pending == 0 and info.num_ack_pending == 0)
 
 
 async def test_projector_crash_loses_nothing(stack: Stack) -> None:

@@ -79,6 +79,11 @@ def _put(target: dict[str, Any], path: str, value: Any) -> None:
     target[last] = value
 
 
+def _unlisted(s: Scene, p: dict[str, Any]) -> None:
+    if _lookup(s.payload, p["field"]) in s.definition.parameters[p["param"]]:
+        _put(s.payload, p["field"], "not-listed")
+
+
 def _match_record(s: Scene, p: dict[str, Any]) -> None:
     """Make the payload agree with the data (and every listed path agree with each other)."""
     for name, paths in p.get("data", {}).items():
@@ -112,10 +117,7 @@ SATISFY: dict[str, Arranger] = {
     ),
     "has_data": lambda s, p: s.data.update({p["key"]: PAYLOADS["ACTION_EXECUTED"]}),
     "payload_matches": _match_record,
-    "payload_not_in": lambda s, p: (
-        _lookup(s.payload, p["field"]) not in s.definition.parameters[p["param"]]
-        or _put(s.payload, p["field"], "not-listed")
-    ),
+    "payload_not_in": _unlisted,
 }
 VIOLATE: dict[str, Arranger] = {
     "attempts_remaining": lambda s, p: s.ex.setdefault("attempts", {}).update(

@@ -23,7 +23,7 @@ async def stack_in_process(
     names = default_components(*workflow_types)
     runtime = Runtime(settings, nats_url, database_url)
     stop = asyncio.Event()
-    tasks = [asyncio.create_task(components()[name](runtime, stop)) for name in names]
+    tasks = [asyncio.ensure_future(components()[name](runtime, stop)) for name in names]
     try:
         await wait_until_ready(nats_url, names)
         yield

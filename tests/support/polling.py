@@ -11,7 +11,7 @@ T = TypeVar("T")
 
 
 async def eventually(
-    probe: Callable[[], Awaitable[T]],
+    probe: Callable[[], Awaitable[T | None]],
     *,
     within: float = 15.0,
     every: float = 0.02,

@@ -10,7 +10,8 @@ import pytest
 
 from contracts.definition import Guard, Transition, WorkflowDefinition
 from contracts.graphcheck import check
-from contracts.request import PRE_APPROVAL, REQUEST_V1
+from contracts.request import REQUEST_V1
+from contracts.request_table import PRE_APPROVAL
 from projector.engine import ACTIONS, GUARDS, Accepted, Context, Rejected, resolve
 from projector.engine.model import Execution, OpenJob, Workflow
 from tests.support.payloads import envelope
