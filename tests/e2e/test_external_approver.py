@@ -1,5 +1,6 @@
 """The public contract from outside: an upstream system and a human-approval tool that know
-only NATS subjects and JSON (plain nats-py, no Interlock import) drive a workflow to the end."""
+only NATS subjects and JSON (plain nats-py, nothing from Interlock's packages) drive a
+workflow to the end."""
 
 from __future__ import annotations
 
@@ -15,16 +16,9 @@ from nats.aio.client import Client
 
 from interlock.settings import Settings
 from tests.support.inprocess import stack_in_process
+from tests.support.payloads import REQUEST
 
 pytestmark = pytest.mark.timeout(180)
-
-REQUEST = {
-    "customer_id": "cust-1",
-    "subject": "Double charge",
-    "body": "I was charged twice for my subscription.",
-    "amount": "20.00",
-    "currency": "EUR",
-}
 
 
 def _envelope(

@@ -106,20 +106,6 @@ async def test_outbox_lag_counts_rows_after_the_relay_cursor(
     assert (await gauges.sample()).outbox_rows == 1
 
 
-def _gauge_points(name: str) -> dict[tuple[tuple[str, Any], ...], float]:
-    reader = recorded().metrics
-    points: dict[tuple[tuple[str, Any], ...], float] = {}
-    data = reader.get_metrics_data()
-    for resource_metrics in data.resource_metrics if data else ():
-        for scope in resource_metrics.scope_metrics:
-            for metric in scope.metrics:
-                if metric.name == name:
-                    for point in metric.data.data_points:
-                        key = tuple(sorted((point.attributes or {}).items()))
-                        points[key] = point.value  # type: ignore[union-attr]
-    return points
-
-
 async def test_the_instruments_report_the_running_sampler(
     database_url: str, db: asyncpg.Connection
 ) -> None:
@@ -133,7 +119,7 @@ async def test_the_instruments_report_the_running_sampler(
     stuck_key = (("state", "VALIDATING_POLICY"), ("workflow_type", "support"))
 
     async def reported(name: str, key: tuple[tuple[str, Any], ...], value: float) -> bool:
-        return _gauge_points(name).get(key) == value
+        return recorded().gauge(name).get(key) == value
 
     try:
         await eventually(lambda: reported("interlock.outbox.lag", lag_key, 2), what="lag of 2")
@@ -146,4 +132,4 @@ async def test_the_instruments_report_the_running_sampler(
     finally:
         stop.set()
         await running
-    assert lag_key not in _gauge_points("interlock.outbox.lag")
+    assert lag_key not in recorded().gauge("interlock.outbox.lag")

@@ -6,6 +6,7 @@ these and look only at what their own workflows produced.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -27,9 +28,7 @@ class Recorded:
     def finished(self) -> tuple[ReadableSpan, ...]:
         return self.spans.get_finished_spans()
 
-    def counter(self, name: str) -> dict[tuple[tuple[str, Any], ...], float]:
-        """Current cumulative value of a counter, per attribute set."""
-        values: dict[tuple[tuple[str, Any], ...], float] = {}
+    def _points(self, name: str) -> Iterator[tuple[tuple[tuple[str, Any], ...], float]]:
         data = self.metrics.get_metrics_data()
         for resource_metrics in data.resource_metrics if data else ():
             for scope in resource_metrics.scope_metrics:
@@ -37,8 +36,18 @@ class Recorded:
                     if metric.name == name:
                         for point in metric.data.data_points:
                             key = tuple(sorted((point.attributes or {}).items()))
-                            values[key] = values.get(key, 0) + point.value  # type: ignore[union-attr]
+                            yield key, point.value  # type: ignore[union-attr]
+
+    def counter(self, name: str) -> dict[tuple[tuple[str, Any], ...], float]:
+        """Current cumulative value of a counter, per attribute set."""
+        values: dict[tuple[tuple[str, Any], ...], float] = {}
+        for key, value in self._points(name):
+            values[key] = values.get(key, 0) + value
         return values
+
+    def gauge(self, name: str) -> dict[tuple[tuple[str, Any], ...], float]:
+        """Last observed value of a gauge, per attribute set (collected now)."""
+        return dict(self._points(name))
 
 
 @cache
