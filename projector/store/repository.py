@@ -43,6 +43,15 @@ class StoreUnavailable(TransientError):
     code = ErrorCode.STORE_UNAVAILABLE
 
 
+class _SessionFree(asyncpg.Connection):  # type: ignore[misc]
+    """A pool connection the store never leaves session state on (no LISTEN, advisory lock,
+    cursor or SET), so releasing it skips asyncpg's reset query: one round trip less per
+    decision. An open transaction is still rolled back on release."""
+
+    def get_reset_query(self) -> str:
+        return ""
+
+
 async def _codecs(conn: asyncpg.Connection) -> None:
     for name in ("json", "jsonb"):
         await conn.set_type_codec(name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
@@ -52,7 +61,11 @@ async def open_store(database_url: str, *, size: int = 10) -> WorkflowStore:
     """A store on a new pool for the plain postgresql:// URL; `close()` it when done."""
     try:
         pool = await asyncpg.create_pool(
-            asyncpg_dsn(database_url), min_size=1, max_size=size, init=_codecs
+            asyncpg_dsn(database_url),
+            min_size=1,
+            max_size=size,
+            init=_codecs,
+            connection_class=_SessionFree,
         )
     except (OSError, asyncpg.PostgresError) as exc:
         raise StoreUnavailable(f"cannot reach the database: {type(exc).__name__}") from exc
