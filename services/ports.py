@@ -9,6 +9,7 @@ Every port says what it guarantees and how it fails. Failures are Interlock's ow
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import cache
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,6 +60,13 @@ class ModelRequest(_Value):
     """A stable key of the business case (e.g. the request's event id); recorded clients
     look answers up by it."""
     attempt: int = 1
+
+
+@cache
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema a model's answer must meet: generated once per output model (pydantic
+    builds it anew on every call, a measurable cost per job). Treat it as read-only."""
+    return model.model_json_schema()
 
 
 class ModelReply(_Value):

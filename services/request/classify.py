@@ -16,7 +16,7 @@ from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
 from contracts.payloads import ModelCall
 from contracts.request_payloads import Decision
-from services.ports import ModelClient, ModelRequest
+from services.ports import ModelClient, ModelRequest, output_schema
 from services.runtime.stage import StageResult
 from services.support.modelnode import ask
 
@@ -39,7 +39,7 @@ class ClassifyRequest:
                 task="classify_request",
                 prompt_version=PROMPT_VERSION,
                 inputs=inputs,
-                output_schema=Decision.model_json_schema(),
+                output_schema=output_schema(Decision),
                 case_key=envelope.correlation_id,
                 attempt=job.attempt,
             ),

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
 from contracts.support_payloads import Category
-from services.ports import ModelClient, ModelRequest
+from services.ports import ModelClient, ModelRequest, output_schema
 from services.runtime.stage import StageResult
 from services.support.modelnode import ask
 
@@ -44,7 +44,7 @@ class Classify:
                 task="classify",
                 prompt_version=PROMPT_VERSION,
                 inputs={"subject": request["subject"], "body": request["body"]},
-                output_schema=ClassifierOutput.model_json_schema(),
+                output_schema=output_schema(ClassifierOutput),
                 case_key=envelope.correlation_id,
                 attempt=job.attempt,
             ),

@@ -15,7 +15,7 @@ from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
 from contracts.payloads import Currency
 from contracts.support_payloads import ActionType
-from services.ports import ModelClient, ModelRequest
+from services.ports import ModelClient, ModelRequest, output_schema
 from services.runtime.stage import StageResult
 from services.support.modelnode import ask
 
@@ -54,7 +54,7 @@ class Recommend:
                     "account": inputs["account"],
                     "revision_feedback": inputs.get("revision_feedback"),
                 },
-                output_schema=RecommenderOutput.model_json_schema(),
+                output_schema=output_schema(RecommenderOutput),
                 case_key=envelope.correlation_id,
                 attempt=job.attempt,
             ),
