@@ -26,6 +26,7 @@ from interlock import console
 from interlock.bench_stats import ResourceSampler, hop_latencies, transitions_of
 from interlock.cli import JsonOpt, settings
 from interlock.embedded import resolve_urls
+from interlock.health import attached
 from interlock.runtime import default_components, prepare, supervised
 from interlock.settings import Settings
 from projector.store.engine import create_engine
@@ -47,23 +48,31 @@ def bench(
 ) -> None:
     """Drive happy-path workflows and print throughput, latency, CPU and memory."""
     s = settings()
-    with resolve_urls(s) as (nats_url, database_url):
-        report = asyncio.run(
-            run_bench(
-                s,
-                nats_url,
-                database_url,
-                workflows=workflows,
-                concurrency=concurrency,
-                warmup=warmup,
+    try:
+        with resolve_urls(s) as (nats_url, database_url):
+            report = asyncio.run(
+                run_bench(
+                    s,
+                    nats_url,
+                    database_url,
+                    workflows=workflows,
+                    concurrency=concurrency,
+                    warmup=warmup,
+                )
             )
-        )
+    except BenchRefused as exc:
+        console.errors.print(f"[red]{exc}[/]")
+        raise typer.Exit(2) from None
     if json_output:
         console.print_json(report)
     else:
         _print(report)
     if report["failures"]:
         raise typer.Exit(1)
+
+
+class BenchRefused(Exception):
+    """The broker already has Interlock components: a benchmark would compete with them."""
 
 
 class Driver:
@@ -161,6 +170,14 @@ async def run_bench(
     s: Settings, nats_url: str, database_url: str, *, workflows: int, concurrency: int, warmup: int
 ) -> dict[str, Any]:
     await prepare(nats_url, database_url)
+    busy, _ = await attached("projector", nats_url, database_url)
+    if busy:
+        raise BenchRefused(
+            "Interlock components already consume this broker (e.g. `interlock up` with the "
+            "same INTERLOCK_HOME); the benchmark's own components would share their consumers "
+            "and the figures would describe neither. Stop them, or point INTERLOCK_NATS_URL "
+            "and INTERLOCK_DATABASE_URL at servers no Interlock component uses."
+        )
     async with supervised(s, nats_url, database_url, default_components("support")) as supervisor:
         nc = await nats.connect(nats_url, name="interlock-bench")
         driver = Driver(nc)

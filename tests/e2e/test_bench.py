@@ -1,0 +1,90 @@
+"""`interlock bench` as a user runs it: its own component processes on the given servers, a
+JSON report with the documented keys, and a refusal (not a skewed figure) when other
+Interlock components already consume the broker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nats
+import pytest
+
+from contracts import subjects
+from interlock.runtime import prepare
+from tests.support.polling import eventually
+
+pytestmark = pytest.mark.timeout(240)
+
+
+async def _bench(home: Path, nats_url: str, database_url: str, *args: str) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERLOCK_")}
+    env.update(
+        INTERLOCK_HOME=str(home), INTERLOCK_NATS_URL=nats_url, INTERLOCK_DATABASE_URL=database_url
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "interlock",
+        "bench",
+        *args,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 180)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_bench_reports_the_documented_figures(
+    tmp_path: Path, module_nats: str, module_database: str
+) -> None:
+    code, out, err = await _bench(
+        tmp_path,
+        module_nats,
+        module_database,
+        *("--workflows", "6", "--concurrency", "3", "--warmup", "1", "--json"),
+    )
+
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["workflows"] == 6 and report["failures"] == 0
+    assert report["workflows_per_s"] > 0
+    # Every happy-path support workflow takes the same transitions, at least one per stage.
+    per_workflow = report["transitions_per_s"] / report["workflows_per_s"]
+    assert per_workflow >= 8
+    assert 0 < report["p50_ms"] <= report["p95_ms"] <= report["p99_ms"]
+    assert {"decide_commit", "dispatch_work"} <= set(report["hops"])
+    assert report["cpu_by_component"]["projector"] > 0
+    assert report["peak_rss_mb"] > 0
+
+
+async def test_bench_refuses_to_run_beside_other_components(
+    tmp_path: Path, module_nats: str, module_database: str
+) -> None:
+    await prepare(module_nats, module_database)
+    nc = await nats.connect(module_nats)
+    js = nc.jetstream()
+    # Someone else's projector: a pull request waiting on the projector's durable consumer.
+    squatter = await js.pull_subscribe_bind(subjects.CONSUMER_PROJECTOR, subjects.STREAM_IN)
+    waiting = asyncio.ensure_future(squatter.fetch(1, timeout=60))
+
+    async def fetching() -> bool:
+        info = await js.consumer_info(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR)
+        return bool(info.num_waiting)
+
+    try:
+        await eventually(fetching, what="the other projector's pull request")
+        code, out, err = await _bench(tmp_path, module_nats, module_database, "--json")
+    finally:
+        waiting.cancel()
+        await nc.close()
+
+    assert code == 2
+    assert out == ""
+    assert "already consume this broker" in " ".join(err.split())
