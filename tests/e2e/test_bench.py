@@ -53,7 +53,8 @@ async def test_bench_reports_the_documented_figures(
 
     assert code == 0, err
     report = json.loads(out)
-    assert report["workflows"] == 6 and report["failures"] == 0
+    assert report["workflows"] == 6
+    assert report["failures"] == 0
     assert report["workflows_per_s"] > 0
     # Every happy-path support workflow takes the same transitions, at least one per stage.
     per_workflow = report["transitions_per_s"] / report["workflows_per_s"]
