@@ -6,6 +6,8 @@ version, so a deployment never silently reinterprets an in-flight workflow.
 
 from __future__ import annotations
 
+from functools import cache
+
 from contracts.definition import WorkflowDefinition
 from contracts.request import REQUEST_V1
 from contracts.support import SUPPORT_V1, SUPPORT_V2
@@ -26,6 +28,7 @@ def get(workflow_type: str, version: int) -> WorkflowDefinition:
         raise UnknownDefinition(f"no definition {workflow_type!r} v{version}") from None
 
 
+@cache  # DEFINITIONS never changes; the projector asks on every event (failures are not kept)
 def latest(workflow_type: str) -> WorkflowDefinition:
     """The version new workflows of this type start with."""
     versions = [v for (t, v) in DEFINITIONS if t == workflow_type]
@@ -39,8 +42,9 @@ def workflow_types() -> list[str]:
     return sorted({t for t, _ in DEFINITIONS})
 
 
+_EVENTS = frozenset((t, e.name) for (t, _), d in DEFINITIONS.items() for e in d.events)
+
+
 def knows_event(workflow_type: str, event_type: str) -> bool:
     """Whether any version of `workflow_type` defines `event_type`."""
-    return any(
-        d.event(event_type) is not None for (t, _), d in DEFINITIONS.items() if t == workflow_type
-    )
+    return (workflow_type, event_type) in _EVENTS

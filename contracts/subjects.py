@@ -25,6 +25,10 @@ STAGE_ACK_WAIT_S = 10.0
 """How long a stage may hold a job without acking before it is redelivered; stages send
 `in_progress` heartbeats during long calls, so this bounds recovery after a crash, not work."""
 PROJECTOR_ACK_WAIT_S = 10.0
+STAGE_MAX_DELIVER = 6
+"""Deliveries of a job before its stage gives up (the last one submits ESCALATE instead)."""
+PROJECTOR_MAX_DELIVER = 8
+"""Deliveries of an inbound event before the projector dead-letters it."""
 
 HEADER_MSG_ID = "Nats-Msg-Id"
 HEADER_DLQ_REASON = "Interlock-Dlq-Reason"

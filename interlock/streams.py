@@ -71,7 +71,7 @@ PROJECTOR_CONSUMER = ConsumerConfig(
     filter_subject=f"{subjects.IN_PREFIX}.>",
     ack_policy=AckPolicy.EXPLICIT,
     ack_wait=subjects.PROJECTOR_ACK_WAIT_S,
-    max_deliver=8,
+    max_deliver=subjects.PROJECTOR_MAX_DELIVER,
     max_ack_pending=2000,
 )
 
@@ -83,7 +83,7 @@ def stage_consumer(workflow_type: str, stage: str) -> ConsumerConfig:
         filter_subject=subjects.job(workflow_type, stage),
         ack_policy=AckPolicy.EXPLICIT,
         ack_wait=subjects.STAGE_ACK_WAIT_S,
-        max_deliver=6,
+        max_deliver=subjects.STAGE_MAX_DELIVER,
         max_ack_pending=1000,
     )
 

@@ -42,8 +42,6 @@ from services.runtime.pull import PullConsumer
 
 log = logging.getLogger("interlock.projector")
 tracer = trace.get_tracer("interlock.projector")
-MAX_DELIVER = 8
-"""Must equal the projector consumer's max_deliver (see interlock.streams)."""
 SOURCE = "projector"
 PULL_BATCH = 256
 
@@ -124,7 +122,7 @@ def _describe(span: Span, outcome: Outcome) -> None:
 
 
 async def _retry_later(broker: NatsBroker, raw: Msg, exc: Exception) -> None:
-    if is_last_delivery(raw, MAX_DELIVER):
+    if is_last_delivery(raw, subjects.PROJECTOR_MAX_DELIVER):
         detail = f"{type(exc).__name__}: {exc}"
         await dead_letter(broker, raw, source=SOURCE, reason="max_deliver_exceeded", detail=detail)
         return

@@ -54,8 +54,6 @@ class Stage:
     workflow_type: str
     name: str
     handler: Handler
-    max_deliver: int = 6
-    """Must equal the stage consumer's max_deliver (interlock.streams.stage_consumer)."""
     heartbeat_s: float = subjects.STAGE_ACK_WAIT_S / 3
     effects: bool = False
     """Acts on the outside world: consult the open-jobs record before every job. A read-only
@@ -135,7 +133,7 @@ async def _run(
     try:
         return await stage.handler(job, envelope)
     except Exception as exc:
-        if is_last_delivery(msg.raw_message, stage.max_deliver):
+        if is_last_delivery(msg.raw_message, subjects.STAGE_MAX_DELIVER):
             log.error("%s gives up on job %s: %r", stage.name, job.job_id, exc)
             return StageResult(
                 "ESCALATE", {"reason": "stage_unavailable", "detail": type(exc).__name__}
