@@ -49,15 +49,6 @@ WHERE (w.workflow_type, w.state) NOT IN (SELECT * FROM unnest($2::text[], $3::te
 GROUP BY w.workflow_type, w.state
 """
 
-OLDEST_UNRELAYED = """
-SELECT coalesce(extract(epoch FROM now() - min(o.created_at)), 0)::float8
-FROM outbox o
-WHERE NOT EXISTS (
-    SELECT 1 FROM relay_cursor c
-    WHERE c.name = $1 AND (o.txid, o.id) <= (c.txid, c.last_id)
-)
-"""
-
 Columns = tuple[list[str], list[str]]
 
 
@@ -146,15 +137,16 @@ class Gauges:
         """Query the database once and keep the result as `last`."""
         connection = await asyncpg.connect(self._url, timeout=10)
         try:
-            rows = int(await connection.fetchval(LAG, self.relay))
-            oldest = float(await connection.fetchval(OLDEST_UNRELAYED, self.relay))
+            lag = await connection.fetchrow(LAG, self.relay)
             stuck = await connection.fetch(
                 STUCK, self._stuck_after, *self._terminal, *self._waiting
             )
         finally:
             await connection.close()
         self.last = Sample(
-            rows, oldest, {(r["workflow_type"], r["state"]): int(r["n"]) for r in stuck}
+            int(lag["rows"]),
+            float(lag["oldest_seconds"]),
+            {(r["workflow_type"], r["state"]): int(r["n"]) for r in stuck},
         )
         return self.last
 

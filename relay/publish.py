@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,10 +38,6 @@ _REFUSALS: dict[type[Exception], str] = {
 }
 
 
-def no_hook(row: OutboxRow, headers: dict[str, str]) -> PublishDone:
-    return lambda outcome: None
-
-
 def refusal_reason(error: BaseException) -> str | None:
     """Why the broker will never accept this message, or None when a retry may succeed."""
     if isinstance(error, APIError):
@@ -49,9 +45,14 @@ def refusal_reason(error: BaseException) -> str | None:
     return next((r for kind, r in _REFUSALS.items() if isinstance(error, kind)), None)
 
 
+def string_headers(stored: Mapping[str, Any]) -> dict[str, str]:
+    """Headers kept as JSON in a row, as NATS headers: strings unchanged, others as JSON."""
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in stored.items()}
+
+
 def message_headers(row: OutboxRow, instance: str) -> dict[str, str]:
-    """The row's headers unchanged (non-string values as JSON) plus its Nats-Msg-Id."""
-    headers = {k: v if isinstance(v, str) else json.dumps(v) for k, v in row.headers.items()}
+    """The row's headers plus its Nats-Msg-Id."""
+    headers = string_headers(row.headers)
     headers[subjects.HEADER_MSG_ID] = f"{instance}-{row.id}"
     return headers
 

@@ -48,15 +48,18 @@ WHERE (txid, id) <= ($1::xid8, $2::bigint)
   AND created_at < now() - make_interval(secs => $3)
 """
 
+# Rows after the cursor, and the age in seconds of the oldest of them (0 when none).
 LAG = """
-SELECT count(*) FROM outbox o
+SELECT count(*) AS rows,
+       coalesce(extract(epoch FROM now() - min(o.created_at)), 0)::float8 AS oldest_seconds
+FROM outbox o
 WHERE NOT EXISTS (
     SELECT 1 FROM relay_cursor c
     WHERE c.name = $1 AND (o.txid, o.id) <= (c.txid, c.last_id)
 )
 """
 
-_UNAVAILABLE = (
+UNAVAILABLE = (
     OSError,
     TimeoutError,
     asyncpg.PostgresConnectionError,
@@ -100,7 +103,7 @@ async def _translated() -> AsyncIterator[None]:
         raise SchemaMissing(
             f"outbox schema not found: {exc}", hint="apply the database migrations first"
         ) from exc
-    except _UNAVAILABLE as exc:
+    except UNAVAILABLE as exc:
         raise StoreUnavailable(f"database unavailable: {type(exc).__name__}: {exc}") from exc
 
 
@@ -175,10 +178,15 @@ class OutboxStore:
 
     async def close(self) -> None:
         """Close the connection, which also releases the leadership lock."""
-        try:
-            await self._connection.close(timeout=5)
-        except Exception:
-            self._connection.terminate()
+        await close_quietly(self._connection)
+
+
+async def close_quietly(connection: asyncpg.Connection) -> None:
+    """Close gracefully within 5 s, else drop the socket; never raises."""
+    try:
+        await connection.close(timeout=5)
+    except Exception:
+        connection.terminate()
 
 
 async def lag(url: str, name: str) -> int:
@@ -186,6 +194,6 @@ async def lag(url: str, name: str) -> int:
     async with _translated():
         connection = await asyncpg.connect(url, timeout=10)
         try:
-            return int(await connection.fetchval(LAG, name))
+            return int(await connection.fetchval(LAG, name))  # the first column: rows
         finally:
             await connection.close()

@@ -35,6 +35,8 @@ from contracts.ids import derive
 from contracts.payloads import TimerFired
 from relay.backoff import Backoff
 from relay.clock import Clock, seconds_until, wait_any
+from relay.publish import string_headers
+from relay.store import UNAVAILABLE, close_quietly
 from relay.tracing import finish, start_publish
 
 log = logging.getLogger("interlock.timers")
@@ -61,12 +63,6 @@ UPDATE timers SET status = 'published', updated_at = now() WHERE id = ANY($1::te
 """
 NEXT_DUE = "SELECT min(fire_at) FROM timers WHERE status = 'armed'"
 
-_STORE_ERRORS = (
-    OSError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.exceptions.OperatorInterventionError,
-)
 _BROKER_ERRORS = (nats.errors.Error, TimeoutError, OSError)
 
 
@@ -109,8 +105,7 @@ def firing(row: asyncpg.Record, now: datetime) -> Firing:
         occurred_at=now,
         payload=payload.model_dump(mode="json"),
     )
-    stored = json.loads(row["headers"])
-    headers = {k: v if isinstance(v, str) else json.dumps(v) for k, v in stored.items()}
+    headers = string_headers(json.loads(row["headers"]))
     headers[subjects.HEADER_MSG_ID] = event_id
     return Firing(row["id"], subjects.timer(row["workflow_type"]), headers, envelope.to_bytes())
 
@@ -119,7 +114,7 @@ def firing(row: asyncpg.Record, now: datetime) -> Firing:
 async def _store_errors() -> AsyncIterator[None]:
     try:
         yield
-    except _STORE_ERRORS as exc:
+    except UNAVAILABLE as exc:
         raise TimerStoreUnavailable(f"database unavailable: {type(exc).__name__}") from exc
 
 
@@ -128,13 +123,6 @@ async def _connect(url: str) -> asyncpg.Connection:
         return await asyncpg.connect(
             url, timeout=10, server_settings={"application_name": APPLICATION_NAME}
         )
-
-
-async def _close(connection: asyncpg.Connection) -> None:
-    try:
-        await connection.close(timeout=5)
-    except Exception:
-        connection.terminate()
 
 
 def _earliest(a: datetime | None, b: datetime | None) -> datetime | None:
@@ -238,7 +226,7 @@ class TimerService:
             yield
         finally:
             self._connection = None
-            await _close(connection)
+            await close_quietly(connection)
 
     @asynccontextmanager
     async def _session(self) -> AsyncIterator[asyncpg.Connection]:
@@ -251,7 +239,7 @@ class TimerService:
             try:
                 yield connection
             finally:
-                await _close(connection)
+                await close_quietly(connection)
 
     async def _fire_batch(self, connection: asyncpg.Connection, now: datetime) -> int:
         async with _store_errors(), connection.transaction():
@@ -264,9 +252,7 @@ class TimerService:
 
     async def _publish(self, firings: Sequence[Firing]) -> None:
         for f in firings:
-            span = start_publish(
-                f.subject, f.headers, dict(f.headers), **{"interlock.timer_id": f.timer_id}
-            )
+            span = start_publish(f.subject, f.headers, **{"interlock.timer_id": f.timer_id})
             try:
                 ack = await self._js.publish(
                     f.subject, f.body, timeout=PUBLISH_TIMEOUT_S, headers=f.headers

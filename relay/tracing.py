@@ -3,7 +3,6 @@ row that caused the message (the decision that wrote the outbox row or armed the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from nats.js.api import PubAck
@@ -18,16 +17,14 @@ from relay.store import OutboxRow
 tracer = trace.get_tracer("interlock.relay")
 
 
-def start_publish(
-    subject: str, headers: dict[str, str], stored: Mapping[str, Any], **attributes: Any
-) -> Span | None:
-    """A PRODUCER span whose parent is the stored context; None when nothing was traced
+def start_publish(subject: str, headers: dict[str, str], **attributes: Any) -> Span | None:
+    """A PRODUCER span whose parent is the context stored with the row, which `headers`
+    carry (and which the span's own context then replaces); None when nothing was traced
     (bookkeeping rows such as the open-jobs record carry no context)."""
-    if "traceparent" not in stored:
+    if "traceparent" not in headers:
         return None
-    parent = {k: str(v) for k, v in stored.items()}
     span = publishing(
-        tracer, subject, headers, parent, message_id=headers.get(subjects.HEADER_MSG_ID)
+        tracer, subject, headers, headers, message_id=headers.get(subjects.HEADER_MSG_ID)
     )
     span.set_attributes({k: v for k, v in attributes.items() if v is not None})
     return span
@@ -46,5 +43,5 @@ def finish(span: Span | None, outcome: PubAck | BaseException | None) -> None:
 
 def traced_publish(row: OutboxRow, headers: dict[str, str]) -> PublishDone:
     """The relay's publish hook: one span per outbox row, ended on its ack or error."""
-    span = start_publish(row.subject, headers, row.headers, **{"interlock.outbox_id": row.id})
+    span = start_publish(row.subject, headers, **{"interlock.outbox_id": row.id})
     return lambda outcome: finish(span, outcome)
