@@ -71,17 +71,6 @@ EFFECT_EXECUTE = "sim.effect.execute"
 """EffectRequest fields → EffectReceipt fields."""
 EFFECT_LOOKUP = "sim.effect.lookup"
 """{idempotency_key} → {receipt: EffectReceipt fields | null}."""
-SUBJECTS = (
-    ACCOUNT_INSPECT,
-    POLICY_CURRENT,
-    POLICY_VERSION,
-    ACTION_EXECUTE,
-    ACTION_LOOKUP,
-    ACTION_REVERSE,
-    NOTIFY_SEND,
-    EFFECT_EXECUTE,
-    EFFECT_LOOKUP,
-)
 ERROR_UNAVAILABLE = "unavailable"
 ERROR_REJECTED = "rejected"
 DEFAULT_TIMEOUT = 2.0

@@ -96,11 +96,6 @@ class RecordedModel:
         self.path = Path(path)
         self.model_version, self._answers = _load(self.path)
 
-    @property
-    def case_keys(self) -> frozenset[str]:
-        """Every key that has answers (plain case keys and ``task:case_key`` keys)."""
-        return frozenset(self._answers)
-
     async def complete(self, request: ModelRequest) -> ModelReply:
         """The recorded outcome for `request.case_key` at `request.attempt`."""
         started = time.perf_counter()

@@ -14,7 +14,7 @@ from services.request.classify import ClassifyRequest
 from services.request.execute import ExecuteEffect
 from services.request.intake import Enrich, Normalize, Validate
 from services.request.route import BindApproval, RouteRequest
-from services.runtime.stage import Handler, Stage
+from services.runtime.stage import Handler, Stage, stages_of
 
 WORKFLOW_TYPE = "request"
 
@@ -39,7 +39,4 @@ def stages(ports: RequestPorts) -> dict[str, Stage]:
         "bind_approval": BindApproval(),
         "execute_effect": ExecuteEffect(ports.effects),
     }
-    return {
-        name: Stage(WORKFLOW_TYPE, name, handler, effects=name in EFFECTFUL)
-        for name, handler in handlers.items()
-    }
+    return stages_of(WORKFLOW_TYPE, handlers, EFFECTFUL)

@@ -16,11 +16,11 @@ from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
 from contracts.payloads import ModelCall
 from contracts.request_payloads import Decision
+from services.models.prompts import REQUEST_CLASSIFY_V1
 from services.ports import ModelClient, ModelRequest, output_schema
 from services.runtime.stage import StageResult
 from services.support.modelnode import ask
 
-PROMPT_VERSION = "request-classify-v1"
 MODEL_FIELDS = ("source", "request_type", "subject", "body", "account_tier", "requested_action")
 
 
@@ -37,16 +37,17 @@ class ClassifyRequest:
             job,
             ModelRequest(
                 task="classify_request",
-                prompt_version=PROMPT_VERSION,
+                prompt_version=REQUEST_CLASSIFY_V1,
                 inputs=inputs,
                 output_schema=output_schema(Decision),
                 case_key=envelope.correlation_id,
                 attempt=job.attempt,
             ),
             Decision,
+            invalid=_invalid,
         )
         if isinstance(proposal, StageResult):
-            return _invalid(proposal) if proposal.event_type == "MODEL_OUTPUT_INVALID" else proposal
+            return proposal
         return StageResult(
             "REQUEST_CLASSIFIED",
             {
@@ -61,8 +62,7 @@ def versions(call: ModelCall) -> dict[str, str]:
     return {"classifier": call.model_version or call.model, "prompt": call.prompt_version}
 
 
-def _invalid(result: StageResult) -> StageResult:
-    call = ModelCall.model_validate(result.payload["call"])
+def _invalid(call: ModelCall) -> StageResult:
     return StageResult(
         "CLASSIFICATION_INVALID",
         {"errors": call.errors, "call": call.model_dump(mode="json"), "versions": versions(call)},

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from faststream.middlewares import AckPolicy
@@ -63,6 +64,21 @@ class Stage:
     @property
     def source(self) -> str:
         return subjects.stage_consumer(self.workflow_type, self.name)
+
+    @cached_property
+    def actor(self) -> Actor:
+        """Who submits this stage's results."""
+        return Actor(id=f"{self.name}-service", role="service")
+
+
+def stages_of(
+    workflow_type: str, handlers: Mapping[str, Handler], effectful: Collection[str]
+) -> dict[str, Stage]:
+    """The stages of one workflow type, by name."""
+    return {
+        name: Stage(workflow_type, name, handler, effects=name in effectful)
+        for name, handler in handlers.items()
+    }
 
 
 def register(broker: NatsBroker, stage: Stage, jobs: OpenJobsReader, *, workers: int = 8) -> None:
@@ -170,7 +186,7 @@ async def submit(
         workflow_type=job_envelope.workflow_type,
         workflow_id=job_envelope.workflow_id,
         tenant_id=job_envelope.tenant_id,
-        actor=Actor(id=f"{stage.name}-service", role="service"),
+        actor=stage.actor,
         causation_id=job.job_id,
         correlation_id=job_envelope.correlation_id,
         occurred_at=utcnow(),

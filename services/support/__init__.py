@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.ports import AccountApi, ActionProvider, ModelClient, Notifier, PolicyStore
-from services.runtime.stage import Handler, Stage
+from services.runtime.stage import Handler, Stage, stages_of
 from services.support.act import Compensate, ExecuteAction, NotifyCustomer
 from services.support.classify import Classify
 from services.support.evidence import InspectAccount, RetrievePolicy
@@ -39,7 +39,4 @@ def stages(ports: SupportPorts) -> dict[str, Stage]:
         "notify_customer": NotifyCustomer(ports.notifier),
         "compensate": Compensate(ports.actions),
     }
-    return {
-        name: Stage(WORKFLOW_TYPE, name, handler, effects=name in EFFECTFUL)
-        for name, handler in handlers.items()
-    }
+    return stages_of(WORKFLOW_TYPE, handlers, EFFECTFUL)

@@ -13,11 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
 from contracts.support_payloads import Category
+from services.models.prompts import SUPPORT_CLASSIFY_V1
 from services.ports import ModelClient, ModelRequest, output_schema
 from services.runtime.stage import StageResult
 from services.support.modelnode import ask
-
-PROMPT_VERSION = "support-classify-v1"
 
 
 class ClassifierOutput(BaseModel):
@@ -42,7 +41,7 @@ class Classify:
             job,
             ModelRequest(
                 task="classify",
-                prompt_version=PROMPT_VERSION,
+                prompt_version=SUPPORT_CLASSIFY_V1,
                 inputs={"subject": request["subject"], "body": request["body"]},
                 output_schema=output_schema(ClassifierOutput),
                 case_key=envelope.correlation_id,

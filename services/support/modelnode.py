@@ -7,6 +7,7 @@ recorded in the event payload so recovery reads it back instead of asking again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,14 +19,8 @@ from contracts.jobs import JobPayload
 from contracts.payloads import ModelCall, TokenUsage
 from otel import metrics
 from otel.messaging import client_span
-from services.ports import (
-    ExternalRejected,
-    ExternalTimeout,
-    ExternalUnavailable,
-    ModelClient,
-    ModelRequest,
-)
-from services.runtime.calls import refused, transient
+from services.ports import ModelClient, ModelReply, ModelRequest
+from services.runtime import calls
 from services.runtime.stage import StageResult
 
 tracer = trace.get_tracer("interlock.model")
@@ -39,41 +34,27 @@ class Proposal:
     call: ModelCall
 
 
+def output_invalid(call: ModelCall) -> StageResult:
+    """The result of a model answer that failed validation (the workflow decides on repair)."""
+    return StageResult("MODEL_OUTPUT_INVALID", {"call": call.model_dump(mode="json")})
+
+
 async def ask(
     model: ModelClient,
     job: JobPayload,
     request: ModelRequest,
     schema: type[BaseModel],
+    *,
+    invalid: Callable[[ModelCall], StageResult] = output_invalid,
 ) -> Proposal | StageResult:
-    """The validated proposal, or the result event that reports why there is none."""
+    """The validated proposal, or the result event that reports why there is none (`invalid`
+    builds it for an answer that failed validation)."""
     if job.repair:
         previous = (job.inputs.get("invalid_model_output") or {}).get("call", {})
         request = request.model_copy(update={"repair_errors": previous.get("errors", [])})
-    try:
-        with client_span(
-            tracer,
-            f"model {request.task}",
-            {
-                "interlock.model.task": request.task,
-                "interlock.model.prompt_version": request.prompt_version,
-                "interlock.model.attempt": request.attempt,
-                "interlock.model.repair": bool(request.repair_errors),
-            },
-        ) as span:
-            reply = await model.complete(request)
-            span.set_attributes(
-                {
-                    "interlock.model.name": reply.model,
-                    "interlock.model.version": reply.model_version or "",
-                    "interlock.model.latency_ms": reply.latency_ms,
-                    "interlock.model.prompt_tokens": reply.prompt_tokens,
-                    "interlock.model.completion_tokens": reply.completion_tokens,
-                }
-            )
-    except (ExternalTimeout, ExternalUnavailable) as exc:
-        return transient(exc, "model")
-    except ExternalRejected as exc:
-        return refused(exc)
+    reply = await calls.call(_complete(model, request), "model")
+    if isinstance(reply, StageResult):
+        return reply
     errors: list[str] = []
     value: dict[str, Any] = {}
     try:
@@ -93,5 +74,29 @@ async def ask(
         repair=job.repair,
     )
     if errors:
-        return StageResult("MODEL_OUTPUT_INVALID", {"call": call.model_dump(mode="json")})
+        return invalid(call)
     return Proposal(value=value, call=call)
+
+
+async def _complete(model: ModelClient, request: ModelRequest) -> ModelReply:
+    with client_span(
+        tracer,
+        f"model {request.task}",
+        {
+            "interlock.model.task": request.task,
+            "interlock.model.prompt_version": request.prompt_version,
+            "interlock.model.attempt": request.attempt,
+            "interlock.model.repair": bool(request.repair_errors),
+        },
+    ) as span:
+        reply = await model.complete(request)
+        span.set_attributes(
+            {
+                "interlock.model.name": reply.model,
+                "interlock.model.version": reply.model_version or "",
+                "interlock.model.latency_ms": reply.latency_ms,
+                "interlock.model.prompt_tokens": reply.prompt_tokens,
+                "interlock.model.completion_tokens": reply.completion_tokens,
+            }
+        )
+    return reply

@@ -15,11 +15,10 @@ from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
 from contracts.payloads import Currency
 from contracts.support_payloads import ActionType
+from services.models.prompts import SUPPORT_RECOMMEND_V1
 from services.ports import ModelClient, ModelRequest, output_schema
 from services.runtime.stage import StageResult
 from services.support.modelnode import ask
-
-PROMPT_VERSION = "support-recommend-v1"
 
 
 class RecommenderOutput(BaseModel):
@@ -46,7 +45,7 @@ class Recommend:
             job,
             ModelRequest(
                 task="recommend",
-                prompt_version=PROMPT_VERSION,
+                prompt_version=SUPPORT_RECOMMEND_V1,
                 inputs={
                     "request": inputs["request"],
                     "classification": _without_call(inputs["classification"]),
