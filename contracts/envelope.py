@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from contracts.errors import ErrorCode, InterlockError
+from contracts.ids import workflow_id_for
 
 MAX_MESSAGE_BYTES = 256 * 1024
 """Larger messages are dead-lettered unread: a workflow event carries references, not blobs."""
@@ -69,6 +70,14 @@ class MalformedMessage(InterlockError):
         super().__init__(f"{reason}: {detail}", hint="fix the publisher; see the dead letter")
         self.reason = reason
         self.detail = detail
+
+
+def workflow_id_of(event: Envelope) -> str:
+    """The workflow an event addresses: its `workflow_id`, or for a request without one the
+    id derived from its type, tenant and event id."""
+    return event.workflow_id or workflow_id_for(
+        event.workflow_type, event.tenant_id, event.event_id
+    )
 
 
 def parse_envelope(raw: bytes) -> Envelope:

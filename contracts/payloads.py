@@ -69,3 +69,11 @@ class Escalation(Payload):
 
 class ModelOutputInvalid(Payload):
     call: ModelCall
+
+
+class PolicyCheck(Payload):
+    """One named check of a policy validation and its verdict."""
+
+    name: ShortText
+    passed: bool
+    detail: Text = ""

@@ -33,7 +33,7 @@ def latest(workflow_type: str) -> WorkflowDefinition:
     """The version new workflows of this type start with."""
     versions = [v for (t, v) in DEFINITIONS if t == workflow_type]
     if not versions:
-        known = sorted({t for t, _ in DEFINITIONS})
+        known = workflow_types()
         raise UnknownDefinition(f"unknown workflow type {workflow_type!r}; known: {known}")
     return DEFINITIONS[(workflow_type, max(versions))]
 

@@ -25,12 +25,10 @@ from contracts.definition import (
     RetryPolicy,
     Stage,
     TimerSpec,
-    Transition,
     WorkflowDefinition,
 )
 from contracts.request_table import PRE_APPROVAL, flow_rows, recovery_rows
 
-T = Transition
 TERMINAL = frozenset({"completed", "blocked", "failed"})
 STATES = (*PRE_APPROVAL, "approved", "executing", *sorted(TERMINAL))
 EVENTS = (

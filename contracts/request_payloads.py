@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field
 
-from contracts.payloads import ModelCall, Payload, ShortText, Text
+from contracts.payloads import ModelCall, Payload, PolicyCheck, ShortText, Text
 
 Source = Literal["web_form", "partner_portal"]
 RequestType = Literal["support", "billing", "sales", "security"]
@@ -119,12 +119,6 @@ class ClassificationRejected(Payload):
     errors: list[Text]
     call: ModelCall | None = None
     versions: Versions = Field(default_factory=dict)
-
-
-class PolicyCheck(Payload):
-    name: ShortText
-    passed: bool
-    detail: Text = ""
 
 
 class RouteDecision(Payload):

@@ -7,7 +7,15 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from contracts.payloads import Amount, Currency, ModelCall, Payload, ShortText, Text
+from contracts.payloads import (
+    Amount,
+    Currency,
+    ModelCall,
+    Payload,
+    PolicyCheck,
+    ShortText,
+    Text,
+)
 
 Category = Literal["billing", "access", "technical"]
 ActionType = Literal["refund", "account_credit", "no_action"]
@@ -52,12 +60,6 @@ class Recommendation(Payload):
     rationale: Text = ""
     evidence_refs: list[ShortText] = Field(default_factory=list)
     call: ModelCall
-
-
-class PolicyCheck(Payload):
-    name: ShortText
-    passed: bool
-    detail: Text = ""
 
 
 class ValidationReport(Payload):

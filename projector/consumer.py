@@ -37,7 +37,12 @@ from otel.propagation import current_trace_id, inject
 from projector.dispatch import KeyedDispatcher, Parsed
 from projector.service import NotDueYet, Outcome, Projector
 from projector.store.types import TraceInfo
-from services.runtime.deadletter import dead_letter, deliveries, is_last_delivery
+from services.runtime.deadletter import (
+    dead_letter,
+    deliveries,
+    is_last_delivery,
+    redelivery_delay,
+)
 from services.runtime.pull import PullConsumer
 
 log = logging.getLogger("interlock.projector")
@@ -128,4 +133,4 @@ async def _retry_later(broker: NatsBroker, raw: Msg, exc: Exception) -> None:
         return
     delivered = deliveries(raw)
     log.warning("will retry %s (delivery %d): %r", raw.subject, delivered, exc)
-    await raw.nak(delay=min(60.0, 0.5 * 2 ** (delivered - 1)))
+    await raw.nak(delay=redelivery_delay(raw, 0.5))

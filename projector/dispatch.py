@@ -15,8 +15,7 @@ from contextlib import suppress
 
 from nats.aio.msg import Msg
 
-from contracts.envelope import Envelope, MalformedMessage, parse_envelope
-from contracts.ids import workflow_id_for
+from contracts.envelope import Envelope, MalformedMessage, parse_envelope, workflow_id_of
 
 log = logging.getLogger("interlock.projector")
 Parsed = tuple[Msg, Envelope | MalformedMessage]
@@ -25,11 +24,7 @@ QUEUE_DEPTH = 64
 
 def key_of(event: Envelope | MalformedMessage) -> str:
     """The workflow a message belongs to (a request's id is derived if not given)."""
-    if isinstance(event, MalformedMessage):
-        return ""
-    if event.workflow_id:
-        return event.workflow_id
-    return workflow_id_for(event.workflow_type, event.tenant_id, event.event_id)
+    return "" if isinstance(event, MalformedMessage) else workflow_id_of(event)
 
 
 class KeyedDispatcher:

@@ -20,9 +20,9 @@ from pydantic import ValidationError
 
 from contracts import registry
 from contracts.definition import WorkflowDefinition
-from contracts.envelope import Envelope, MalformedMessage, summarise, utcnow
+from contracts.envelope import Envelope, MalformedMessage, summarise, utcnow, workflow_id_of
 from contracts.errors import TransientError
-from contracts.ids import fingerprint, workflow_id_for
+from contracts.ids import fingerprint
 from otel import metrics
 from projector.checkpoints import CheckpointCache
 from projector.engine import Accepted, Context, Rejected, Workflow, resolve
@@ -108,7 +108,7 @@ class Projector:
             except DuplicateEvent:
                 self._checkpoints.forget(wf.workflow_id)
                 return _outcome(wf, checked, Rejected("duplicate", "processed concurrently"))
-            self._remember(decision, stored.fingerprint, trace)
+            self._remember(decision, stored.fingerprint)
             _measure(definition, decision, checked, stored, self._clock())
             return _accepted(decision, checked)
         raise TransientError(f"{event.workflow_id}: lost {self._max_conflicts} races in a row")
@@ -117,9 +117,7 @@ class Projector:
         self, definition: WorkflowDefinition, event: Envelope, trace: TraceInfo
     ) -> Outcome:
         checked = validated(definition, event)
-        workflow_id = event.workflow_id or workflow_id_for(
-            event.workflow_type, event.tenant_id, event.event_id
-        )
+        workflow_id = workflow_id_of(event)
         checked = checked.model_copy(update={"workflow_id": workflow_id})
         request_fp = fingerprint(
             {"tenant": event.tenant_id, "type": event.workflow_type, "payload": checked.payload}
@@ -150,7 +148,7 @@ class Projector:
             with tracer.start_as_current_span("projector commit"):
                 created = await self._store.create(decision, checked, request_fp, trace)
             if created:
-                self._remember(decision, request_fp, trace)
+                self._remember(decision, request_fp)
                 metrics.transition(definition.workflow_type, checked.type, True, None)
                 return _accepted(decision, checked)
         raise TransientError(f"{workflow_id}: creation kept racing")
@@ -176,10 +174,8 @@ class Projector:
             return cached, False
         return await self._store.load(workflow_id, event_id), True
 
-    def _remember(self, decision: Accepted, request_fp: str, trace: TraceInfo) -> None:
-        self._checkpoints.put(
-            Stored(decision.workflow, request_fp, self._clock(), dict(trace.headers))
-        )
+    def _remember(self, decision: Accepted, request_fp: str) -> None:
+        self._checkpoints.put(Stored(decision.workflow, request_fp, self._clock()))
 
     async def trace_headers(self, workflow_id: str) -> dict[str, str]:
         """The trace context of the workflow's latest transition (for linking)."""

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from contracts.definition import Branch, RetryPolicy, Stage
+from contracts.definition import RetryPolicy, Stage
 from contracts.ids import derive
-from projector.engine.guards import Facts
+from projector.engine.guards import Facts, current_branch
 from projector.engine.model import BranchState, OpenJob, Review, TimerRef, Workflow
 
 
@@ -127,13 +127,8 @@ def branch_succeeded(f: Facts, d: Draft) -> None:
         d.branches[f.branch] = d.branches[f.branch].model_copy(update={"status": "succeeded"})
 
 
-def _branch(f: Facts) -> Branch | None:
-    par = f.definition.parallel_state(f.workflow.state)
-    return next((b for b in par.branches if b.name == f.branch), None) if par else None
-
-
 def branch_retry(f: Facts, d: Draft) -> None:
-    branch = _branch(f)
+    branch = current_branch(f)
     if branch is None:
         return
     current = d.branches[branch.name]
@@ -148,7 +143,7 @@ def branch_retry(f: Facts, d: Draft) -> None:
 
 
 def branch_resume(f: Facts, d: Draft) -> None:
-    branch = _branch(f)
+    branch = current_branch(f)
     if branch is None:
         return
     current = d.branches[branch.name]
@@ -166,17 +161,18 @@ def resume_review(f: Facts, d: Draft) -> None:
 def record_versions(f: Facts, d: Draft) -> None:
     """Merge the payload's `versions` (name -> version label) into `data.versions`, so a
     run records every contract that shaped it (workflow, classifier, prompt, policy …)."""
-    reported = f.payload.get("versions")
-    if isinstance(reported, dict) and reported:
-        d.data["versions"] = {**(d.data.get("versions") or {}), **reported}
+    _merge_versions(d, f.payload.get("versions"))
 
 
 def stamp_versions(f: Facts, d: Draft) -> None:
     """Record the definition's declared `versions` parameter in `data.versions`: a run keeps
     the labels it started under, whatever later deployments declare."""
-    declared = f.parameters.get("versions")
-    if isinstance(declared, dict) and declared:
-        d.data["versions"] = {**(d.data.get("versions") or {}), **declared}
+    _merge_versions(d, f.parameters.get("versions"))
+
+
+def _merge_versions(d: Draft, labels: Any) -> None:
+    if isinstance(labels, dict) and labels:
+        d.data["versions"] = {**(d.data.get("versions") or {}), **labels}
 
 
 ACTIONS: dict[str, Callable[[Facts, Draft], None]] = {

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from contracts.definition import WorkflowDefinition
+from contracts.definition import Branch, WorkflowDefinition
 from contracts.envelope import Envelope
 from projector.engine.model import Context, Workflow
 
@@ -58,9 +58,14 @@ def attempts_remaining(f: Facts, _: Mapping[str, Any]) -> Verdict:
     return _checks(attempts_remaining=failures < policy.attempts_allowed(f.parameters))
 
 
-def branch_attempts_remaining(f: Facts, _: Mapping[str, Any]) -> Verdict:
+def current_branch(f: Facts) -> Branch | None:
+    """The branch of the parallel state the event addresses (None outside one)."""
     par = f.definition.parallel_state(f.workflow.state)
-    branch = next((b for b in par.branches if b.name == f.branch), None) if par else None
+    return next((b for b in par.branches if b.name == f.branch), None) if par else None
+
+
+def branch_attempts_remaining(f: Facts, _: Mapping[str, Any]) -> Verdict:
+    branch = current_branch(f)
     state = f.workflow.execution.branches.get(f.branch or "")
     if branch is None or state is None:
         return _checks(branch_known=False)
@@ -139,7 +144,8 @@ def has_data(f: Facts, params: Mapping[str, Any]) -> Verdict:
     return _checks(**{f"has_{key}": f.workflow.data.get(key) is not None})
 
 
-def _lookup(value: Any, path: str) -> Any:
+def lookup(value: Any, path: str) -> Any:
+    """The value at dotted `path` inside nested mappings (None where the path breaks)."""
     for part in path.split("."):
         value = value.get(part) if isinstance(value, Mapping) else None
     return value
@@ -152,13 +158,13 @@ def payload_matches(f: Facts, params: Mapping[str, Any]) -> Verdict:
     labels: list[str] = []
     ok = True
     for field, paths in params.get("data", {}).items():
-        value = _lookup(f.payload, field)
+        value = lookup(f.payload, field)
         for path in [paths] if isinstance(paths, str) else paths:
-            held = value is not None and value == _lookup(f.workflow.data, path)
+            held = value is not None and value == lookup(f.workflow.data, path)
             labels.append(f"{'' if held else '!'}{field}=={path}")
             ok = ok and held
     for field, expected in params.get("values", {}).items():
-        held = _lookup(f.payload, field) == expected
+        held = lookup(f.payload, field) == expected
         labels.append(f"{'' if held else '!'}{field}=='{expected}'")
         ok = ok and held
     return Verdict(ok, tuple(labels))
@@ -169,7 +175,7 @@ def payload_not_in(f: Facts, params: Mapping[str, Any]) -> Verdict:
     parameter `params["param"]` (e.g. an effect that needs an approval)."""
     field = str(params["field"])
     listed = set(f.parameters.get(params["param"], ()))
-    return _checks(**{f"{field}_not_in_{params['param']}": _lookup(f.payload, field) not in listed})
+    return _checks(**{f"{field}_not_in_{params['param']}": lookup(f.payload, field) not in listed})
 
 
 GUARDS: dict[str, GuardFn] = {

@@ -10,7 +10,7 @@ from contracts.envelope import Actor, Envelope
 from contracts.ids import derive, job_id_for
 from contracts.jobs import JOB_EVENT_TYPE, JobPayload
 from projector.engine.actions import Draft, JobOrder
-from projector.engine.guards import Facts
+from projector.engine.guards import Facts, lookup
 from projector.engine.model import BranchState, OpenJob, OutMessage, Review
 
 PROJECTOR = Actor(id="projector", role="system")
@@ -85,7 +85,7 @@ def announcement(f: Facts, d: Draft, spec: Announcement) -> OutMessage:
         "state_version": d.version,
         "definition_version": f.workflow.definition_version,
     }
-    payload.update({name: _path(d.data, path) for name, path in spec.fields.items()})
+    payload.update({name: lookup(d.data, path) for name, path in spec.fields.items()})
     if spec.expiry_timer and spec.expiry_timer in d.timers:
         payload["expires_at"] = d.timers[spec.expiry_timer].fire_at.isoformat()
     if d.review is not None and d.target == f.definition.review_state:
@@ -118,10 +118,3 @@ def _envelope(f: Facts, d: Draft, event_id: str, type_: str, payload: dict[str, 
         expected_version=d.version,
         payload=payload,
     )
-
-
-def _path(data: dict[str, Any], path: str) -> Any:
-    value: Any = data
-    for part in path.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value

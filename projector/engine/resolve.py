@@ -28,7 +28,8 @@ def resolve(
 ) -> Decision:
     """Decide whether `event` moves `workflow`, and to what. Pure: same inputs, same answer."""
     spec = definition.event(event.type)
-    rejection = _precheck(definition, workflow, event, spec, ctx)
+    rows = definition.transitions_from(workflow.state, event.type)
+    rejection = _precheck(definition, workflow, event, spec, ctx, rows=rows)
     if rejection is not None:
         return rejection
     assert spec is not None  # _precheck rejects unknown events
@@ -40,20 +41,26 @@ def resolve(
         parameters={**definition.parameters, **ctx.parameters},
         branch=_branch_of(workflow, event, spec),
     )
-    chosen, labels = _choose(facts)
+    chosen, labels = _choose(facts, rows)
     if chosen is None:
         return Rejected("guard_rejected", f"{event.type} refused in {workflow.state}", labels)
     return _apply(facts, spec, chosen, labels)
 
 
 def _precheck(
-    d: WorkflowDefinition, wf: Workflow, event: Envelope, spec: EventSpec | None, ctx: Context
+    d: WorkflowDefinition,
+    wf: Workflow,
+    event: Envelope,
+    spec: EventSpec | None,
+    ctx: Context,
+    *,
+    rows: tuple[Transition, ...],
 ) -> Rejected | None:
     if event.event_id in wf.seen_event_ids:
         return Rejected("duplicate", f"event {event.event_id} was already processed")
     if d.is_terminal(wf.state):
         return Rejected("terminal", f"{wf.state} is terminal; {event.type} changes nothing")
-    if spec is None or not d.transitions_from(wf.state, event.type):
+    if spec is None or not rows:
         return Rejected("invalid_transition", f"{event.type} is not allowed in {wf.state}")
     if spec.answers_job:
         if event.causation_id not in wf.execution.open_jobs:
@@ -87,10 +94,10 @@ def _branch_of(wf: Workflow, event: Envelope, spec: EventSpec) -> str | None:
     return str(branch) if branch is not None else None
 
 
-def _choose(f: Facts) -> tuple[Transition | None, tuple[str, ...]]:
-    """The first row whose limit allows it and whose guards all pass."""
+def _choose(f: Facts, rows: tuple[Transition, ...]) -> tuple[Transition | None, tuple[str, ...]]:
+    """The first of `rows` whose limit allows it and whose guards all pass."""
     labels: list[str] = []
-    for row in f.definition.transitions_from(f.workflow.state, f.event.type):
+    for row in rows:
         if row.limit and f.workflow.execution.counters.get(row.limit.counter, 0) >= row.limit.max:
             labels.append(f"!{row.limit.counter}_below_{row.limit.max}")
             continue

@@ -115,7 +115,6 @@ class WorkflowStore:
             ),
             fingerprint=row["fingerprint"],
             updated_at=row["updated_at"],
-            trace_headers=row["trace_headers"],
         )
 
     async def trace_headers(self, workflow_id: str) -> dict[str, str]:

@@ -22,10 +22,9 @@ NO_TRACE = TraceInfo()
 
 @dataclass(frozen=True)
 class Stored:
-    """A loaded checkpoint, the fingerprint of the request that created it, when it last
-    changed, and the trace context of that change."""
+    """A loaded checkpoint, the fingerprint of the request that created it, and when it last
+    changed."""
 
     workflow: Workflow
     fingerprint: str
     updated_at: datetime
-    trace_headers: dict[str, str] = field(default_factory=dict)

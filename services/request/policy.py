@@ -16,7 +16,8 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from contracts.envelope import summarise
-from contracts.request_payloads import APPROVAL_EFFECTS, Decision, PolicyCheck
+from contracts.payloads import PolicyCheck
+from contracts.request_payloads import APPROVAL_EFFECTS, Decision
 
 POLICY_VERSION = "policy-1"
 ROUTES: dict[str, str] = {

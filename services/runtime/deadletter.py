@@ -44,6 +44,11 @@ def deliveries(raw: Msg) -> int:
     return raw.metadata.num_delivered if raw.metadata else 1
 
 
+def redelivery_delay(raw: Msg, first: float) -> float:
+    """Seconds to wait before the next delivery: `first`, doubling per delivery, at most 60."""
+    return min(60.0, first * 2.0 ** (deliveries(raw) - 1))
+
+
 def is_last_delivery(raw: Msg, max_deliver: int) -> bool:
     """True when a failure now would exhaust the consumer's redeliveries."""
     return deliveries(raw) >= max_deliver

@@ -32,7 +32,12 @@ from contracts.envelope import Actor, Envelope, MalformedMessage, parse_envelope
 from contracts.ids import result_event_id
 from contracts.jobs import JobPayload
 from otel.messaging import consuming, publishing
-from services.runtime.deadletter import dead_letter, deliveries, is_last_delivery
+from services.runtime.deadletter import (
+    dead_letter,
+    deliveries,
+    is_last_delivery,
+    redelivery_delay,
+)
 from services.runtime.openjobs import OpenJobsReader
 
 log = logging.getLogger("interlock.stage")
@@ -158,7 +163,7 @@ async def _run(
         log.warning(
             "%s will retry job %s (delivery %d): %r", stage.name, job.job_id, delivered, exc
         )
-        await msg.nack(delay=min(60.0, 1.0 * 2 ** (delivered - 1)))
+        await msg.nack(delay=redelivery_delay(msg.raw_message, 1.0))
         return None
     finally:
         heartbeat.cancel()

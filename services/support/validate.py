@@ -13,7 +13,7 @@ from typing import Any
 
 from contracts.envelope import Envelope
 from contracts.jobs import JobPayload
-from contracts.support_payloads import PolicyCheck
+from contracts.payloads import PolicyCheck
 from services.ports import (
     PolicyDocument,
     PolicyStore,

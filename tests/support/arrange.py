@@ -16,6 +16,7 @@ from typing import Any
 
 from contracts.definition import RETRY_TARGET, REVIEW_TARGET, Transition, WorkflowDefinition
 from contracts.envelope import Envelope
+from projector.engine.guards import lookup
 from projector.engine.model import BranchState, Execution, OpenJob, Review, TimerRef, Workflow
 from tests.support.payloads import PAYLOADS, envelope, payloads_for
 from tests.support.request_payloads import request_data
@@ -66,12 +67,6 @@ def _others(s: Scene, status: str) -> None:
             _set_branch(s, name, status=status)
 
 
-def _lookup(value: Any, path: str) -> Any:
-    for part in path.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
-
-
 def _put(target: dict[str, Any], path: str, value: Any) -> None:
     *parents, last = path.split(".")
     for part in parents:
@@ -80,7 +75,7 @@ def _put(target: dict[str, Any], path: str, value: Any) -> None:
 
 
 def _unlisted(s: Scene, p: dict[str, Any]) -> None:
-    if _lookup(s.payload, p["field"]) in s.definition.parameters[p["param"]]:
+    if lookup(s.payload, p["field"]) in s.definition.parameters[p["param"]]:
         _put(s.payload, p["field"], "not-listed")
 
 
@@ -88,7 +83,7 @@ def _match_record(s: Scene, p: dict[str, Any]) -> None:
     """Make the payload agree with the data (and every listed path agree with each other)."""
     for name, paths in p.get("data", {}).items():
         listed = [paths] if isinstance(paths, str) else paths
-        value = next((v for v in (_lookup(s.data, q) for q in listed) if v), "agreed")
+        value = next((v for v in (lookup(s.data, q) for q in listed) if v), "agreed")
         for path in listed:
             _put(s.data, path, value)
         _put(s.payload, name, value)
