@@ -27,7 +27,7 @@ from interlock.bench_stats import ResourceSampler, hop_latencies, transitions_of
 from interlock.cli import JsonOpt, settings
 from interlock.embedded import resolve_urls
 from interlock.health import attached
-from interlock.runtime import default_components, prepare, supervised
+from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
 from projector.store.engine import create_engine
 
@@ -169,8 +169,7 @@ class Driver:
 async def run_bench(
     s: Settings, nats_url: str, database_url: str, *, workflows: int, concurrency: int, warmup: int
 ) -> dict[str, Any]:
-    await prepare(nats_url, database_url)
-    busy, _ = await attached("projector", nats_url, database_url)
+    busy, _ = await attached("projector", nats_url)
     if busy:
         raise BenchRefused(
             "Interlock components already consume this broker (e.g. `interlock up` with the "

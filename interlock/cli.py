@@ -180,7 +180,7 @@ def health(name: Annotated[str, typer.Argument(help="A component, as for `servic
     except ValueError as exc:
         console.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
-    ok, detail = with_stack(lambda s, n, d: attached(component, n, d))
+    ok, detail = with_stack(lambda s, n, d: attached(component, n))
     (console.console if ok else console.errors).print(detail)
     if not ok:
         raise typer.Exit(1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import nats
+from nats.aio.client import Client
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
@@ -26,25 +27,29 @@ def _consumer_of(component: str) -> tuple[str, str] | None:
     return None
 
 
-async def attached(component: str, nats_url: str, database_url: str) -> tuple[bool, str]:
+async def attached(component: str, nats_url: str) -> tuple[bool, str]:
     """(healthy, a one-line explanation)."""
     try:
         nc = await nats.connect(nats_url, connect_timeout=2, max_reconnect_attempts=0)
     except Exception as exc:
         return False, f"broker unreachable: {type(exc).__name__}"
     try:
-        target = _consumer_of(component)
-        if target is None:
-            return True, f"{component}: broker reachable"
-        try:
-            info = await nc.jetstream().consumer_info(*target)
-        except NotFoundError:
-            return False, f"{component}: consumer {target[1]} does not exist (run migrate)"
-        if info.num_waiting:
-            return True, f"{component}: {info.num_waiting} pull request(s) waiting"
-        return False, f"{component}: nobody is fetching from {target[1]}"
+        return await _attached_on(nc, component)
     finally:
         await nc.close()
+
+
+async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
+    target = _consumer_of(component)
+    if target is None:
+        return True, f"{component}: broker reachable"
+    try:
+        info = await nc.jetstream().consumer_info(*target)
+    except NotFoundError:
+        return False, f"{component}: consumer {target[1]} does not exist (run migrate)"
+    if info.num_waiting:
+        return True, f"{component}: {info.num_waiting} pull request(s) waiting"
+    return False, f"{component}: nobody is fetching from {target[1]}"
 
 
 async def wait_until_ready(nats_url: str, components: list[str], within: float = 90.0) -> None:
@@ -52,30 +57,29 @@ async def wait_until_ready(nats_url: str, components: list[str], within: float =
     raise TimeoutError naming the laggards otherwise."""
     deadline = asyncio.get_running_loop().time() + within
     pending = list(components)
-    while pending:
-        checks = await asyncio.gather(*(_ready(nats_url, name) for name in pending))
-        pending = [name for name, ok in zip(pending, checks, strict=True) if not ok]
-        if pending and asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError(f"not ready after {within}s: {', '.join(pending)}")
-        if pending:
-            await asyncio.sleep(0.1)
+    nc = await nats.connect(nats_url)
+    try:
+        while pending:
+            checks = await asyncio.gather(*(_ready(nc, name) for name in pending))
+            pending = [name for name, ok in zip(pending, checks, strict=True) if not ok]
+            if pending and asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"not ready after {within}s: {', '.join(pending)}")
+            if pending:
+                await asyncio.sleep(0.1)
+    finally:
+        await nc.close()
 
 
-async def _ready(nats_url: str, component: str) -> bool:
+async def _ready(nc: Client, component: str) -> bool:
     if component == "sim":
-        return await _sim_answers(nats_url)
-    if _consumer_of(component) is None:
-        return True
-    healthy, _ = await attached(component, nats_url, "")
+        return await _sim_answers(nc)
+    healthy, _ = await _attached_on(nc, component)
     return healthy
 
 
-async def _sim_answers(nats_url: str) -> bool:
-    nc = await nats.connect(nats_url)
+async def _sim_answers(nc: Client) -> bool:
     try:
         await nc.request(POLICY_CURRENT, b'{"category": "billing"}', timeout=1.0)
     except Exception:
         return False
-    finally:
-        await nc.close()
     return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from projector.store.schema import audit, workflows
@@ -96,14 +96,6 @@ async def workflow_list(
         }
         for r in rows
     ]
-
-
-async def state_counts(engine: AsyncEngine, workflow_type: str | None = None) -> dict[str, int]:
-    query = select(workflows.c.state, func.count()).group_by(workflows.c.state)
-    if workflow_type:
-        query = query.where(workflows.c.workflow_type == workflow_type)
-    async with engine.connect() as conn:
-        return dict((await conn.execute(query)).tuples().all())
 
 
 async def decision_for(

@@ -13,18 +13,6 @@ from typing import Any
 
 from otel.local import read_spans
 
-SHOWN_ATTRIBUTES = (
-    "interlock.event_type",
-    "interlock.from_state",
-    "interlock.to_state",
-    "interlock.rejection_reason",
-    "interlock.dead_letter_reason",
-    "interlock.stage",
-    "interlock.job_stale",
-    "interlock.model.name",
-    "messaging.destination.name",
-)
-
 
 def trace_ids(view: dict[str, Any]) -> list[str]:
     """Distinct trace ids of the workflow's audit trail, in order of first appearance."""

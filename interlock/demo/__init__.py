@@ -17,7 +17,6 @@ import nats
 import typer
 from nats.aio.client import Client
 
-from contracts import subjects
 from interlock import console, telemetry
 from interlock.cli import JsonOpt, settings
 from interlock.demo import casefile, fixture
@@ -25,6 +24,7 @@ from interlock.demo.display import Progress
 from interlock.demo.runner import ApprovalDesk, Run, start_request
 from interlock.demo.scenarios import SCENARIOS, Scenario
 from interlock.embedded import resolve_urls
+from interlock.health import attached
 from interlock.runtime import prepare, supervised
 from interlock.settings import Settings
 from interlock.supervisor import Supervisor
@@ -170,20 +170,11 @@ async def _components(
     s: Settings, nats_url: str, database_url: str, names: list[str] | None = None
 ) -> AsyncIterator[Supervisor | None]:
     """Start the components unless another process (e.g. `interlock up`) already runs them."""
-    if await _already_running(nats_url):
+    if (await attached("projector", nats_url))[0]:
         yield None
         return
     async with supervised(s, nats_url, database_url, names) as supervisor:
         yield supervisor
-
-
-async def _already_running(nats_url: str) -> bool:
-    nc = await nats.connect(nats_url)
-    try:
-        info = await nc.jetstream().consumer_info(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR)
-        return bool(info.num_waiting)
-    finally:
-        await nc.drain()
 
 
 async def _play(
@@ -227,9 +218,11 @@ def _holds(check: Any, view: dict[str, Any], ledger: dict[str, int]) -> bool:
 
 async def _ledger(dsn: str, customer: str) -> dict[str, int]:
     from interlock.sim import action_count, notification_count, reversal_count
+    from interlock.sim.db import connection
 
-    return {
-        "actions": await action_count(dsn, customer_id=customer),
-        "reversals": await reversal_count(dsn, customer_id=customer),
-        "notifications": await notification_count(dsn, customer_id=customer),
-    }
+    async with connection(dsn) as conn:
+        return {
+            "actions": await action_count(conn, customer_id=customer),
+            "reversals": await reversal_count(conn, customer_id=customer),
+            "notifications": await notification_count(conn, customer_id=customer),
+        }

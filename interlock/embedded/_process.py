@@ -33,6 +33,19 @@ class EmbeddedStartError(RuntimeError):
     """An embedded server did not start; the message carries the tail of its log."""
 
 
+class ExitedEarly(Exception):
+    """The server process ended before it became ready."""
+
+
+def raise_if_exited(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        raise ExitedEarly
+
+
+def nothing() -> None:
+    """The exit-hook canceller of a server that registered no hook."""
+
+
 def wait_until(probe: Callable[[], T | None], *, timeout: float, what: str) -> T:
     """Poll ``probe`` until it returns something other than ``None``.
 

@@ -12,11 +12,14 @@ from urllib.parse import urlsplit
 
 from interlock.embedded._process import (
     EmbeddedStartError,
+    ExitedEarly,
     Process,
     launch,
     log_tail,
+    nothing,
     on_exit,
     port_accepts,
+    raise_if_exited,
     stop_process,
     wait_until,
 )
@@ -27,10 +30,6 @@ STOP_PLAN = ((signal.SIGTERM, 10.0),)
 class _Ports(NamedTuple):
     client: str
     monitor: str
-
-
-class _ExitedEarly(Exception):
-    pass
 
 
 def nats_server_binary() -> Path:
@@ -58,15 +57,7 @@ class EmbeddedNats:
         self.startup_timeout = startup_timeout
         self._process: Process | None = None
         self._ports: _Ports | None = None
-        self._cancel_exit_hook = _nothing
-
-    @property
-    def url(self) -> str:
-        return self._started().client
-
-    @property
-    def monitor_url(self) -> str:
-        return self._started().monitor
+        self._cancel_exit_hook = nothing
 
     @property
     def pid(self) -> int:
@@ -90,7 +81,7 @@ class EmbeddedNats:
             ports = wait_until(
                 lambda: self._ready(process), timeout=self.startup_timeout, what="JetStream"
             )
-        except (TimeoutError, _ExitedEarly) as exc:
+        except (TimeoutError, ExitedEarly) as exc:
             self.stop()
             what = str(exc) or f"nats-server exited with code {process.returncode}"
             raise EmbeddedStartError(
@@ -110,15 +101,9 @@ class EmbeddedNats:
         for ports_file in self.data_dir.glob(f"*_{process.pid}.ports"):
             ports_file.unlink(missing_ok=True)
 
-    def _started(self) -> _Ports:
-        if self._ports is None:
-            raise RuntimeError("EmbeddedNats is not started")
-        return self._ports
-
     def _ready(self, process: subprocess.Popen[bytes]) -> _Ports | None:
         """The server's ports once it accepts clients and reports JetStream healthy."""
-        if process.poll() is not None:
-            raise _ExitedEarly
+        raise_if_exited(process)
         ports = self._read_ports_file(process.pid)
         if ports is None or not _healthy(ports.monitor):
             return None
@@ -145,7 +130,3 @@ def _healthy(monitor_url: str) -> bool:
             return status == 200
     except OSError:
         return False
-
-
-def _nothing() -> None:
-    pass

@@ -13,11 +13,14 @@ import psutil
 
 from interlock.embedded._process import (
     EmbeddedStartError,
+    ExitedEarly,
     Process,
     free_port,
     launch,
     log_tail,
+    nothing,
     on_exit,
+    raise_if_exited,
     running_server,
     stop_process,
     wait_until,
@@ -32,10 +35,6 @@ _SERVER_SETTINGS = {"max_connections": "200", "shared_buffers": "128MB"}
 # A port taken between our probe and the bind; or the children of a killed postmaster
 # still holding its shared memory for a few more milliseconds.
 _RETRYABLE = re.compile(r"Address already in use|is still in use")
-
-
-class _ExitedEarly(Exception):
-    pass
 
 
 def postgres_bin_dir() -> Path:
@@ -62,13 +61,7 @@ class EmbeddedPostgres:
         self._bin = postgres_bin_dir()
         self._process: Process | None = None
         self._url: str | None = None
-        self._cancel_exit_hook = _nothing
-
-    @property
-    def url(self) -> str:
-        if self._url is None:
-            raise RuntimeError("EmbeddedPostgres is not started")
-        return self._url
+        self._cancel_exit_hook = nothing
 
     @property
     def pid(self) -> int:
@@ -174,7 +167,7 @@ class EmbeddedPostgres:
                     timeout=max(deadline - time.monotonic(), 0.1),
                     what=f"PostgreSQL on port {port} to accept connections",
                 )
-            except _ExitedEarly:
+            except ExitedEarly:
                 tail = log_tail(self.log_path, since=since)
                 if _RETRYABLE.search(tail) and time.monotonic() < deadline:
                     continue
@@ -194,8 +187,7 @@ class EmbeddedPostgres:
 
     def _ready(self, process: subprocess.Popen[bytes]) -> bool | None:
         """True once ``postmaster.pid`` shows this process accepting connections."""
-        if process.poll() is not None:
-            raise _ExitedEarly
+        raise_if_exited(process)
         try:
             lines = (self.pgdata / "postmaster.pid").read_text().splitlines()
         except FileNotFoundError:
@@ -219,7 +211,3 @@ class EmbeddedPostgres:
 
     def _failure(self, what: str, tail: str) -> EmbeddedStartError:
         return EmbeddedStartError(f"PostgreSQL {what}; last lines of {self.log_path}:\n{tail}")
-
-
-def _nothing() -> None:
-    pass

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from interlock.embedded import nats, postgres
 from interlock.embedded._process import (
     EmbeddedStartError,
+    nothing,
     on_exit,
     port_accepts,
     running_server,
@@ -69,7 +70,7 @@ class EmbeddedStack:
         self._record: StackRecord | None = None
         self._nats: EmbeddedNats | None = None
         self._postgres: EmbeddedPostgres | None = None
-        self._cancel_exit_hook = _nothing
+        self._cancel_exit_hook = nothing
 
     @property
     def nats_url(self) -> str:
@@ -232,7 +233,3 @@ def _stop_leftovers(record: StackRecord, home: Path) -> None:
             # The pid may since have been reused by a server on some other data directory.
             if server is not None and str(home) in " ".join(server.cmdline()):
                 stop_process(server, plan)
-
-
-def _nothing() -> None:
-    pass
