@@ -83,9 +83,7 @@ async def _completed(run: Run) -> dict[str, Any]:
 
 async def test_crash_before_the_call_resumes_with_one_effect(stack: Stack) -> None:
     run = await stack.workflow()
-    await stack.supervisor.hold(EXECUTE)
-    await _approved(run)
-    await asyncio.wait_for(run.wait_state("EXECUTING_ACTION"), 30)
+    await _held_at_execution(stack, run)
 
     await stack.supervisor.release(EXECUTE)
 
@@ -115,11 +113,16 @@ async def test_crash_after_the_effect_before_the_result_reconciles_with_one_effe
     assert done["data"]["action"]["reconciled"] is True
 
 
-async def _captured_job(stack: Stack, run: Run) -> Any:
-    """Approve while the execute service is down and read the job waiting for it."""
+async def _held_at_execution(stack: Stack, run: Run) -> None:
+    """Approve while the execute service is down; return once the workflow waits for it."""
     await stack.supervisor.hold(EXECUTE)
     await _approved(run)
     await asyncio.wait_for(run.wait_state("EXECUTING_ACTION"), 30)
+
+
+async def _captured_job(stack: Stack, run: Run) -> Any:
+    """Approve while the execute service is down and read the job waiting for it."""
+    await _held_at_execution(stack, run)
     return await stack.nc.jetstream().get_last_msg(
         subjects.STREAM_JOBS, subjects.job("support", "execute_action")
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,16 +15,14 @@ import pytest
 
 from contracts import subjects
 from interlock.runtime import prepare
+from tests.support.cli import cli_env
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(240)
 
 
 async def _bench(home: Path, nats_url: str, database_url: str, *args: str) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERLOCK_")}
-    env.update(
-        INTERLOCK_HOME=str(home), INTERLOCK_NATS_URL=nats_url, INTERLOCK_DATABASE_URL=database_url
-    )
+    env = cli_env(home, INTERLOCK_NATS_URL=nats_url, INTERLOCK_DATABASE_URL=database_url)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

@@ -4,7 +4,6 @@ nats-py, and what `show`, `list`, `trace` and `cancel` report as JSON."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,17 +17,16 @@ import nats
 import pytest
 
 from contracts.ids import workflow_id_for
+from tests.support.cli import cli_env
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(180)
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERLOCK_")}
-    env["INTERLOCK_HOME"] = str(home)
     return subprocess.run(
         [sys.executable, "-m", "interlock", *args],
-        env=env,
+        env=cli_env(home),
         text=True,
         capture_output=True,
         timeout=120,
@@ -41,11 +39,9 @@ def running_up(tmp_path: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
     """`interlock up` (projector and relay only: no stage consumes the first job) on a fresh
     embedded stack, until the test ends."""
     home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERLOCK_")}
-    env["INTERLOCK_HOME"] = str(home)
     up = subprocess.Popen(
         [sys.executable, "-m", "interlock", "up", "--only", "projector", "--only", "relay"],
-        env=env,
+        env=cli_env(home),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -131,7 +127,7 @@ async def test_a_request_from_plain_nats_py_is_visible_through_the_cli(
     listed = json.loads(_cli(home, "list", "--state", "CLASSIFYING", "--json").stdout)
     assert [row["workflow_id"] for row in listed] == [workflow_id]
 
-    def traced() -> dict[str, Any] | None:
+    async def traced() -> dict[str, Any] | None:
         tree = json.loads(_cli(home, "trace", workflow_id, "--json").stdout)
         return (
             tree
@@ -139,7 +135,7 @@ async def test_a_request_from_plain_nats_py_is_visible_through_the_cli(
             else None
         )
 
-    tree = await eventually(lambda: _async(traced), within=30, what="local spans")
+    tree = await eventually(traced, within=30, what="local spans")
     assert tree["trace_id"] == entry["trace_id"]
     assert {"span_id", "parent_span_id", "name", "service", "start", "end", "attributes"} <= set(
         tree["spans"][0]
@@ -151,7 +147,3 @@ async def test_a_request_from_plain_nats_py_is_visible_through_the_cli(
     late = _cli(home, "approve", workflow_id, "--json")
     assert late.returncode == 3  # refused by the projector
     assert json.loads(late.stdout)["reason"] == "terminal"
-
-
-async def _async(fn: Any) -> Any:
-    return fn()

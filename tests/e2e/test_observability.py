@@ -11,13 +11,12 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
-from interlock import queries
 from interlock.demo import Outcome, run_demo
 from interlock.demo.scenarios import SCENARIOS
 from interlock.settings import Settings
-from projector.store.engine import create_engine
 from tests.support.inprocess import stack_in_process
 from tests.support.telemetry import Recorded, recorded
+from tests.support.workflow_rows import workflow_views
 
 TERMINAL = {"COMPLETED", "REJECTED", "CANCELLED", "FAILED", "FAILED_COMPENSATED"}
 pytestmark = pytest.mark.timeout(300)
@@ -51,12 +50,13 @@ async def observed(e2e_settings: Settings, module_nats: str, module_database: st
         attributes = dict(key)
         if attributes.get("workflow_type") == "support":
             counts[str(attributes["outcome"])] += int(value - before.get(key, 0))
-    engine = create_engine(module_database, pool_size=2)
-    try:
-        views = {o.name: await queries.workflow_view(engine, o.workflow_id) or {} for o in outcomes}
-    finally:
-        await engine.dispose()
-    return Observed({o.name: o for o in outcomes}, views, counts, rec)
+    views = await workflow_views(module_database, [o.workflow_id for o in outcomes])
+    return Observed(
+        {o.name: o for o in outcomes},
+        {o.name: views[o.workflow_id] or {} for o in outcomes},
+        counts,
+        rec,
+    )
 
 
 def _by_id(spans: list[ReadableSpan]) -> dict[int, ReadableSpan]:

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,14 @@ async def _one_workflow(nats_url: str, database_url: str) -> dict[str, Any]:
     workflow_id = workflow_id_for("support", "acme", event_id)
     nc = await nats.connect(nats_url)
     engine = create_engine(database_url, pool_size=1)
+
+    def in_state(state: str) -> Callable[[], Awaitable[dict[str, Any] | None]]:
+        async def probe() -> dict[str, Any] | None:
+            view = await queries.workflow_view(engine, workflow_id)
+            return view if view and view["state"] == state else None
+
+        return probe
+
     try:
         js = nc.jetstream()
         await _publish(
@@ -70,11 +78,7 @@ async def _one_workflow(nats_url: str, database_url: str) -> dict[str, Any]:
             ),
         )
 
-        async def awaiting() -> dict[str, Any] | None:
-            view = await queries.workflow_view(engine, workflow_id)
-            return view if view and view["state"] == "AWAITING_APPROVAL" else None
-
-        view = await eventually(awaiting, within=60, what="approval requested")
+        view = await eventually(in_state("AWAITING_APPROVAL"), within=60, what="approval requested")
         await _publish(
             js,
             subjects.signal("support"),
@@ -93,11 +97,7 @@ async def _one_workflow(nats_url: str, database_url: str) -> dict[str, Any]:
             ),
         )
 
-        async def completed() -> dict[str, Any] | None:
-            found = await queries.workflow_view(engine, workflow_id)
-            return found if found and found["state"] == "COMPLETED" else None
-
-        return await eventually(completed, within=60, what="completion")
+        return await eventually(in_state("COMPLETED"), within=60, what="completion")
     finally:
         await engine.dispose()
         await nc.drain()

@@ -16,11 +16,10 @@ from typing import Any
 
 import pytest
 
-from interlock import queries
 from interlock.demo.casefile import SHIPPED
 from interlock.sim import effect_rows
-from projector.store.engine import create_engine
 from tests.conftest import clean_broker
+from tests.support.workflow_rows import workflow_views
 
 pytestmark = pytest.mark.timeout(180)
 EXTRA = Path(__file__).parents[1] / "data" / "request_extra_cases.json"
@@ -83,11 +82,7 @@ async def _demo(path: Path, nats_url: str, database_url: str, home: Path) -> Run
     assert out, err.decode(errors="replace")[-2000:]
     printed = json.loads(out)
     ids = sorted({c["workflow_id"] for c in printed["cases"] if c["workflow_id"]})
-    engine = create_engine(database_url, pool_size=2)
-    try:
-        views = {w: v for w in ids if (v := await queries.workflow_view(engine, w))}
-    finally:
-        await engine.dispose()
+    views = {w: v for w, v in (await workflow_views(database_url, ids)).items() if v}
     return Run(process.returncode or 0, printed, views, await effect_rows(database_url, ids))
 
 

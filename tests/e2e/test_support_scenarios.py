@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from interlock import queries
 from interlock.demo import Outcome, run_demo
 from interlock.demo.scenarios import SCENARIOS
 from interlock.settings import Settings
-from projector.store.engine import create_engine
+from tests.support.workflow_rows import workflow_views
 
 APPROVAL_CHECKS = {
     "role_allowed",
@@ -34,12 +33,8 @@ async def results(
     outcomes = await run_demo(
         e2e_settings, module_nats, module_database, list(SCENARIOS), quiet=True
     )
-    engine = create_engine(module_database, pool_size=2)
-    try:
-        views = {o.name: await queries.workflow_view(engine, o.workflow_id) for o in outcomes}
-    finally:
-        await engine.dispose()
-    return {o.name: (o, views[o.name] or {}) for o in outcomes}
+    views = await workflow_views(module_database, [o.workflow_id for o in outcomes])
+    return {o.name: (o, views[o.workflow_id] or {}) for o in outcomes}
 
 
 @pytest.mark.timeout(300)

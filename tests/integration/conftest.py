@@ -11,6 +11,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from interlock.streams import provision
+from tests.support.harness import Harness, projector_running
 
 
 @pytest.fixture
@@ -35,3 +36,10 @@ async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
     connection = await asyncpg.connect(database_url)
     yield connection
     await connection.close()
+
+
+@pytest.fixture
+async def h(nats_url: str, database_url: str) -> AsyncIterator[Harness]:
+    """An in-process projector on the test's NATS and database (see `projector_running`)."""
+    async with projector_running(nats_url, database_url) as harness:
+        yield harness

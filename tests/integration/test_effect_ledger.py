@@ -11,10 +11,11 @@ import nats
 import pytest
 from nats.aio.client import Client
 
-from interlock.sim import effect_rows, run_simulator
+from interlock.sim import effect_rows
 from services.adapters.sim import SimEffectProvider
 from services.effects import execute_once
 from services.ports import EffectRequest, ExternalRejected
+from tests.support.simulation import simulator
 
 pytestmark = pytest.mark.timeout(60)
 AUTHORITY = {"authorization_id": "auth-1", "basis": "route"}
@@ -30,16 +31,13 @@ def request(
 
 @pytest.fixture
 async def nc(database_url: str, nats_url: str) -> AsyncIterator[Client]:
-    stop, ready = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(run_simulator(database_url, nats_url, stop, ready=ready))
-    await asyncio.wait_for(ready.wait(), 20)
-    client = await nats.connect(nats_url)
-    try:
-        yield client
-    finally:
-        await client.close()
-        stop.set()
-        await asyncio.wait_for(task, 20)
+    """A connection to the test's NATS, with a simulator serving it."""
+    async with simulator(database_url, nats_url):
+        client = await nats.connect(nats_url)
+        try:
+            yield client
+        finally:
+            await client.close()
 
 
 async def test_concurrent_executions_of_one_key_make_one_effect(

@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -17,8 +16,10 @@ import asyncpg
 import nats
 import psutil
 import pytest
+from nats.aio.client import Client
 
 from interlock.embedded import EmbeddedNats, EmbeddedPostgres, EmbeddedStack
+from interlock.embedded._process import port_accepts
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -41,11 +42,7 @@ with stack:
 
 def _accepts(url: str) -> bool:
     address = urlsplit(url)
-    try:
-        with socket.create_connection((address.hostname, address.port), timeout=0.5):
-            return True
-    except OSError:
-        return False
+    return port_accepts(address.hostname or "", address.port or 0)
 
 
 def _processes_mentioning(path: Path) -> list[psutil.Process]:
@@ -251,29 +248,19 @@ async def test_postgres_restarts_when_its_stale_pid_now_names_another_process(
 
 @pytest.mark.parametrize("run", [1, 2])
 async def test_database_fixture_gives_each_test_a_fresh_migrated_database(
-    database_url: str, run: int
+    db: asyncpg.Connection, run: int
 ) -> None:
-    connection = await asyncpg.connect(database_url)
-    try:
-        assert await connection.fetchval("SELECT count(*) FROM alembic_version") == 1
-        # Fails on the second run if the first run's database were handed out again.
-        await connection.execute("CREATE TABLE leftover (run int)")
-    finally:
-        await connection.close()
+    assert await db.fetchval("SELECT count(*) FROM alembic_version") == 1
+    # Fails on the second run if the first run's database were handed out again.
+    await db.execute("CREATE TABLE leftover (run int)")
 
 
 @pytest.mark.parametrize("run", [1, 2])
-async def test_nats_fixture_gives_each_test_a_server_without_streams(
-    nats_url: str, run: int
-) -> None:
-    client = await nats.connect(nats_url)
-    try:
-        js = client.jetstream()
-        assert await client.jsm().streams_info() == []
-        await js.add_stream(name="LEFTOVER", subjects=["leftover.>"])
-        await js.create_key_value(bucket="leftover")
-    finally:
-        await client.close()
+async def test_nats_fixture_gives_each_test_a_server_without_streams(nc: Client, run: int) -> None:
+    js = nc.jetstream()
+    assert await nc.jsm().streams_info() == []
+    await js.add_stream(name="LEFTOVER", subjects=["leftover.>"])
+    await js.create_key_value(bucket="leftover")
 
 
 async def _create_table(server: EmbeddedPostgres, *, crash: bool) -> None:

@@ -5,7 +5,6 @@ one never reaches it — against real NATS JetStream and PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
-import socket
 
 import aiohttp
 import pytest
@@ -14,6 +13,7 @@ from nats.aio.client import Client
 
 from contracts import subjects
 from interlock.components import Runtime, components
+from interlock.embedded._process import free_port
 from interlock.settings import Settings
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.gateway_webhooks import (
@@ -30,18 +30,11 @@ from tests.support.harness import projector_running
 from tests.support.polling import eventually
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.mark.usefixtures("js")  # the gateway publishes into provisioned streams
 async def test_the_gateway_component_serves_its_settings_until_stopped(
     nc: Client, nats_url: str
 ) -> None:
-    port = _free_port()
+    port = free_port()
     settings = Settings(gateway_host="127.0.0.1", gateway_port=port, gateway_senders=SENDERS)
     assert SECRET not in repr(settings)
     stop = asyncio.Event()

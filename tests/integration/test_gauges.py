@@ -6,32 +6,14 @@ import asyncio
 from typing import Any
 
 import asyncpg
-import pytest
 
 from relay.gauges import Gauges
 from relay.store import ENSURE_CURSOR
 from tests.support.polling import eventually
 from tests.support.telemetry import recorded
-
-pytestmark = pytest.mark.integration
+from tests.support.workflow_rows import insert_workflow
 
 STUCK_AFTER = 60.0
-
-
-async def _workflow(
-    db: asyncpg.Connection, wid: str, state: str, *, idle_s: float, workflow_type: str = "support"
-) -> None:
-    await db.execute(
-        """
-        INSERT INTO workflows (id, workflow_type, tenant_id, state, version, definition_version,
-                               data, execution, fingerprint, updated_at)
-        VALUES ($1, $2, 't1', $3, 1, 1, '{}', '{}', 'f', now() - make_interval(secs => $4))
-        """,
-        wid,
-        workflow_type,
-        state,
-        idle_s,
-    )
 
 
 async def _timer(db: asyncpg.Connection, wid: str, *, fires_in_s: float) -> None:
@@ -39,7 +21,7 @@ async def _timer(db: asyncpg.Connection, wid: str, *, fires_in_s: float) -> None
         """
         INSERT INTO timers (id, workflow_id, workflow_type, tenant_id, kind, event_type,
                             fire_at, status, armed_version)
-        VALUES ($1, $2, 'support', 't1', 'retry', 'RETRY_DUE',
+        VALUES ($1, $2, 'support', 'acme', 'retry', 'RETRY_DUE',
                 now() + make_interval(secs => $3), 'armed', 1)
         """,
         f"timer-{wid}",
@@ -52,18 +34,21 @@ async def test_stuck_counts_only_workflows_that_stopped_without_a_reason(
     database_url: str, db: asyncpg.Connection
 ) -> None:
     old, fresh = STUCK_AFTER * 10, 1.0
-    await _workflow(db, "idle-classifying", "CLASSIFYING", idle_s=old)  # stuck
-    await _workflow(db, "idle-executing", "EXECUTING_ACTION", idle_s=old)  # stuck
-    await _workflow(db, "busy", "CLASSIFYING", idle_s=fresh)
-    await _workflow(db, "done", "COMPLETED", idle_s=old)
-    await _workflow(db, "with-a-person", "AWAITING_APPROVAL", idle_s=old)
-    await _workflow(db, "retry-pending", "RETRY_WAIT", idle_s=old)
+    await insert_workflow(db, "idle-classifying", "CLASSIFYING", idle_s=old)  # stuck
+    await insert_workflow(db, "idle-executing", "EXECUTING_ACTION", idle_s=old)  # stuck
+    await insert_workflow(db, "busy", "CLASSIFYING", idle_s=fresh)
+    await insert_workflow(db, "done", "COMPLETED", idle_s=old)
+    await insert_workflow(db, "with-a-person", "AWAITING_APPROVAL", idle_s=old)
+    await insert_workflow(db, "retry-pending", "RETRY_WAIT", idle_s=old)
     await _timer(db, "retry-pending", fires_in_s=30)
-    await _workflow(db, "retry-lost", "RETRY_WAIT", idle_s=old)  # stuck: nothing will wake it
-    await _workflow(db, "sla-overdue", "AWAITING_APPROVAL", idle_s=old)  # stuck: timer not firing
+    await insert_workflow(db, "retry-lost", "RETRY_WAIT", idle_s=old)  # stuck: nothing will wake it
+    # stuck: its timer is not firing
+    await insert_workflow(db, "sla-overdue", "AWAITING_APPROVAL", idle_s=old)
     await _timer(db, "sla-overdue", fires_in_s=-old)
-    await _workflow(db, "req-idle", "enriched", idle_s=old, workflow_type="request")  # stuck
-    await _workflow(db, "req-waiting", "approval_required", idle_s=old, workflow_type="request")
+    await insert_workflow(db, "req-idle", "enriched", idle_s=old, workflow_type="request")  # stuck
+    await insert_workflow(
+        db, "req-waiting", "approval_required", idle_s=old, workflow_type="request"
+    )
 
     sample = await Gauges(database_url, stuck_after=STUCK_AFTER).sample()
 
@@ -111,7 +96,7 @@ async def test_the_instruments_report_the_running_sampler(
 ) -> None:
     recorded()
     await _outbox(db, 2)
-    await _workflow(db, "idle", "VALIDATING_POLICY", idle_s=STUCK_AFTER * 10)
+    await insert_workflow(db, "idle", "VALIDATING_POLICY", idle_s=STUCK_AFTER * 10)
     stop = asyncio.Event()
     gauges = Gauges(database_url, relay_name="instrumented", interval=0.05, stuck_after=60)
     running = asyncio.create_task(gauges.run(stop))

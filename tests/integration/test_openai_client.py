@@ -151,16 +151,41 @@ async def test_rate_limited_call_is_retried_and_then_succeeds(
     assert len(fake.requests) == 3
 
 
-async def test_rate_limit_that_outlasts_the_retries_is_unavailable(
-    fake: FakeOpenAI, client: OpenAIChatModel, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("replies", "message", "requests"),
+    [
+        pytest.param(
+            [error(429, kind="rate_limit_exceeded", message=SECRET_SUBJECT)] * 3,
+            "429",
+            3,
+            id="rate-limit-outlasting-the-retries",
+        ),
+        pytest.param(
+            [error(500, kind="server_error", message=f"failed on: {SECRET_SUBJECT}")],
+            "HTTP 500 (server_error)",
+            1,
+            id="server-error-left-to-durable-retries",
+        ),
+    ],
+)
+async def test_an_unavailable_provider_is_reported_without_leaking_the_request(
+    fake: FakeOpenAI,
+    client: OpenAIChatModel,
+    caplog: pytest.LogCaptureFixture,
+    *,
+    replies: list[Reply],
+    message: str,
+    requests: int,
 ) -> None:
-    fake.enqueue(*[error(429, kind="rate_limit_exceeded", message=SECRET_SUBJECT)] * 3)
+    """A rate limit outlasting the client's retries, or a server error (not retried here but
+    left to the durable retries), is unavailable, after exactly `requests` requests."""
+    fake.enqueue(*replies)
 
     with caplog.at_level(logging.DEBUG), pytest.raises(ExternalUnavailable) as raised:
         await client.complete(classify_request())
 
-    assert "429" in str(raised.value)
-    assert len(fake.requests) == 3
+    assert message in str(raised.value)
+    assert len(fake.requests) == requests
     assert_nothing_leaks(raised.value, caplog)
 
 
@@ -173,19 +198,6 @@ async def test_a_long_retry_after_is_not_waited_for(
         await client.complete(classify_request())
 
     assert len(fake.requests) == 1
-
-
-async def test_server_error_is_unavailable_and_left_to_durable_retries(
-    fake: FakeOpenAI, client: OpenAIChatModel, caplog: pytest.LogCaptureFixture
-) -> None:
-    fake.enqueue(error(500, kind="server_error", message=f"failed on: {SECRET_SUBJECT}"))
-
-    with caplog.at_level(logging.DEBUG), pytest.raises(ExternalUnavailable) as raised:
-        await client.complete(classify_request())
-
-    assert "HTTP 500 (server_error)" in str(raised.value)
-    assert len(fake.requests) == 1
-    assert_nothing_leaks(raised.value, caplog)
 
 
 async def test_a_reply_that_is_not_a_chat_completion_is_unavailable(

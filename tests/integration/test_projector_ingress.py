@@ -6,29 +6,23 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
+import asyncpg
 import pytest
-from sqlalchemy import text
 
 from contracts import subjects
 from contracts.envelope import MAX_MESSAGE_BYTES
 from contracts.ids import workflow_id_for
 from contracts.registry import DEFINITIONS
 from projector.service import Projector
-from projector.store.engine import create_engine
 from projector.store.repository import open_store
 from tests.support.drive import answer, signal, start, to_awaiting_approval
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import REQUEST, envelope
 from tests.support.polling import eventually
-
-
-@pytest.fixture
-async def h(nats_url: str, database_url: str) -> AsyncIterator[Harness]:
-    async with projector_running(nats_url, database_url) as harness:
-        yield harness
+from tests.support.timer_rows import firing_payload, retry_waiting_workflow
+from tests.support.workflow_rows import insert_workflow
 
 
 async def _dead_letters(h: Harness, count: int) -> list[Any]:
@@ -56,9 +50,7 @@ async def test_poison_messages_are_dead_lettered_and_the_next_good_message_is_pr
     poison = {
         "bad_json": b"{not json",
         "schema_mismatch": json.dumps(bad_schema).encode(),
-        "unknown_type": envelope("TELEPORT", workflow_id="wf-x").to_bytes()
-        if False
-        else json.dumps(
+        "unknown_type": json.dumps(
             {**json.loads(good.to_bytes()), "type": "TELEPORT", "workflow_id": "wf-x"}
         ).encode(),
         "oversized": b" " * (MAX_MESSAGE_BYTES + 1),
@@ -107,33 +99,19 @@ async def test_a_changed_request_under_the_same_key_is_a_recorded_conflict(h: Ha
     assert await h.scalar("SELECT count(*) FROM workflows") == 1
 
 
-async def _insert_workflow(h: Harness, workflow_id: str, state: str, version: int) -> None:
-    async with h.engine.begin() as conn:
-        await conn.execute(
-            text(
-                "INSERT INTO workflows (id, workflow_type, tenant_id, state, version, "
-                "definition_version, data, execution, fingerprint) VALUES "
-                "(:id, 'support', 'acme', :state, 3, :v, '{}', '{}', 'x')"
-            ),
-            {"id": workflow_id, "state": state, "v": version},
-        )
-
-
 @pytest.mark.parametrize("version", sorted(v for t, v in DEFINITIONS if t == "support"))
 async def test_every_undefined_pair_is_rejected_without_mutation_and_audited(
-    database_url: str, version: int
+    database_url: str, db: asyncpg.Connection, version: int
 ) -> None:
     definition = DEFINITIONS[("support", version)]
-    engine = create_engine(database_url, pool_size=4)
     store = await open_store(database_url)
     projector = Projector(store)
-    h = Harness(None, engine, store, database_url)  # type: ignore[arg-type]
     defined = {(t.source, t.event) for t in definition.transitions}
     expected = 0
     try:
         for state in definition.states:
             workflow_id = f"wf-{state.lower()}"
-            await _insert_workflow(h, workflow_id, state, version)
+            await insert_workflow(db, workflow_id, state, version=3, definition_version=version)
             for spec in definition.events:
                 if (state, spec.name) in defined or spec.name == "START":
                     continue
@@ -143,15 +121,14 @@ async def test_every_undefined_pair_is_rejected_without_mutation_and_audited(
                 assert not outcome.accepted
                 assert outcome.reason in ("invalid_transition", "terminal")
                 expected += 1
-        unchanged = await h.scalar(
+        unchanged = await db.fetchval(
             "SELECT count(*) FROM workflows WHERE version = 3 AND data = '{}' AND execution = '{}'"
         )
-        audited = await h.scalar(
+        audited = await db.fetchval(
             "SELECT count(*) FROM audit WHERE NOT accepted AND to_state IS NULL"
         )
     finally:
-        await engine.dispose()
-    await store.close()
+        await store.close()
     assert unchanged == len(definition.states)
     assert audited == expected > 0
 
@@ -192,26 +169,14 @@ async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: 
     store = await open_store(database_url)
     projector = Projector(store, clock=lambda: now[0], rand=lambda: 0.5)
     try:
-        await projector.handle(envelope("START", workflow_id="wf-skew", event_id="s"))
-        stored = await store.load("wf-skew")
-        assert stored is not None
-        (job_id,) = stored.workflow.execution.open_jobs
-        await projector.handle(
-            envelope("RETRYABLE_ERROR", workflow_id="wf-skew", causation_id=job_id)
-        )
-        stored = await store.load("wf-skew")
-        assert stored is not None
-        timer = stored.workflow.execution.timers["retry"]
+        timer = await retry_waiting_workflow(projector, store, "wf-skew")
         firing = envelope(
-            "RETRY_DUE",
-            workflow_id="wf-skew",
-            event_id="fire-1",
-            payload={"timer_id": timer.id, "fire_at": timer.fire_at.isoformat()},
+            "RETRY_DUE", workflow_id="wf-skew", event_id="fire-1", payload=firing_payload(timer)
         )
 
         with pytest.raises(NotDueYet):
             await projector.handle(firing)
-        now[0] = timer.fire_at + timedelta(milliseconds=1)
+        now[0] = timer["fire_at"] + timedelta(milliseconds=1)
         outcome = await projector.handle(firing)
     finally:
         await store.close()

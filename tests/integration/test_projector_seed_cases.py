@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-
 from contracts import subjects
 from tests.support.drive import answer, recommend_and_validate, signal, start, to_awaiting_approval
-from tests.support.harness import Harness, projector_running
+from tests.support.harness import Harness
 from tests.support.payloads import PAYLOADS, envelope
-
-
-@pytest.fixture
-async def h(nats_url: str, database_url: str) -> AsyncIterator[Harness]:
-    async with projector_running(nats_url, database_url) as harness:
-        yield harness
 
 
 async def test_execute_before_approval_is_rejected(h: Harness) -> None:

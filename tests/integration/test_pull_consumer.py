@@ -12,6 +12,7 @@ from nats.aio.client import Client
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 
 from services.runtime.pull import PullConsumer
+from tests.support.waiting import until
 
 
 @pytest.fixture
@@ -52,7 +53,8 @@ async def test_a_single_message_is_handed_on_at_once(nc: Client) -> None:
     js = nc.jetstream()
 
     async def later() -> float:
-        await asyncio.sleep(0.3)  # the consumer is idle with a lingering request by then
+        # Publish only once the consumer is idle with a lingering pull request.
+        await until(lambda: js.consumer_info("PULLTEST", "c"), lambda info: bool(info.num_waiting))
         await js.publish("pulltest.x", b"only")
         return time.monotonic()
 

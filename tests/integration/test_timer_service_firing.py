@@ -20,14 +20,21 @@ from contracts.envelope import parse_envelope
 from contracts.ids import derive
 from contracts.payloads import TimerFired
 from projector.service import NotDueYet, Projector
-from projector.store.repository import WorkflowStore, open_store
+from projector.store.repository import open_store
 from relay.timers import TimerService
-from tests.support.payloads import PAYLOADS, REQUEST, envelope
-from tests.support.timer_rows import T0, FakeClock, arm, status_of, stream_messages
+from tests.support.payloads import envelope
+from tests.support.relay_rows import TRACEPARENT
+from tests.support.timer_rows import (
+    T0,
+    FakeClock,
+    arm,
+    firing_payload,
+    retry_waiting_workflow,
+    status_of,
+    stream_messages,
+)
 
 pytestmark = pytest.mark.timeout(30)
-
-TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 
 def record_acks(js: JetStreamContext) -> list[PubAck]:
@@ -153,8 +160,8 @@ async def test_a_firing_is_accepted_by_the_projector(
     store = await open_store(database_url, size=2)
     projector = Projector(store, clock=clock, rand=lambda: 0.5)
     try:
-        timer = await _retry_waiting_workflow(projector, store, "wf-timer")
-        early = envelope("RETRY_DUE", workflow_id="wf-timer", payload=_fired(timer))
+        timer = await retry_waiting_workflow(projector, store, "wf-timer")
+        early = envelope("RETRY_DUE", workflow_id="wf-timer", payload=firing_payload(timer))
         with pytest.raises(NotDueYet) as premature:
             await projector.handle(early)
         assert premature.value.retry_at == timer["fire_at"]
@@ -178,30 +185,3 @@ async def test_a_firing_is_accepted_by_the_projector(
         assert await db.fetchval(audited, fired.event_id) == 1
     finally:
         await store.close()
-
-
-async def _retry_waiting_workflow(
-    projector: Projector, store: WorkflowStore, workflow_id: str
-) -> dict[str, Any]:
-    """START a support workflow, fail its classify job retryably; returns the retry timer."""
-    started = await projector.handle(envelope("START", workflow_id=workflow_id, payload=REQUEST))
-    assert started.to_state == "CLASSIFYING"
-    stored = await store.load(workflow_id)
-    assert stored is not None
-    [job_id] = stored.workflow.execution.open_jobs
-    failed = await projector.handle(
-        envelope(
-            "RETRYABLE_ERROR",
-            workflow_id=workflow_id,
-            payload=PAYLOADS["RETRYABLE_ERROR"],
-            causation_id=job_id,
-        )
-    )
-    assert failed.to_state == "RETRY_WAIT"
-    stored = await store.load(workflow_id)
-    assert stored is not None
-    return stored.workflow.execution.timers["retry"].model_dump()
-
-
-def _fired(timer: dict[str, Any]) -> dict[str, Any]:
-    return {"timer_id": timer["id"], "fire_at": timer["fire_at"].isoformat()}

@@ -1,4 +1,4 @@
-"""An in-process projector (and optionally relay) against the test's real NATS and Postgres."""
+"""An in-process projector against the test's real NATS and Postgres."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from interlock.streams import provision
 from projector.consumer import run as run_projector
 from projector.service import Projector
 from projector.store.engine import create_engine
-from projector.store.repository import WorkflowStore, open_store
+from projector.store.repository import open_store
 from tests.support.polling import eventually
 
 
@@ -30,8 +30,6 @@ from tests.support.polling import eventually
 class Harness:
     nc: Client
     engine: AsyncEngine
-    store: WorkflowStore
-    database_url: str
 
     async def publish(
         self, event: Envelope, subject: str | None = None, msg_id: str | None = None
@@ -79,11 +77,10 @@ async def projector_running(
     nats_url: str,
     database_url: str,
     *,
-    relay: bool = False,
     workers: int = 8,
     projectors: int = 1,
 ) -> AsyncIterator[Harness]:
-    """Provisioned streams, `projectors` projector apps (and a relay) for the duration."""
+    """Provisioned streams and `projectors` projector apps for the duration."""
     logging.getLogger("faststream").setLevel(logging.WARNING)
     async with AsyncExitStack() as stack:
         nc = await nats.connect(nats_url)
@@ -102,11 +99,4 @@ async def projector_running(
                 run_projector(broker, Projector(own_store), stop, workers=workers)
             )
             stack.push_async_callback(_stopped, stop, task)
-        if relay:
-            from relay.relay import OutboxRelay
-
-            task = asyncio.create_task(OutboxRelay(database_url, nc.jetstream()).run(stop))
-            stack.push_async_callback(_stopped, stop, task)
-        store = await open_store(database_url, size=2)
-        stack.push_async_callback(store.close)
-        yield Harness(nc, engine, store, database_url)
+        yield Harness(nc, engine)

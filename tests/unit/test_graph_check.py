@@ -9,10 +9,7 @@ from contracts.graphcheck import DefinitionError, assert_valid, check
 from contracts.registry import DEFINITIONS
 from contracts.support import SUPPORT_V1, SUPPORT_V2
 from projector.engine import ACTIONS, GUARDS
-
-
-def _codes(definition: WorkflowDefinition) -> set[str]:
-    return {issue.code for issue in check(definition, GUARDS, ACTIONS)}
+from tests.support.graph_issues import issue_codes
 
 
 def _with_rows(definition: WorkflowDefinition, *rows: Transition) -> WorkflowDefinition:
@@ -39,7 +36,7 @@ def test_a_path_around_approval_is_refused() -> None:
     shortcut = Transition(
         source="VALIDATING_POLICY", event="POLICY_VALID", target="EXECUTING_ACTION"
     )
-    assert "gate_bypass" in _codes(_with_rows(SUPPORT_V2, shortcut))
+    assert "gate_bypass" in issue_codes(_with_rows(SUPPORT_V2, shortcut))
 
 
 def test_an_unguarded_approval_is_refused() -> None:
@@ -47,7 +44,7 @@ def test_an_unguarded_approval_is_refused() -> None:
         t.model_copy(update={"guards": ()}) if t.event == "APPROVED" else t
         for t in SUPPORT_V2.transitions
     )
-    assert "gate_bypass" in _codes(SUPPORT_V2.model_copy(update={"transitions": rows}))
+    assert "gate_bypass" in issue_codes(SUPPORT_V2.model_copy(update={"transitions": rows}))
 
 
 def test_a_path_around_policy_validation_is_refused() -> None:
@@ -56,7 +53,7 @@ def test_a_path_around_policy_validation_is_refused() -> None:
         event="RECOMMENDATION_GENERATED",
         target="AWAITING_APPROVAL",
     )
-    assert "gate_bypass" in _codes(_with_rows(SUPPORT_V2, skip))
+    assert "gate_bypass" in issue_codes(_with_rows(SUPPORT_V2, skip))
 
 
 def test_manual_review_may_not_resume_into_the_effect_state() -> None:
@@ -64,14 +61,14 @@ def test_manual_review_may_not_resume_into_the_effect_state() -> None:
         update={"resumable_states": SUPPORT_V2.resumable_states | {"EXECUTING_ACTION"}}
     )
     assert any(t.target == REVIEW_TARGET for t in bad.transitions)
-    assert "gate_bypass" in _codes(bad)
+    assert "gate_bypass" in issue_codes(bad)
 
 
 def test_unreachable_and_dead_end_states_are_reported() -> None:
     orphan = SUPPORT_V2.model_copy(update={"states": (*SUPPORT_V2.states, "LIMBO")})
-    assert "unreachable_state" in _codes(orphan)
+    assert "unreachable_state" in issue_codes(orphan)
     stuck = _with_rows(orphan, Transition(source="CLASSIFYING", event="ESCALATE", target="LIMBO"))
-    assert "no_exit" in _codes(stuck)
+    assert "no_exit" in issue_codes(stuck)
 
 
 def test_dangling_names_are_reported_and_the_definition_refused() -> None:
@@ -86,9 +83,9 @@ def test_unknown_guards_and_actions_are_reported() -> None:
     row = Transition(
         source="CLASSIFYING", event="ESCALATE", target="MANUAL_REVIEW", action="teleport"
     )
-    assert "unknown_action" in _codes(_with_rows(SUPPORT_V2, row))
+    assert "unknown_action" in issue_codes(_with_rows(SUPPORT_V2, row))
 
 
 def test_terminal_states_have_no_exits() -> None:
     revive = Transition(source="CANCELLED", event="APPROVED", target="EXECUTING_ACTION")
-    assert "terminal_exit" in _codes(_with_rows(SUPPORT_V2, revive))
+    assert "terminal_exit" in issue_codes(_with_rows(SUPPORT_V2, revive))
