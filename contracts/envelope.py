@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
-from contracts.errors import ErrorCode, InterlockError
-from contracts.ids import workflow_id_for
+from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.contracts.ids import workflow_id_for
 
 MAX_MESSAGE_BYTES = 256 * 1024
 """Larger messages are dead-lettered unread: a workflow event carries references, not blobs."""

@@ -13,7 +13,13 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from contracts.definition import RETRY_TARGET, REVIEW_TARGET, Gate, Transition, WorkflowDefinition
+from interlock.contracts.definition import (
+    RETRY_TARGET,
+    REVIEW_TARGET,
+    Gate,
+    Transition,
+    WorkflowDefinition,
+)
 
 
 class GraphIssue(BaseModel):

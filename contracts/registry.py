@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from contracts.definition import WorkflowDefinition
-from contracts.request import REQUEST_V1
-from contracts.support import SUPPORT_V1, SUPPORT_V2
+from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.request import REQUEST_V1
+from interlock.contracts.support import SUPPORT_V1, SUPPORT_V2
 
 DEFINITIONS: dict[tuple[str, int], WorkflowDefinition] = {
     (d.workflow_type, d.version): d for d in (SUPPORT_V1, SUPPORT_V2, REQUEST_V1)

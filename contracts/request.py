@@ -15,9 +15,9 @@ Failure rows name their reason, so a failed run says what failed: `unsupported_r
 
 from __future__ import annotations
 
-from contracts import payloads as p
-from contracts import request_payloads as rp
-from contracts.definition import (
+from interlock.contracts import payloads as p
+from interlock.contracts import request_payloads as rp
+from interlock.contracts.definition import (
     Announcement,
     DataUpdate,
     EventSpec,
@@ -27,7 +27,7 @@ from contracts.definition import (
     TimerSpec,
     WorkflowDefinition,
 )
-from contracts.request_table import PRE_APPROVAL, flow_rows, recovery_rows
+from interlock.contracts.request_table import PRE_APPROVAL, flow_rows, recovery_rows
 
 TERMINAL = frozenset({"completed", "blocked", "failed"})
 STATES = (*PRE_APPROVAL, "approved", "executing", *sorted(TERMINAL))

@@ -7,8 +7,8 @@ approval bound to the operation.
 
 from __future__ import annotations
 
-from contracts.definition import Guard, Transition
-from contracts.rules import RETRYABLE_ERROR, edges
+from interlock.contracts.definition import Guard, Transition
+from interlock.contracts.rules import RETRYABLE_ERROR, edges
 
 T = Transition
 WORKING = ("received", "validated", "normalized", "enriched", "classified", "approved", "executing")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from contracts.definition import RETRY_TARGET, Guard, Parallel, Transition
+from interlock.contracts.definition import RETRY_TARGET, Guard, Parallel, Transition
 
 RETRYABLE_ERROR = "RETRYABLE_ERROR"
 PERMANENT_ERROR = "PERMANENT_ERROR"

@@ -8,10 +8,10 @@ Both stay executable: a workflow keeps the definition version it started with.
 
 from __future__ import annotations
 
-from contracts import payloads as p
-from contracts import rules
-from contracts import support_payloads as sp
-from contracts.definition import (
+from interlock.contracts import payloads as p
+from interlock.contracts import rules
+from interlock.contracts import support_payloads as sp
+from interlock.contracts.definition import (
     Announcement,
     Branch,
     DataUpdate,
@@ -24,8 +24,8 @@ from contracts.definition import (
     Transition,
     WorkflowDefinition,
 )
-from contracts.payloads import Payload
-from contracts.support_table import REVIEW, core_rows
+from interlock.contracts.payloads import Payload
+from interlock.contracts.support_table import REVIEW, core_rows
 
 T = Transition
 PRE_EFFECT = (

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from contracts.payloads import (
+from interlock.contracts.payloads import (
     Amount,
     Currency,
     ModelCall,

@@ -6,7 +6,7 @@ evidence) are added by `contracts.support` through the builders of `contracts.ru
 
 from __future__ import annotations
 
-from contracts.definition import REVIEW_TARGET, Guard, Limit, Transition
+from interlock.contracts.definition import REVIEW_TARGET, Guard, Limit, Transition
 
 T = Transition
 REVIEW = "MANUAL_REVIEW"

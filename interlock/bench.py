@@ -19,17 +19,17 @@ import typer
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from contracts import subjects
-from contracts.envelope import Actor, Envelope, utcnow
-from contracts.ids import workflow_id_for
 from interlock import console
 from interlock.bench_stats import ResourceSampler, hop_latencies, transitions_of
 from interlock.cli import JsonOpt, settings
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.ids import workflow_id_for
 from interlock.embedded import resolve_urls
 from interlock.health import attached
+from interlock.projector.store.engine import create_engine
 from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
-from projector.store.engine import create_engine
 
 APPROVER = Actor(id="bench-approver", role="support_approver")
 REQUEST = {

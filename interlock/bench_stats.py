@@ -14,7 +14,7 @@ import psutil
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from projector.store.schema import audit
+from interlock.projector.store.schema import audit
 
 
 async def transitions_of(engine: AsyncEngine, workflow_ids: list[str]) -> int:

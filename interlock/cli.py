@@ -19,8 +19,8 @@ from pydantic import ValidationError
 
 from interlock import console, queries, telemetry
 from interlock.embedded import resolve_urls
+from interlock.projector.store.engine import create_engine
 from interlock.settings import Settings
-from projector.store.engine import create_engine
 
 T = TypeVar("T")
 app = typer.Typer(

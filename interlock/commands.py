@@ -9,10 +9,10 @@ from typing import Any
 
 import nats
 
-from contracts.envelope import Actor
 from interlock import queries
+from interlock.contracts.envelope import Actor
+from interlock.projector.store.engine import create_engine
 from interlock.signals import publish, signal_envelope
-from projector.store.engine import create_engine
 
 DECISION_TIMEOUT = 15.0
 

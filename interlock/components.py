@@ -15,13 +15,13 @@ from dataclasses import dataclass
 import nats
 from faststream.nats import NatsBroker
 
-from contracts import registry
-from contracts.graphcheck import assert_valid
+from interlock.contracts import registry
+from interlock.contracts.graphcheck import assert_valid
+from interlock.projector.consumer import run as consume_inbound
+from interlock.projector.engine import ACTIONS, GUARDS
+from interlock.projector.service import Projector
+from interlock.projector.store.repository import open_store
 from interlock.settings import Settings
-from projector.consumer import run as consume_inbound
-from projector.engine import ACTIONS, GUARDS
-from projector.service import Projector
-from projector.store.repository import open_store
 
 log = logging.getLogger("interlock")
 
@@ -64,8 +64,8 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
-    from relay.gauges import Gauges
-    from relay.relay import OutboxRelay
+    from interlock.relay.gauges import Gauges
+    from interlock.relay.relay import OutboxRelay
 
     gauges = Gauges(rt.database_url, stuck_after=rt.settings.stuck_after)
     sampling = asyncio.create_task(gauges.run(stop))
@@ -81,7 +81,7 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
-    from relay.timers import TimerService
+    from interlock.relay.timers import TimerService
 
     nc = await nats.connect(rt.nats_url, name="interlock-timer")
     try:
@@ -97,7 +97,7 @@ async def run_sim(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
-    from services.gateway import run_gateway as serve
+    from interlock.services.gateway import run_gateway as serve
 
     settings = rt.settings
     await serve(
@@ -111,9 +111,9 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
 
 def stage_component(workflow_type: str, stage: str) -> Component:
     async def run(rt: Runtime, stop: asyncio.Event) -> None:
+        from interlock.services.runtime.openjobs import OpenJobsReader
+        from interlock.services.runtime.stage import register
         from interlock.wiring import stage_handlers
-        from services.runtime.openjobs import OpenJobsReader
-        from services.runtime.stage import register
 
         async with AsyncExitStack() as exit_stack:
             nc = await nats.connect(rt.nats_url, name=f"interlock-{stage}")

@@ -14,8 +14,8 @@ import nats
 from nats.aio.client import Client
 from nats.js.errors import NotFoundError
 
-from contracts import subjects
-from services.adapters.sim import POLICY_CURRENT
+from interlock.contracts import subjects
+from interlock.services.adapters.sim import POLICY_CURRENT
 
 
 def _consumer_of(component: str) -> tuple[str, str] | None:

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from contracts.envelope import Actor
 from interlock import console
 from interlock.cli import JsonOpt, with_stack
+from interlock.contracts.envelope import Actor
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from projector.store.schema import audit, workflows
+from interlock.projector.store.schema import audit, workflows
 
 AUDIT_FIELDS = (
     "event_id",

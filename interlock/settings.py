@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from contracts.urls import NATS_SCHEMES, asyncpg_dsn, bad_url, scheme, split_postgres_url
+from interlock.contracts.urls import NATS_SCHEMES, asyncpg_dsn, bad_url, scheme, split_postgres_url
 
 __all__ = ["Settings", "asyncpg_dsn"]
 

@@ -9,9 +9,9 @@ from typing import Any
 from nats.js import JetStreamContext
 from opentelemetry import trace
 
-from contracts import subjects
-from contracts.envelope import Actor, Envelope, utcnow
-from otel.messaging import publishing
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.otel.messaging import publishing
 
 tracer = trace.get_tracer("interlock.cli")
 

@@ -17,7 +17,7 @@ from nats.js.api import (
 )
 from nats.js.errors import BadRequestError, NotFoundError
 
-from contracts import registry, subjects
+from interlock.contracts import registry, subjects
 
 DUPLICATE_WINDOW_S = 300.0
 """Publishes with the same Nats-Msg-Id inside this window are dropped by the server; it must

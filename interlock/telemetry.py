@@ -6,9 +6,9 @@ from pathlib import Path
 
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from interlock.otel import setup
+from interlock.otel.local import JsonLinesSpanExporter
 from interlock.settings import Settings
-from otel import setup
-from otel.local import JsonLinesSpanExporter
 
 
 def traces_dir(settings: Settings) -> Path:

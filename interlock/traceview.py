@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from otel.local import read_spans
+from interlock.otel.local import read_spans
 
 
 def trace_ids(view: dict[str, Any]) -> list[str]:

@@ -6,16 +6,16 @@ from typing import TYPE_CHECKING
 
 from nats.aio.client import Client
 
-from services.runtime.stage import Stage
+from interlock.services.runtime.stage import Stage
 
 if TYPE_CHECKING:
     from interlock.components import Runtime
-    from services.ports import ModelClient
+    from interlock.services.ports import ModelClient
 
 
 def model_from_settings(rt: Runtime, workflow_type: str | None = None) -> ModelClient:
     """The model client for `workflow_type`'s stages: its entry in `models`, else `model`."""
-    from services.models import model_client
+    from interlock.services.models import model_client
 
     s = rt.settings
     client: ModelClient = model_client(
@@ -37,13 +37,13 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
 
 
 def _support_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
-    from services.adapters.sim import (
+    from interlock.services.adapters.sim import (
         SimAccountApi,
         SimActionProvider,
         SimNotifier,
         SimPolicyStore,
     )
-    from services.support import SupportPorts, stages
+    from interlock.services.support import SupportPorts, stages
 
     timeout = rt.settings.external_timeout
     ports = SupportPorts(
@@ -57,8 +57,8 @@ def _support_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
 
 
 def _request_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
-    from services.adapters.sim import SimEffectProvider
-    from services.request import RequestPorts, stages
+    from interlock.services.adapters.sim import SimEffectProvider
+    from interlock.services.request import RequestPorts, stages
 
     effects = SimEffectProvider(nc, timeout=rt.settings.external_timeout)
     return stages(RequestPorts(model=model_from_settings(rt, "request"), effects=effects))

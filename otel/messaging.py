@@ -10,7 +10,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanKind
 
-from otel.propagation import extract, inject
+from interlock.otel.propagation import extract, inject
 
 SYSTEM = "nats"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from projector.store.types import Stored
+from interlock.projector.store.types import Stored
 
 
 class CheckpointCache:

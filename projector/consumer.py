@@ -30,20 +30,20 @@ from nats.aio.msg import Msg
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span
 
-from contracts import subjects
-from contracts.envelope import Envelope, MalformedMessage, utcnow
-from otel.messaging import consuming, link_from
-from otel.propagation import current_trace_id, inject
-from projector.dispatch import KeyedDispatcher, Parsed
-from projector.service import NotDueYet, Outcome, Projector
-from projector.store.types import TraceInfo
-from services.runtime.deadletter import (
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Envelope, MalformedMessage, utcnow
+from interlock.otel.messaging import consuming, link_from
+from interlock.otel.propagation import current_trace_id, inject
+from interlock.projector.dispatch import KeyedDispatcher, Parsed
+from interlock.projector.service import NotDueYet, Outcome, Projector
+from interlock.projector.store.types import TraceInfo
+from interlock.services.runtime.deadletter import (
     dead_letter,
     deliveries,
     is_last_delivery,
     redelivery_delay,
 )
-from services.runtime.pull import PullConsumer
+from interlock.services.runtime.pull import PullConsumer
 
 log = logging.getLogger("interlock.projector")
 tracer = trace.get_tracer("interlock.projector")

@@ -15,7 +15,7 @@ from contextlib import suppress
 
 from nats.aio.msg import Msg
 
-from contracts.envelope import Envelope, MalformedMessage, parse_envelope, workflow_id_of
+from interlock.contracts.envelope import Envelope, MalformedMessage, parse_envelope, workflow_id_of
 
 log = logging.getLogger("interlock.projector")
 Parsed = tuple[Msg, Envelope | MalformedMessage]

@@ -18,16 +18,22 @@ from typing import Any
 from opentelemetry import trace
 from pydantic import ValidationError
 
-from contracts import registry
-from contracts.definition import WorkflowDefinition
-from contracts.envelope import Envelope, MalformedMessage, summarise, utcnow, workflow_id_of
-from contracts.errors import TransientError
-from contracts.ids import fingerprint
-from otel import metrics
-from projector.checkpoints import CheckpointCache
-from projector.engine import Accepted, Context, Rejected, Workflow, resolve
-from projector.store.repository import ConcurrencyConflict, DuplicateEvent, WorkflowStore
-from projector.store.types import NO_TRACE, Stored, TraceInfo
+from interlock.contracts import registry
+from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.envelope import (
+    Envelope,
+    MalformedMessage,
+    summarise,
+    utcnow,
+    workflow_id_of,
+)
+from interlock.contracts.errors import TransientError
+from interlock.contracts.ids import fingerprint
+from interlock.otel import metrics
+from interlock.projector.checkpoints import CheckpointCache
+from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
+from interlock.projector.store.repository import ConcurrencyConflict, DuplicateEvent, WorkflowStore
+from interlock.projector.store.types import NO_TRACE, Stored, TraceInfo
 
 log = logging.getLogger("interlock.projector")
 tracer = trace.get_tracer("interlock.projector")

@@ -1,10 +1,10 @@
 """Outbox relay: publishes committed outbox rows to JetStream in commit-safe order."""
 
-from relay.backoff import Backoff
-from relay.errors import LeadershipLost, PublishFailed, SchemaMissing, StoreUnavailable
-from relay.publish import DEAD_LETTER_SUBJECT, PublishDone, PublishHook
-from relay.relay import OutboxRelay
-from relay.store import Cursor, OutboxRow
+from interlock.relay.backoff import Backoff
+from interlock.relay.errors import LeadershipLost, PublishFailed, SchemaMissing, StoreUnavailable
+from interlock.relay.publish import DEAD_LETTER_SUBJECT, PublishDone, PublishHook
+from interlock.relay.relay import OutboxRelay
+from interlock.relay.store import Cursor, OutboxRow
 
 __all__ = [
     "DEAD_LETTER_SUBJECT",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contracts.errors import ErrorCode, InterlockError, TransientError
+from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
 
 
 class StoreUnavailable(TransientError):

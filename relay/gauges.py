@@ -21,10 +21,10 @@ from functools import cache
 
 import asyncpg
 
-from contracts.registry import DEFINITIONS
-from otel import metrics
-from relay.clock import wait_any
-from relay.store import LAG
+from interlock.contracts.registry import DEFINITIONS
+from interlock.otel import metrics
+from interlock.relay.clock import wait_any
+from interlock.relay.store import LAG
 
 log = logging.getLogger(__name__)
 

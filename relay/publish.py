@@ -17,8 +17,8 @@ from nats.js import JetStreamContext
 from nats.js.api import PubAck
 from nats.js.errors import APIError, NoStreamResponseError
 
-from contracts import subjects
-from relay.store import OutboxRow
+from interlock.contracts import subjects
+from interlock.relay.store import OutboxRow
 
 DEAD_LETTER_SUBJECT = subjects.dlq("relay")
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 from nats.js import JetStreamContext
 
-from relay import store
-from relay.backoff import Backoff
-from relay.clock import wait_any
-from relay.errors import LeadershipLost, PublishFailed, StoreUnavailable
-from relay.publish import Publisher, PublishHook, refusal_reason
-from relay.store import Cursor, OutboxRow, OutboxStore
-from relay.tracing import traced_publish
+from interlock.relay import store
+from interlock.relay.backoff import Backoff
+from interlock.relay.clock import wait_any
+from interlock.relay.errors import LeadershipLost, PublishFailed, StoreUnavailable
+from interlock.relay.publish import Publisher, PublishHook, refusal_reason
+from interlock.relay.store import Cursor, OutboxRow, OutboxStore
+from interlock.relay.tracing import traced_publish
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import asyncpg
 
-from relay.errors import LeadershipLost, SchemaMissing, StoreUnavailable
+from interlock.relay.errors import LeadershipLost, SchemaMissing, StoreUnavailable
 
 CHANNEL = "interlock_outbox"
 

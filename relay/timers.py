@@ -28,16 +28,16 @@ import asyncpg
 import nats.errors
 from nats.js import JetStreamContext
 
-from contracts import subjects
-from contracts.envelope import Actor, Envelope, utcnow
-from contracts.errors import ErrorCode, TransientError
-from contracts.ids import derive
-from contracts.payloads import TimerFired
-from relay.backoff import Backoff
-from relay.clock import Clock, seconds_until, wait_any
-from relay.publish import string_headers
-from relay.store import UNAVAILABLE, close_quietly
-from relay.tracing import finish, start_publish
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.errors import ErrorCode, TransientError
+from interlock.contracts.ids import derive
+from interlock.contracts.payloads import TimerFired
+from interlock.relay.backoff import Backoff
+from interlock.relay.clock import Clock, seconds_until, wait_any
+from interlock.relay.publish import string_headers
+from interlock.relay.store import UNAVAILABLE, close_quietly
+from interlock.relay.tracing import finish, start_publish
 
 log = logging.getLogger("interlock.timers")
 

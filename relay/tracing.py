@@ -9,10 +9,10 @@ from nats.js.api import PubAck
 from opentelemetry import trace
 from opentelemetry.trace import Span, StatusCode
 
-from contracts import subjects
-from otel.messaging import publishing
-from relay.publish import PublishDone
-from relay.store import OutboxRow
+from interlock.contracts import subjects
+from interlock.otel.messaging import publishing
+from interlock.relay.publish import PublishDone
+from interlock.relay.store import OutboxRow
 
 tracer = trace.get_tracer("interlock.relay")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from services.ports import ExternalTimeout
+from interlock.services.ports import ExternalTimeout
 
 RequestT_contra = TypeVar("RequestT_contra", contravariant=True)
 ReceiptT_co = TypeVar("ReceiptT_co", covariant=True)

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from contracts.errors import ErrorCode, InterlockError, TransientError
+from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
 
 
 class ExternalTimeout(TransientError):

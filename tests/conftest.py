@@ -60,7 +60,7 @@ def stack_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
 @pytest.fixture(scope="session")
 async def template_database(stack_urls: tuple[str, str]) -> AsyncIterator[str]:
     """Name of a database migrated to head once per session, cloned by ``database_url``."""
-    from projector.store.migrate import upgrade
+    from interlock.projector.store.migrate import upgrade
 
     server_url = stack_urls[1]
     name = f"t_template_{uuid.uuid4().hex[:12]}"

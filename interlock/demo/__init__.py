@@ -25,10 +25,10 @@ from interlock.demo.runner import ApprovalDesk, Run, start_request
 from interlock.demo.scenarios import SCENARIOS, Scenario
 from interlock.embedded import resolve_urls
 from interlock.health import attached
+from interlock.projector.store.engine import create_engine
 from interlock.runtime import prepare, supervised
 from interlock.settings import Settings
 from interlock.supervisor import Supervisor
-from projector.store.engine import create_engine
 
 DEMO_ENV = {
     "INTERLOCK_PARAMETERS": '{"support": {"approval_sla_seconds": 6, "retry_delay_scale": 0.02}}',

@@ -23,12 +23,12 @@ from nats.aio.msg import Msg
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from contracts import subjects
-from contracts.envelope import Actor, Envelope, utcnow
-from contracts.ids import workflow_id_for
 from interlock import queries
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.ids import workflow_id_for
 from interlock.demo.casefile import Case
-from projector.store.schema import audit
+from interlock.projector.store.schema import audit
 
 WORKFLOW_TYPE = "request"
 UPSTREAM = Actor(id="fixture-upstream", role="upstream")

@@ -18,10 +18,10 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from contracts import subjects
-from contracts.envelope import Actor, Envelope, utcnow
-from contracts.ids import workflow_id_for
 from interlock import queries
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.ids import workflow_id_for
 from interlock.signals import publish
 
 APPROVER = Actor(id="demo-approver", role="support_approver")

@@ -12,7 +12,7 @@ from typing import Any
 
 import asyncpg
 
-from contracts.urls import asyncpg_dsn
+from interlock.contracts.urls import asyncpg_dsn
 
 Connection = Any
 """An `asyncpg.Connection` (untyped)."""

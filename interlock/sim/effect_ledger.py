@@ -16,12 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from contracts.request_payloads import EFFECTS
+from interlock.contracts.request_payloads import EFFECTS
+from interlock.services.ports import EffectReceipt, EffectRequest
 from interlock.sim.db import Connection, Target, connection
 from interlock.sim.ledger import new_id
 from interlock.sim.outcomes import BadRequest, Call, Outcome, text
 from interlock.sim.schema import ensure_schema
-from services.ports import EffectReceipt, EffectRequest
 
 UNSUPPORTED_EFFECT = "unsupported_effect"
 _INSERT = """

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from interlock.services.ports import ActionRequest
 from interlock.sim import ledger
 from interlock.sim.db import Connection
 from interlock.sim.outcomes import (
@@ -32,7 +33,6 @@ from interlock.sim.outcomes import (
     gate,
     text,
 )
-from services.ports import ActionRequest
 
 ACTION_TYPES = frozenset({"refund", "account_credit"})
 MISMATCH_OFFSET = Decimal("1.00")

@@ -11,9 +11,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from interlock.services.ports import (
+    AccountSnapshot,
+    ActionReceipt,
+    ActionRequest,
+    Delivery,
+    PolicyDocument,
+)
 from interlock.sim.db import Connection
 from interlock.sim.outcomes import Outcome
-from services.ports import AccountSnapshot, ActionReceipt, ActionRequest, Delivery, PolicyDocument
 
 MISSING_PREFIX = "missing-"
 """Customer ids with this prefix are never provisioned: the account API says not found."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from interlock.services.ports import PolicyDocument
 from interlock.sim import ledger
 from interlock.sim.db import Connection
 from interlock.sim.outcomes import (
@@ -21,7 +22,6 @@ from interlock.sim.outcomes import (
     optional_text,
     text,
 )
-from services.ports import PolicyDocument
 
 
 async def inspect(conn: Connection, body: dict[str, Any]) -> Outcome:

@@ -18,11 +18,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 
-from interlock.sim import effect_ledger, effects, ledger, reads
-from interlock.sim.db import Connection, create_pool
-from interlock.sim.outcomes import BAD_REQUEST, BadRequest, Outcome, error_reply
-from interlock.sim.schema import ensure_schema
-from services.adapters.sim import (
+from interlock.services.adapters.sim import (
     ACCOUNT_INSPECT,
     ACTION_EXECUTE,
     ACTION_LOOKUP,
@@ -35,6 +31,10 @@ from services.adapters.sim import (
     POLICY_VERSION,
     QUEUE_GROUP,
 )
+from interlock.sim import effect_ledger, effects, ledger, reads
+from interlock.sim.db import Connection, create_pool
+from interlock.sim.outcomes import BAD_REQUEST, BadRequest, Outcome, error_reply
+from interlock.sim.schema import ensure_schema
 
 log = logging.getLogger("interlock.sim")
 

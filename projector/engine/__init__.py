@@ -1,8 +1,8 @@
 """The pure transition engine: frozen values in, a decision out, no I/O."""
 
-from projector.engine.actions import ACTIONS
-from projector.engine.guards import GUARDS
-from projector.engine.model import (
+from interlock.projector.engine.actions import ACTIONS
+from interlock.projector.engine.guards import GUARDS
+from interlock.projector.engine.model import (
     Accepted,
     Context,
     Decision,
@@ -13,7 +13,7 @@ from projector.engine.model import (
     TimerRef,
     Workflow,
 )
-from projector.engine.resolve import resolve
+from interlock.projector.engine.resolve import resolve
 
 __all__ = [
     "ACTIONS",

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from contracts.definition import RetryPolicy, Stage
-from contracts.ids import derive
-from projector.engine.guards import Facts, current_branch
-from projector.engine.model import BranchState, OpenJob, Review, TimerRef, Workflow
+from interlock.contracts.definition import RetryPolicy, Stage
+from interlock.contracts.ids import derive
+from interlock.projector.engine.guards import Facts, current_branch
+from interlock.projector.engine.model import BranchState, OpenJob, Review, TimerRef, Workflow
 
 
 @dataclass

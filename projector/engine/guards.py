@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from contracts.definition import Branch, WorkflowDefinition
-from contracts.envelope import Envelope
-from projector.engine.model import Context, Workflow
+from interlock.contracts.definition import Branch, WorkflowDefinition
+from interlock.contracts.envelope import Envelope
+from interlock.projector.engine.model import Context, Workflow
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from contracts.definition import Transition
-from contracts.envelope import Envelope
+from interlock.contracts.definition import Transition
+from interlock.contracts.envelope import Envelope
 
 RejectReason = Literal[
     "invalid_transition",

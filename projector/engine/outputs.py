@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts import subjects
-from contracts.definition import Announcement, WorkflowDefinition
-from contracts.envelope import Actor, Envelope
-from contracts.ids import derive, job_id_for
-from contracts.jobs import JOB_EVENT_TYPE, JobPayload
-from projector.engine.actions import Draft, JobOrder
-from projector.engine.guards import Facts, lookup
-from projector.engine.model import BranchState, OpenJob, OutMessage, Review
+from interlock.contracts import subjects
+from interlock.contracts.definition import Announcement, WorkflowDefinition
+from interlock.contracts.envelope import Actor, Envelope
+from interlock.contracts.ids import derive, job_id_for
+from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload
+from interlock.projector.engine.actions import Draft, JobOrder
+from interlock.projector.engine.guards import Facts, lookup
+from interlock.projector.engine.model import BranchState, OpenJob, OutMessage, Review
 
 PROJECTOR = Actor(id="projector", role="system")
 

@@ -7,12 +7,12 @@ the event's type whose guards all pass and whose loop limit allows it. Everythin
 
 from __future__ import annotations
 
-from contracts.definition import EventSpec, Transition, WorkflowDefinition
-from contracts.envelope import Envelope
-from projector.engine import outputs
-from projector.engine.actions import ACTIONS, Draft
-from projector.engine.guards import GUARDS, Facts
-from projector.engine.model import (
+from interlock.contracts.definition import EventSpec, Transition, WorkflowDefinition
+from interlock.contracts.envelope import Envelope
+from interlock.projector.engine import outputs
+from interlock.projector.engine.actions import ACTIONS, Draft
+from interlock.projector.engine.guards import GUARDS, Facts
+from interlock.projector.engine.model import (
     Accepted,
     Context,
     Decision,

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from contracts.urls import sqlalchemy_url
+from interlock.contracts.urls import sqlalchemy_url
 
 
 def _dumps(value: Any) -> str:

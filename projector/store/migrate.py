@@ -10,7 +10,7 @@ from alembic.config import Config
 from sqlalchemy import Connection, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from contracts.urls import sqlalchemy_url
+from interlock.contracts.urls import sqlalchemy_url
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Serialises concurrent `upgrade` calls (two processes starting at once) on one database.

@@ -19,12 +19,12 @@ from typing import Any
 
 import asyncpg
 
-from contracts.envelope import Envelope
-from contracts.errors import ErrorCode, InterlockError, TransientError
-from contracts.urls import asyncpg_dsn
-from projector.engine.model import Accepted, Execution, Rejected, Workflow
-from projector.store import rows, sql
-from projector.store.types import Stored, TraceInfo
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
+from interlock.contracts.urls import asyncpg_dsn
+from interlock.projector.engine.model import Accepted, Execution, Rejected, Workflow
+from interlock.projector.store import rows, sql
+from interlock.projector.store.types import Stored, TraceInfo
 
 
 class ConcurrencyConflict(TransientError):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts import subjects
-from contracts.envelope import Envelope
-from contracts.ids import kv_key
-from contracts.jobs import OpenJobs
-from projector.engine.model import Accepted, Rejected, Workflow
-from projector.store.types import TraceInfo
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.ids import kv_key
+from interlock.contracts.jobs import OpenJobs
+from interlock.projector.engine.model import Accepted, Rejected, Workflow
+from interlock.projector.store.types import TraceInfo
 
 
 def _event(wf: Workflow, event: Envelope, trace: TraceInfo) -> dict[str, Any]:

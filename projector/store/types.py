@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from projector.engine.model import Workflow
+from interlock.projector.engine.model import Workflow
 
 
 @dataclass(frozen=True)

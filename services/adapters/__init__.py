@@ -4,6 +4,11 @@ Each adapter translates its transport's failures into the ports' errors, so stag
 never catch a driver exception.
 """
 
-from services.adapters.sim import SimAccountApi, SimActionProvider, SimNotifier, SimPolicyStore
+from interlock.services.adapters.sim import (
+    SimAccountApi,
+    SimActionProvider,
+    SimNotifier,
+    SimPolicyStore,
+)
 
 __all__ = ["SimAccountApi", "SimActionProvider", "SimNotifier", "SimPolicyStore"]

@@ -35,9 +35,9 @@ from nats.errors import (
 from nats.errors import Error as NatsError
 from opentelemetry import trace
 
-from otel.messaging import client_span
-from otel.propagation import inject
-from services.ports import (
+from interlock.otel.messaging import client_span
+from interlock.otel.propagation import inject
+from interlock.services.ports import (
     AccountSnapshot,
     ActionReceipt,
     ActionRequest,

@@ -26,14 +26,14 @@ from aiohttp import web
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from contracts import registry, subjects
-from contracts.envelope import MAX_MESSAGE_BYTES, Envelope, utcnow
-from otel import metrics
-from otel.messaging import publishing
-from otel.propagation import extract
-from services.gateway import signals
-from services.gateway.auth import HEADER_SENDER, SenderRegistry
-from services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, Refusal, clean
+from interlock.contracts import registry, subjects
+from interlock.contracts.envelope import MAX_MESSAGE_BYTES, Envelope, utcnow
+from interlock.otel import metrics
+from interlock.otel.messaging import publishing
+from interlock.otel.propagation import extract
+from interlock.services.gateway import signals
+from interlock.services.gateway.auth import HEADER_SENDER, SenderRegistry
+from interlock.services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, Refusal, clean
 
 log = logging.getLogger("interlock.gateway")
 tracer = trace.get_tracer("interlock.gateway")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from contracts import subjects
+from interlock.contracts import subjects
 
 SOURCE = "gateway"
 DLQ_SUBJECT = subjects.dlq(SOURCE)

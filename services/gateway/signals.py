@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from contracts import registry
-from contracts.envelope import Actor, Envelope, EventType, Identifier, summarise
-from services.gateway.refusal import Refusal
+from interlock.contracts import registry
+from interlock.contracts.envelope import Actor, Envelope, EventType, Identifier, summarise
+from interlock.services.gateway.refusal import Refusal
 
 EVENT_ID_PREFIX = "gw-"
 

@@ -10,16 +10,16 @@ settings.
 
 from __future__ import annotations
 
-from services.models.openai import OpenAIChatModel
-from services.models.prompts import (
+from interlock.services.models.openai import OpenAIChatModel
+from interlock.services.models.prompts import (
     REQUEST_CLASSIFY_V1,
     SUPPORT_CLASSIFY_V1,
     SUPPORT_RECOMMEND_V1,
     TEMPLATES,
 )
-from services.models.recorded import RecordedFixtureError, RecordedModel
-from services.models.rules import RulesModel
-from services.ports import ModelClient
+from interlock.services.models.recorded import RecordedFixtureError, RecordedModel
+from interlock.services.models.rules import RulesModel
+from interlock.services.ports import ModelClient
 
 __all__ = [
     "REQUEST_CLASSIFY_V1",

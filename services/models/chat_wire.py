@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from services.models.prompts import render_messages
-from services.ports import ModelRequest
+from interlock.services.models.prompts import render_messages
+from interlock.services.ports import ModelRequest
 
 SNIPPET = 200
 """How much of an unusable content is kept in the marker output."""

@@ -38,8 +38,14 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from services.models.chat_wire import Completion, Usage, output_of, provider_error, request_body
-from services.ports import (
+from interlock.services.models.chat_wire import (
+    Completion,
+    Usage,
+    output_of,
+    provider_error,
+    request_body,
+)
+from interlock.services.ports import (
     ExternalRejected,
     ExternalTimeout,
     ExternalUnavailable,

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from services.ports import ExternalRejected, ModelRequest
+from interlock.services.ports import ExternalRejected, ModelRequest
 
 SUPPORT_CLASSIFY_V1 = "support-classify-v1"
 SUPPORT_RECOMMEND_V1 = "support-recommend-v1"

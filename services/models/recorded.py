@@ -30,8 +30,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from contracts.errors import ErrorCode, InterlockError
-from services.ports import ExternalRejected, ExternalTimeout, ModelReply, ModelRequest
+from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.services.ports import ExternalRejected, ExternalTimeout, ModelReply, ModelRequest
 
 MODEL = "recorded"
 

@@ -38,8 +38,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from contracts.payloads import Amount
-from services.ports import ExternalRejected, ModelReply, ModelRequest
+from interlock.contracts.payloads import Amount
+from interlock.services.ports import ExternalRejected, ModelReply, ModelRequest
 
 HOOK_INVALID_OUTPUT = "[invalid-output]"
 HOOK_INVALID_OUTPUT_ALWAYS = "[invalid-output-always]"

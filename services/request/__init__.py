@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.ports import EffectProvider, ModelClient
-from services.request.classify import ClassifyRequest
-from services.request.execute import ExecuteEffect
-from services.request.intake import Enrich, Normalize, Validate
-from services.request.route import BindApproval, RouteRequest
-from services.runtime.stage import Handler, Stage, stages_of
+from interlock.services.ports import EffectProvider, ModelClient
+from interlock.services.request.classify import ClassifyRequest
+from interlock.services.request.execute import ExecuteEffect
+from interlock.services.request.intake import Enrich, Normalize, Validate
+from interlock.services.request.route import BindApproval, RouteRequest
+from interlock.services.runtime.stage import Handler, Stage, stages_of
 
 WORKFLOW_TYPE = "request"
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.envelope import Envelope
-from contracts.jobs import JobPayload
-from contracts.payloads import ModelCall
-from contracts.request_payloads import Decision
-from services.models.prompts import REQUEST_CLASSIFY_V1
-from services.ports import ModelClient, ModelRequest, output_schema
-from services.runtime.stage import StageResult
-from services.support.modelnode import ask
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.jobs import JobPayload
+from interlock.contracts.payloads import ModelCall
+from interlock.contracts.request_payloads import Decision
+from interlock.services.models.prompts import REQUEST_CLASSIFY_V1
+from interlock.services.ports import ModelClient, ModelRequest, output_schema
+from interlock.services.runtime.stage import StageResult
+from interlock.services.support.modelnode import ask
 
 MODEL_FIELDS = ("source", "request_type", "subject", "body", "account_tier", "requested_action")
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contracts.envelope import Envelope
-from contracts.jobs import JobPayload
-from services.effects import execute_once
-from services.ports import EffectProvider, EffectRequest, ExternalRejected
-from services.runtime.calls import refused
-from services.runtime.stage import StageResult
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.jobs import JobPayload
+from interlock.services.effects import execute_once
+from interlock.services.ports import EffectProvider, EffectRequest, ExternalRejected
+from interlock.services.runtime.calls import refused
+from interlock.services.runtime.stage import StageResult
 
 AUTHORITY_FIELDS = ("authorization_id", "basis", "fingerprint", "versions")
 

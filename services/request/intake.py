@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contracts.envelope import Envelope
-from contracts.ids import fingerprint
-from contracts.jobs import JobPayload
-from contracts.request_payloads import EFFECTS, NORMALIZATION_VERSION, normalize
-from services.runtime.stage import StageResult
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.ids import fingerprint
+from interlock.contracts.jobs import JobPayload
+from interlock.contracts.request_payloads import EFFECTS, NORMALIZATION_VERSION, normalize
+from interlock.services.runtime.stage import StageResult
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from contracts.envelope import summarise
-from contracts.payloads import PolicyCheck
-from contracts.request_payloads import APPROVAL_EFFECTS, Decision
+from interlock.contracts.envelope import summarise
+from interlock.contracts.payloads import PolicyCheck
+from interlock.contracts.request_payloads import APPROVAL_EFFECTS, Decision
 
 POLICY_VERSION = "policy-1"
 ROUTES: dict[str, str] = {

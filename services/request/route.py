@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contracts.envelope import Envelope
-from contracts.ids import result_event_id
-from contracts.jobs import JobPayload
-from services.request.policy import POLICY_VERSION, ROUTES, checks, revalidate, verdict
-from services.runtime.stage import StageResult
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.ids import result_event_id
+from interlock.contracts.jobs import JobPayload
+from interlock.services.request.policy import POLICY_VERSION, ROUTES, checks, revalidate, verdict
+from interlock.services.runtime.stage import StageResult
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from services.ports import ExternalRejected, ExternalTimeout, ExternalUnavailable
-from services.runtime.stage import StageResult
+from interlock.services.ports import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.services.runtime.stage import StageResult
 
 T = TypeVar("T")
 

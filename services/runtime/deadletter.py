@@ -12,8 +12,8 @@ import logging
 from faststream.nats import NatsBroker
 from nats.aio.msg import Msg
 
-from contracts import subjects
-from otel import metrics
+from interlock.contracts import subjects
+from interlock.otel import metrics
 
 log = logging.getLogger("interlock.dlq")
 _MAX_DETAIL = 1000

@@ -15,9 +15,9 @@ from nats.js.errors import BucketNotFoundError, KeyNotFoundError
 from nats.js.kv import KeyValue
 from pydantic import ValidationError
 
-from contracts import subjects
-from contracts.ids import kv_key
-from contracts.jobs import OpenJobs
+from interlock.contracts import subjects
+from interlock.contracts.ids import kv_key
+from interlock.contracts.jobs import OpenJobs
 
 log = logging.getLogger("interlock.stage")
 

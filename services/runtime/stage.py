@@ -27,18 +27,18 @@ from faststream.nats.message import NatsMessage as NatsMessageType
 from opentelemetry import trace
 from pydantic import ValidationError
 
-from contracts import subjects
-from contracts.envelope import Actor, Envelope, MalformedMessage, parse_envelope, utcnow
-from contracts.ids import result_event_id
-from contracts.jobs import JobPayload
-from otel.messaging import consuming, publishing
-from services.runtime.deadletter import (
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Actor, Envelope, MalformedMessage, parse_envelope, utcnow
+from interlock.contracts.ids import result_event_id
+from interlock.contracts.jobs import JobPayload
+from interlock.otel.messaging import consuming, publishing
+from interlock.services.runtime.deadletter import (
     dead_letter,
     deliveries,
     is_last_delivery,
     redelivery_delay,
 )
-from services.runtime.openjobs import OpenJobsReader
+from interlock.services.runtime.openjobs import OpenJobsReader
 
 log = logging.getLogger("interlock.stage")
 tracer = trace.get_tracer("interlock.stage")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.ports import AccountApi, ActionProvider, ModelClient, Notifier, PolicyStore
-from services.runtime.stage import Handler, Stage, stages_of
-from services.support.act import Compensate, ExecuteAction, NotifyCustomer
-from services.support.classify import Classify
-from services.support.evidence import InspectAccount, RetrievePolicy
-from services.support.recommend import Recommend
-from services.support.validate import ValidatePolicy
+from interlock.services.ports import AccountApi, ActionProvider, ModelClient, Notifier, PolicyStore
+from interlock.services.runtime.stage import Handler, Stage, stages_of
+from interlock.services.support.act import Compensate, ExecuteAction, NotifyCustomer
+from interlock.services.support.classify import Classify
+from interlock.services.support.evidence import InspectAccount, RetrievePolicy
+from interlock.services.support.recommend import Recommend
+from interlock.services.support.validate import ValidatePolicy
 
 WORKFLOW_TYPE = "support"
 

@@ -11,17 +11,17 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from contracts.envelope import Envelope
-from contracts.jobs import JobPayload
-from services.effects import execute_once
-from services.ports import (
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.jobs import JobPayload
+from interlock.services.effects import execute_once
+from interlock.services.ports import (
     ActionProvider,
     ActionRequest,
     ExternalRejected,
     Notifier,
 )
-from services.runtime.calls import call, refused
-from services.runtime.stage import StageResult
+from interlock.services.runtime.calls import call, refused
+from interlock.services.runtime.stage import StageResult
 
 
 def action_key(workflow_id: str, recommendation_version: int) -> str:

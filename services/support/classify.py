@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from contracts.envelope import Envelope
-from contracts.jobs import JobPayload
-from contracts.support_payloads import Category
-from services.models.prompts import SUPPORT_CLASSIFY_V1
-from services.ports import ModelClient, ModelRequest, output_schema
-from services.runtime.stage import StageResult
-from services.support.modelnode import ask
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.jobs import JobPayload
+from interlock.contracts.support_payloads import Category
+from interlock.services.models.prompts import SUPPORT_CLASSIFY_V1
+from interlock.services.ports import ModelClient, ModelRequest, output_schema
+from interlock.services.runtime.stage import StageResult
+from interlock.services.support.modelnode import ask
 
 
 class ClassifierOutput(BaseModel):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contracts.envelope import Envelope
-from contracts.jobs import JobPayload
-from services.ports import AccountApi, PolicyStore
-from services.runtime.calls import call
-from services.runtime.stage import StageResult
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.jobs import JobPayload
+from interlock.services.ports import AccountApi, PolicyStore
+from interlock.services.runtime.calls import call
+from interlock.services.runtime.stage import StageResult
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ from typing import Any
 from opentelemetry import trace
 from pydantic import BaseModel, ValidationError
 
-from contracts.envelope import summarise
-from contracts.jobs import JobPayload
-from contracts.payloads import ModelCall, TokenUsage
-from otel import metrics
-from otel.messaging import client_span
-from services.ports import ModelClient, ModelReply, ModelRequest
-from services.runtime import calls
-from services.runtime.stage import StageResult
+from interlock.contracts.envelope import summarise
+from interlock.contracts.jobs import JobPayload
+from interlock.contracts.payloads import ModelCall, TokenUsage
+from interlock.otel import metrics
+from interlock.otel.messaging import client_span
+from interlock.services.ports import ModelClient, ModelReply, ModelRequest
+from interlock.services.runtime import calls
+from interlock.services.runtime.stage import StageResult
 
 tracer = trace.get_tracer("interlock.model")
 

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from contracts.envelope import Envelope
-from contracts.jobs import JobPayload
-from contracts.payloads import Currency
-from contracts.support_payloads import ActionType
-from services.models.prompts import SUPPORT_RECOMMEND_V1
-from services.ports import ModelClient, ModelRequest, output_schema
-from services.runtime.stage import StageResult
-from services.support.modelnode import ask
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.jobs import JobPayload
+from interlock.contracts.payloads import Currency
+from interlock.contracts.support_payloads import ActionType
+from interlock.services.models.prompts import SUPPORT_RECOMMEND_V1
+from interlock.services.ports import ModelClient, ModelRequest, output_schema
+from interlock.services.runtime.stage import StageResult
+from interlock.services.support.modelnode import ask
 
 
 class RecommenderOutput(BaseModel):

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from contracts.envelope import Envelope
-from contracts.jobs import JobPayload
-from contracts.payloads import PolicyCheck
-from services.ports import (
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.jobs import JobPayload
+from interlock.contracts.payloads import PolicyCheck
+from interlock.services.ports import (
     PolicyDocument,
     PolicyStore,
 )
-from services.runtime.calls import call
-from services.runtime.stage import StageResult
+from interlock.services.runtime.calls import call
+from interlock.services.runtime.stage import StageResult
 
 
 def checks(

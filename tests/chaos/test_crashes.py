@@ -14,14 +14,14 @@ import pytest
 from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from contracts import subjects
+from interlock.contracts import subjects
 from interlock.demo.runner import ApprovalDesk, Run, approve, start_request
 from interlock.demo.scenarios import REQUEST
+from interlock.projector.store.engine import create_engine
 from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
 from interlock.sim import action_count, calls, seed_customer
 from interlock.supervisor import Supervisor
-from projector.store.engine import create_engine
 from tests.support.polling import eventually
 
 EXECUTE = "support.execute_action"

@@ -13,7 +13,7 @@ from pathlib import Path
 import nats
 import pytest
 
-from contracts import subjects
+from interlock.contracts import subjects
 from interlock.runtime import prepare
 from tests.support.cli import cli_env
 from tests.support.polling import eventually

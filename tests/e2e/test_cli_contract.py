@@ -16,7 +16,7 @@ from typing import Any
 import nats
 import pytest
 
-from contracts.ids import workflow_id_for
+from interlock.contracts.ids import workflow_id_for
 from tests.support.cli import cli_env
 from tests.support.polling import eventually
 

@@ -14,13 +14,13 @@ from typing import Any
 import nats
 import pytest
 
-from contracts import subjects
-from contracts.envelope import Actor, Envelope, utcnow
-from contracts.ids import workflow_id_for
 from interlock import queries
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.ids import workflow_id_for
+from interlock.projector.store.engine import create_engine
 from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
-from projector.store.engine import create_engine
 from tests.support.payloads import REQUEST
 from tests.support.polling import eventually
 

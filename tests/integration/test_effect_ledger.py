@@ -11,10 +11,10 @@ import nats
 import pytest
 from nats.aio.client import Client
 
+from interlock.services.adapters.sim import SimEffectProvider
+from interlock.services.effects import execute_once
+from interlock.services.ports import EffectRequest, ExternalRejected
 from interlock.sim import effect_rows
-from services.adapters.sim import SimEffectProvider
-from services.effects import execute_once
-from services.ports import EffectRequest, ExternalRejected
 from tests.support.simulation import simulator
 
 pytestmark = pytest.mark.timeout(60)

@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from nats.aio.client import Client
 
-from contracts import subjects
+from interlock.contracts import subjects
+from interlock.services.gateway import SenderRegistry
 from interlock.settings import GatewaySender
-from services.gateway import SenderRegistry
 from tests.support.gateway_webhooks import (
     APPROVAL,
     SECRET,

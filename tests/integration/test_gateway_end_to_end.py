@@ -11,8 +11,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from nats.aio.client import Client
 
-from contracts import subjects
 from interlock.components import Runtime, components
+from interlock.contracts import subjects
 from interlock.embedded._process import free_port
 from interlock.settings import Settings
 from tests.support.drive import start, to_awaiting_approval

@@ -16,8 +16,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from nats.aio.client import Client
 from opentelemetry.trace import SpanKind
 
-from contracts import subjects
-from contracts.envelope import MAX_MESSAGE_BYTES, parse_envelope
+from interlock.contracts import subjects
+from interlock.contracts.envelope import MAX_MESSAGE_BYTES, parse_envelope
 from tests.support.gateway_webhooks import (
     APPROVAL,
     PATH,

@@ -7,8 +7,8 @@ from typing import Any
 
 import asyncpg
 
-from relay.gauges import Gauges
-from relay.store import ENSURE_CURSOR
+from interlock.relay.gauges import Gauges
+from interlock.relay.store import ENSURE_CURSOR
 from tests.support.polling import eventually
 from tests.support.telemetry import recorded
 from tests.support.workflow_rows import insert_workflow

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from services.models import SUPPORT_CLASSIFY_V1, TEMPLATES, OpenAIChatModel
-from services.ports import (
+from interlock.services.models import SUPPORT_CLASSIFY_V1, TEMPLATES, OpenAIChatModel
+from interlock.services.ports import (
     ExternalRejected,
     ExternalTimeout,
     ExternalUnavailable,

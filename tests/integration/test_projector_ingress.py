@@ -11,12 +11,12 @@ from typing import Any
 import asyncpg
 import pytest
 
-from contracts import subjects
-from contracts.envelope import MAX_MESSAGE_BYTES
-from contracts.ids import workflow_id_for
-from contracts.registry import DEFINITIONS
-from projector.service import Projector
-from projector.store.repository import open_store
+from interlock.contracts import subjects
+from interlock.contracts.envelope import MAX_MESSAGE_BYTES
+from interlock.contracts.ids import workflow_id_for
+from interlock.contracts.registry import DEFINITIONS
+from interlock.projector.service import Projector
+from interlock.projector.store.repository import open_store
 from tests.support.drive import answer, signal, start, to_awaiting_approval
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import REQUEST, envelope
@@ -163,7 +163,7 @@ async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: 
     """Clock skew between the timer service and the projector never strands a workflow."""
     from datetime import UTC, datetime, timedelta
 
-    from projector.service import NotDueYet
+    from interlock.projector.service import NotDueYet
 
     now = [datetime(2026, 6, 1, tzinfo=UTC)]
     store = await open_store(database_url)

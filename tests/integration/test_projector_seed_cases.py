@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contracts import subjects
+from interlock.contracts import subjects
 from tests.support.drive import answer, recommend_and_validate, signal, start, to_awaiting_approval
 from tests.support.harness import Harness
 from tests.support.payloads import PAYLOADS, envelope

@@ -11,8 +11,8 @@ import asyncpg
 import pytest
 from nats.js import JetStreamContext
 
-from contracts import subjects
-from relay import DEAD_LETTER_SUBJECT, Backoff, OutboxRelay, StoreUnavailable
+from interlock.contracts import subjects
+from interlock.relay import DEAD_LETTER_SUBJECT, Backoff, OutboxRelay, StoreUnavailable
 from tests.support.relay_rows import (
     TRACEPARENT,
     Recorder,

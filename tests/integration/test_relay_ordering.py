@@ -16,8 +16,8 @@ import asyncpg
 import pytest
 from nats.js import JetStreamContext
 
-from relay import Backoff, OutboxRelay
-from relay.store import FETCH
+from interlock.relay import Backoff, OutboxRelay
+from interlock.relay.store import FETCH
 from tests.support.relay_rows import (
     TRACEPARENT,
     Position,

@@ -15,9 +15,9 @@ from decimal import Decimal
 import pytest
 from nats.aio.client import Client
 
+from interlock.services.adapters.sim import SimAccountApi, SimActionProvider
+from interlock.services.ports import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.sim import action_count, reversal_count, seed_customer
-from services.adapters.sim import SimAccountApi, SimActionProvider
-from services.ports import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from tests.support.simulation import (
     CUSTOMER,
     IMPATIENT,

@@ -15,10 +15,10 @@ from decimal import Decimal
 import pytest
 from nats.aio.client import Client
 
+from interlock.services.adapters.sim import ACTION_EXECUTE, SimAccountApi, SimActionProvider
+from interlock.services.ports import ExternalTimeout, ExternalUnavailable
 from interlock.sim import action_count, calls, seed_customer
 from interlock.sim.db import connection
-from services.adapters.sim import ACTION_EXECUTE, SimAccountApi, SimActionProvider
-from services.ports import ExternalTimeout, ExternalUnavailable
 from tests.support.simulation import (
     CUSTOMER,
     IMPATIENT,

@@ -14,9 +14,9 @@ from decimal import Decimal
 import pytest
 from nats.aio.client import Client
 
+from interlock.services.adapters.sim import SimAccountApi, SimNotifier, SimPolicyStore, acting_for
+from interlock.services.ports import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.sim import notification_count, publish_policy, seed_customer
-from services.adapters.sim import SimAccountApi, SimNotifier, SimPolicyStore, acting_for
-from services.ports import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from tests.support.simulation import (
     CUSTOMER,
     IMPATIENT,

@@ -15,13 +15,13 @@ import pytest
 from nats.js import JetStreamContext
 from nats.js.api import PubAck
 
-from contracts import subjects
-from contracts.envelope import parse_envelope
-from contracts.ids import derive
-from contracts.payloads import TimerFired
-from projector.service import NotDueYet, Projector
-from projector.store.repository import open_store
-from relay.timers import TimerService
+from interlock.contracts import subjects
+from interlock.contracts.envelope import parse_envelope
+from interlock.contracts.ids import derive
+from interlock.contracts.payloads import TimerFired
+from interlock.projector.service import NotDueYet, Projector
+from interlock.projector.store.repository import open_store
+from interlock.relay.timers import TimerService
 from tests.support.payloads import envelope
 from tests.support.relay_rows import TRACEPARENT
 from tests.support.timer_rows import (

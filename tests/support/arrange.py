@@ -14,10 +14,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from contracts.definition import RETRY_TARGET, REVIEW_TARGET, Transition, WorkflowDefinition
-from contracts.envelope import Envelope
-from projector.engine.guards import lookup
-from projector.engine.model import BranchState, Execution, OpenJob, Review, TimerRef, Workflow
+from interlock.contracts.definition import (
+    RETRY_TARGET,
+    REVIEW_TARGET,
+    Transition,
+    WorkflowDefinition,
+)
+from interlock.contracts.envelope import Envelope
+from interlock.projector.engine.guards import lookup
+from interlock.projector.engine.model import (
+    BranchState,
+    Execution,
+    OpenJob,
+    Review,
+    TimerRef,
+    Workflow,
+)
 from tests.support.payloads import PAYLOADS, envelope, payloads_for
 from tests.support.request_payloads import request_data
 

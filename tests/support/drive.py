@@ -6,9 +6,9 @@ import copy
 import uuid
 from typing import Any
 
-from contracts import subjects
-from contracts.envelope import Actor, Envelope, utcnow
-from contracts.ids import result_event_id, workflow_id_for
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.ids import result_event_id, workflow_id_for
 from tests.support.harness import Harness
 from tests.support.payloads import PAYLOADS, envelope
 

@@ -22,9 +22,9 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from standardwebhooks.webhooks import Webhook
 
-from contracts import subjects
+from interlock.contracts import subjects
+from interlock.services.gateway import SenderRegistry, create_app, jetstream_publisher
 from interlock.settings import GatewaySender
-from services.gateway import SenderRegistry, create_app, jetstream_publisher
 
 
 def _secret() -> str:

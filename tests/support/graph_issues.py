@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from contracts.definition import WorkflowDefinition
-from contracts.graphcheck import check
-from projector.engine import ACTIONS, GUARDS
+from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.graphcheck import check
+from interlock.projector.engine import ACTIONS, GUARDS
 
 
 def issue_codes(definition: WorkflowDefinition) -> set[str]:

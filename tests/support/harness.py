@@ -15,14 +15,14 @@ from nats.aio.client import Client
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from contracts import subjects
-from contracts.envelope import Envelope
 from interlock import queries
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Envelope
+from interlock.projector.consumer import run as run_projector
+from interlock.projector.service import Projector
+from interlock.projector.store.engine import create_engine
+from interlock.projector.store.repository import open_store
 from interlock.streams import provision
-from projector.consumer import run as run_projector
-from projector.service import Projector
-from projector.store.engine import create_engine
-from projector.store.repository import open_store
 from tests.support.polling import eventually
 
 

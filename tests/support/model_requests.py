@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from services.models import SUPPORT_CLASSIFY_V1
-from services.ports import ModelRequest
+from interlock.services.models import SUPPORT_CLASSIFY_V1
+from interlock.services.ports import ModelRequest
 
 
 def classify(subject: str, body: str = "", repair: list[str] | None = None) -> ModelRequest:

@@ -7,7 +7,7 @@ import itertools
 from datetime import UTC, datetime
 from typing import Any
 
-from contracts.envelope import Actor, Envelope
+from interlock.contracts.envelope import Actor, Envelope
 from tests.support.request_payloads import REQUEST_PAYLOADS
 
 CALL = {

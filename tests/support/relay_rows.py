@@ -17,8 +17,8 @@ import asyncpg
 from nats.js import JetStreamContext
 from nats.js.api import PubAck, RawStreamMsg
 
-from contracts import subjects
-from relay import OutboxRelay, OutboxRow, PublishDone
+from interlock.contracts import subjects
+from interlock.relay import OutboxRelay, OutboxRow, PublishDone
 from tests.support.streams import messages_of
 from tests.support.waiting import until
 

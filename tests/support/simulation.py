@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from interlock.services.ports import ActionRequest
 from interlock.sim import calls, run_simulator
-from services.ports import ActionRequest
 
 CUSTOMER = "cust-1"
 PATIENT = 5.0

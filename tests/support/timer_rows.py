@@ -15,9 +15,9 @@ import asyncpg
 from nats.js import JetStreamContext
 from nats.js.api import RawStreamMsg
 
-from contracts import subjects
-from projector.service import Projector
-from projector.store.repository import WorkflowStore
+from interlock.contracts import subjects
+from interlock.projector.service import Projector
+from interlock.projector.store.repository import WorkflowStore
 from tests.support.payloads import PAYLOADS, REQUEST, envelope
 from tests.support.streams import messages_of
 

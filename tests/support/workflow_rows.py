@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 
 from interlock import queries
-from projector.store.engine import create_engine
+from interlock.projector.store.engine import create_engine
 
 
 async def insert_workflow(

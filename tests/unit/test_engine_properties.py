@@ -19,8 +19,8 @@ from hypothesis import event as hypothesis_event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from contracts.registry import DEFINITIONS
-from projector.engine import Accepted, Context, Workflow, resolve
+from interlock.contracts.registry import DEFINITIONS
+from interlock.projector.engine import Accepted, Context, Workflow, resolve
 from tests.support.payloads import PAYLOADS, envelope
 
 LIMITS = {"support_approver": Decimal("500.00"), "support_supervisor": Decimal("5000.00")}

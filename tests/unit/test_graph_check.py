@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from contracts.definition import REVIEW_TARGET, Transition, WorkflowDefinition
-from contracts.graphcheck import DefinitionError, assert_valid, check
-from contracts.registry import DEFINITIONS
-from contracts.support import SUPPORT_V1, SUPPORT_V2
-from projector.engine import ACTIONS, GUARDS
+from interlock.contracts.definition import REVIEW_TARGET, Transition, WorkflowDefinition
+from interlock.contracts.graphcheck import DefinitionError, assert_valid, check
+from interlock.contracts.registry import DEFINITIONS
+from interlock.contracts.support import SUPPORT_V1, SUPPORT_V2
+from interlock.projector.engine import ACTIONS, GUARDS
 from tests.support.graph_issues import issue_codes
 
 

@@ -8,9 +8,9 @@ from typing import Any, get_args
 
 import pytest
 
-from contracts.support_payloads import ActionType, Category
-from services.models import REQUEST_CLASSIFY_V1, SUPPORT_RECOMMEND_V1, RulesModel
-from services.ports import ExternalRejected, ModelRequest
+from interlock.contracts.support_payloads import ActionType, Category
+from interlock.services.models import REQUEST_CLASSIFY_V1, SUPPORT_RECOMMEND_V1, RulesModel
+from interlock.services.ports import ExternalRejected, ModelRequest
 from tests.support.model_requests import classify
 
 CATEGORIES = set(get_args(Category))

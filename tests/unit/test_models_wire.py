@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from services.models import (
+from interlock.services.models import (
     REQUEST_CLASSIFY_V1,
     SUPPORT_CLASSIFY_V1,
     SUPPORT_RECOMMEND_V1,
@@ -19,9 +19,9 @@ from services.models import (
     RulesModel,
     model_client,
 )
-from services.models.chat_wire import Message, output_of, provider_error
-from services.models.prompts import render_messages
-from services.ports import ExternalRejected, ModelRequest
+from interlock.services.models.chat_wire import Message, output_of, provider_error
+from interlock.services.models.prompts import render_messages
+from interlock.services.ports import ExternalRejected, ModelRequest
 from tests.support.model_requests import classify, seed_fixture
 
 # --- prompts and the wire format ----------------------------------------------------------

@@ -12,23 +12,23 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from contracts.envelope import Actor, Envelope
-from contracts.ids import fingerprint, result_event_id
-from contracts.jobs import JobPayload
-from contracts.request_payloads import InboundRequest
-from services.effects import OutcomeUnknown
-from services.models import RecordedModel
-from services.ports import (
+from interlock.contracts.envelope import Actor, Envelope
+from interlock.contracts.ids import fingerprint, result_event_id
+from interlock.contracts.jobs import JobPayload
+from interlock.contracts.request_payloads import InboundRequest
+from interlock.services.effects import OutcomeUnknown
+from interlock.services.models import RecordedModel
+from interlock.services.ports import (
     EffectReceipt,
     EffectRequest,
     ExternalTimeout,
     ModelReply,
     ModelRequest,
 )
-from services.request.classify import ClassifyRequest
-from services.request.execute import ExecuteEffect, effect_key
-from services.request.intake import Normalize, Validate
-from services.request.route import BindApproval, RouteRequest
+from interlock.services.request.classify import ClassifyRequest
+from interlock.services.request.execute import ExecuteEffect, effect_key
+from interlock.services.request.intake import Normalize, Validate
+from interlock.services.request.route import BindApproval, RouteRequest
 from tests.support.request_payloads import AUTHORIZATION, REQUEST, request_data
 
 ENVELOPE = Envelope(

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from contracts.definition import Transition, WorkflowDefinition
-from contracts.registry import DEFINITIONS
-from projector.engine import Accepted, Context, Rejected, resolve
-from projector.engine.model import Workflow
+from interlock.contracts.definition import Transition, WorkflowDefinition
+from interlock.contracts.registry import DEFINITIONS
+from interlock.projector.engine import Accepted, Context, Rejected, resolve
+from interlock.projector.engine.model import Workflow
 from tests.support.arrange import arrange
 from tests.support.payloads import PAYLOADS, envelope
 

@@ -6,7 +6,7 @@ Revises:
 
 from __future__ import annotations
 
-from projector.store.migrations.script import run
+from interlock.projector.store.migrations.script import run
 
 revision = "0001_core"
 down_revision = None

@@ -6,7 +6,7 @@ Revises: 0001_core
 
 from __future__ import annotations
 
-from projector.store.migrations.script import run
+from interlock.projector.store.migrations.script import run
 
 revision = "0002_timer_notify"
 down_revision = "0001_core"

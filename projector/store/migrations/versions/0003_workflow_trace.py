@@ -7,7 +7,7 @@ Revises: 0002_timer_notify
 
 from __future__ import annotations
 
-from projector.store.migrations.script import run
+from interlock.projector.store.migrations.script import run
 
 revision = "0003_workflow_trace"
 down_revision = "0002_timer_notify"

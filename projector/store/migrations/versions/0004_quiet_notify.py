@@ -12,7 +12,7 @@ Revises: 0003_workflow_trace
 
 from __future__ import annotations
 
-from projector.store.migrations.script import run
+from interlock.projector.store.migrations.script import run
 
 revision = "0004_quiet_notify"
 down_revision = "0003_workflow_trace"
