@@ -24,6 +24,7 @@ from interlock.bench_stats import ResourceSampler, hop_latencies, transitions_of
 from interlock.cli import JsonOpt, settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.contracts.ids import workflow_id_for
 from interlock.embedded import resolve_urls
 from interlock.health import attached
@@ -71,8 +72,11 @@ def bench(
         raise typer.Exit(1)
 
 
-class BenchRefused(Exception):
+class BenchRefused(InterlockError):
     """The broker already has Interlock components: a benchmark would compete with them."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
 
 
 class Driver:

@@ -31,11 +31,13 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, Span
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import Envelope, MalformedMessage, utcnow
+from interlock.contracts.envelope import Envelope, utcnow
+from interlock.contracts.errors import MalformedMessage
 from interlock.otel.messaging import consuming, link_from
 from interlock.otel.propagation import current_trace_id, inject
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
-from interlock.projector.service import NotDueYet, Outcome, Projector
+from interlock.projector.errors import NotDueYet
+from interlock.projector.service import Outcome, Projector
 from interlock.projector.store.types import TraceInfo
 from interlock.services.runtime.deadletter import (
     dead_letter,

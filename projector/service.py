@@ -22,17 +22,18 @@ from interlock.contracts import registry
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import (
     Envelope,
-    MalformedMessage,
     summarise,
     utcnow,
     workflow_id_of,
 )
-from interlock.contracts.errors import TransientError
+from interlock.contracts.errors import MalformedMessage, UnknownDefinition
 from interlock.contracts.ids import fingerprint
 from interlock.otel import metrics
 from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
-from interlock.projector.store.repository import ConcurrencyConflict, DuplicateEvent, WorkflowStore
+from interlock.projector.errors import NotDueYet
+from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
+from interlock.projector.store.repository import WorkflowStore
 from interlock.projector.store.types import NO_TRACE, Stored, TraceInfo
 
 log = logging.getLogger("interlock.projector")
@@ -51,15 +52,6 @@ class Outcome:
     to_state: str | None = None
     version: int | None = None
     reason: str | None = None
-
-
-class NotDueYet(TransientError):
-    """A timer firing arrived before its time (clock skew between services); the consumer
-    redelivers it when due instead of discarding it."""
-
-    def __init__(self, retry_at: datetime) -> None:
-        super().__init__(f"not due before {retry_at.isoformat()}")
-        self.retry_at = retry_at
 
 
 class Projector:
@@ -117,7 +109,7 @@ class Projector:
             self._remember(decision, stored.fingerprint)
             _measure(definition, decision, checked, stored, self._clock())
             return _accepted(decision, checked)
-        raise TransientError(f"{event.workflow_id}: lost {self._max_conflicts} races in a row")
+        raise ConcurrencyConflict(f"{event.workflow_id}: lost {self._max_conflicts} races in a row")
 
     async def _start(
         self, definition: WorkflowDefinition, event: Envelope, trace: TraceInfo
@@ -157,7 +149,7 @@ class Projector:
                 self._remember(decision, request_fp)
                 metrics.transition(definition.workflow_type, checked.type, True, None)
                 return _accepted(decision, checked)
-        raise TransientError(f"{workflow_id}: creation kept racing")
+        raise ConcurrencyConflict(f"{workflow_id}: creation kept racing")
 
     async def _reject(
         self, wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
@@ -218,7 +210,7 @@ def validated(definition: WorkflowDefinition, event: Envelope) -> Envelope:
 def _latest(workflow_type: str) -> WorkflowDefinition:
     try:
         return registry.latest(workflow_type)
-    except registry.UnknownDefinition as exc:
+    except UnknownDefinition as exc:
         raise MalformedMessage("unknown_workflow_type", str(exc)) from exc
 
 

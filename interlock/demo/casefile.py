@@ -48,6 +48,7 @@ class FixtureError(InterlockError):
     """The case file cannot be read or is not in seed 001's format."""
 
     code = ErrorCode.CONFIGURATION
+    retryable = False
 
 
 class ApprovalFacts(BaseModel):
@@ -100,7 +101,7 @@ def load(path: Path) -> Fixture:
     The recorded classifier reads the same file, so it is checked too (every case with
     recorded answers needs an event id, answers for one event must agree …).
     """
-    from interlock.services.models.recorded import RecordedFixtureError, RecordedModel
+    from interlock.services.models import RecordedFixtureError, RecordedModel
 
     try:
         document = json.loads(path.read_text(encoding="utf-8"))

@@ -20,27 +20,12 @@ from typing import Any
 import asyncpg
 
 from interlock.contracts.envelope import Envelope
-from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
+from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.urls import asyncpg_dsn
 from interlock.projector.engine.model import Accepted, Execution, Rejected, Workflow
 from interlock.projector.store import rows, sql
+from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.types import Stored, TraceInfo
-
-
-class ConcurrencyConflict(TransientError):
-    """Another writer advanced the workflow first; reload and decide again."""
-
-    code = ErrorCode.CONCURRENCY_CONFLICT
-
-
-class DuplicateEvent(InterlockError):
-    """The event id was already processed for this workflow by a concurrent writer."""
-
-    code = ErrorCode.DUPLICATE_EVENT
-
-
-class StoreUnavailable(TransientError):
-    code = ErrorCode.STORE_UNAVAILABLE
 
 
 class _SessionFree(asyncpg.Connection):  # type: ignore[misc]

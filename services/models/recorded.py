@@ -30,16 +30,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from interlock.contracts.errors import ErrorCode, InterlockError
-from interlock.services.ports import ExternalRejected, ExternalTimeout, ModelReply, ModelRequest
+from interlock.services.errors import ExternalRejected, ExternalTimeout, RecordedFixtureError
+from interlock.services.ports import ModelReply, ModelRequest
 
 MODEL = "recorded"
-
-
-class RecordedFixtureError(InterlockError):
-    """The fixture file cannot be read or is not in an accepted format."""
-
-    code = ErrorCode.CONFIGURATION
 
 
 class _Strict(BaseModel):

@@ -28,7 +28,8 @@ from opentelemetry import trace
 from pydantic import ValidationError
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import Actor, Envelope, MalformedMessage, parse_envelope, utcnow
+from interlock.contracts.envelope import Actor, Envelope, parse_envelope, utcnow
+from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.otel.messaging import consuming, publishing

@@ -163,7 +163,7 @@ async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: 
     """Clock skew between the timer service and the projector never strands a workflow."""
     from datetime import UTC, datetime, timedelta
 
-    from interlock.projector.service import NotDueYet
+    from interlock.projector.errors import NotDueYet
 
     now = [datetime(2026, 6, 1, tzinfo=UTC)]
     store = await open_store(database_url)
