@@ -20,7 +20,7 @@ from interlock.contracts.graphcheck import assert_valid
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.service import Projector
-from interlock.projector.store.repository import open_store
+from interlock.projector.store.postgres import open_store
 from interlock.settings import Settings
 
 log = logging.getLogger("interlock")

@@ -33,7 +33,7 @@ from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from interlock.projector.errors import NotDueYet
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
-from interlock.projector.store.repository import WorkflowStore
+from interlock.projector.store.port import WorkflowStore
 from interlock.projector.store.types import NO_TRACE, Stored, TraceInfo
 
 log = logging.getLogger("interlock.projector")
@@ -131,15 +131,7 @@ class Projector:
                     else "the request key was reused with a different payload; nothing created",
                 )
                 return await self._reject(stored.workflow, checked, rejection, trace)
-            blank = Workflow(
-                workflow_id=workflow_id,
-                workflow_type=definition.workflow_type,
-                tenant_id=event.tenant_id,
-                state=definition.initial_state,
-                version=0,
-                definition_version=definition.version,
-                correlation_id=event.correlation_id or event.event_id,
-            )
+            blank = first_checkpoint(definition, checked)
             decision = resolve(definition, blank, checked, self._context(definition))
             if not isinstance(decision, Accepted):
                 raise MalformedMessage("invalid_request", decision.detail)
@@ -188,6 +180,19 @@ def _addressed_to(wf: Workflow, event: Envelope) -> bool:
     """An event reaches a workflow only under its own type and tenant: another tenant's
     signal is treated as addressing no workflow at all (its existence is not revealed)."""
     return wf.workflow_type == event.workflow_type and wf.tenant_id == event.tenant_id
+
+
+def first_checkpoint(definition: WorkflowDefinition, request: Envelope) -> Workflow:
+    """The workflow a request creates, as it stands before its first transition."""
+    return Workflow(
+        workflow_id=workflow_id_of(request),
+        workflow_type=definition.workflow_type,
+        tenant_id=request.tenant_id,
+        state=definition.initial_state,
+        version=0,
+        definition_version=definition.version,
+        correlation_id=request.correlation_id or request.event_id,
+    )
 
 
 def validated(definition: WorkflowDefinition, event: Envelope) -> Envelope:

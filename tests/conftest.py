@@ -18,8 +18,11 @@ import nats
 import pytest
 from sqlalchemy.engine import make_url
 
-from interlock.embedded import EmbeddedNats, EmbeddedPostgres
-from interlock.settings import Settings, asyncpg_dsn
+# Shared suites (the store contract) assert in tests/support: show their failures in full.
+pytest.register_assert_rewrite("tests.support")
+
+from interlock.embedded import EmbeddedNats, EmbeddedPostgres  # noqa: E402
+from interlock.settings import Settings, asyncpg_dsn  # noqa: E402
 
 _TIERS = ("unit", "integration", "e2e", "chaos")
 

@@ -21,7 +21,7 @@ from interlock.contracts.envelope import Envelope
 from interlock.projector.consumer import run as run_projector
 from interlock.projector.service import Projector
 from interlock.projector.store.engine import create_engine
-from interlock.projector.store.repository import open_store
+from interlock.projector.store.postgres import open_store
 from interlock.streams import provision
 from tests.support.polling import eventually
 

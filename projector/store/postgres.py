@@ -1,4 +1,4 @@
-"""The workflow store: loads checkpoints and commits decisions atomically.
+"""The workflow store on PostgreSQL: loads checkpoints and commits decisions atomically.
 
 An accepted decision is one statement (see `projector.store.sql`): the compare-and-set update
 of the workflow row, the processed-event row, the audit row, the outbox rows and the timer
@@ -27,6 +27,18 @@ from interlock.projector.store import rows, sql
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.types import Stored, TraceInfo
 
+_LOST = (
+    OSError,
+    TimeoutError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
+    # A connection the server ended while it sat idle in the pool fails its next statement
+    # with asyncpg's internal protocol-state error; the pool then discards it.
+    asyncpg.InternalClientError,
+)
+"""Driver errors that mean the database went away (nothing of the call is known written)."""
+
 
 class _SessionFree(asyncpg.Connection):  # type: ignore[misc]
     """A pool connection the store never leaves session state on (no LISTEN, advisory lock,
@@ -42,7 +54,7 @@ async def _codecs(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
-async def open_store(database_url: str, *, size: int = 10) -> WorkflowStore:
+async def open_store(database_url: str, *, size: int = 10) -> PostgresWorkflowStore:
     """A store on a new pool for the plain postgresql:// URL; `close()` it when done."""
     try:
         pool = await asyncpg.create_pool(
@@ -54,10 +66,12 @@ async def open_store(database_url: str, *, size: int = 10) -> WorkflowStore:
         )
     except (OSError, asyncpg.PostgresError) as exc:
         raise StoreUnavailable(f"cannot reach the database: {type(exc).__name__}") from exc
-    return WorkflowStore(pool)
+    return PostgresWorkflowStore(pool)
 
 
-class WorkflowStore:
+class PostgresWorkflowStore:
+    """The `WorkflowStore` port on an asyncpg pool."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 
@@ -66,13 +80,20 @@ class WorkflowStore:
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[asyncpg.Connection]:
+        acquired = False
         try:
             async with self._pool.acquire() as conn:
+                acquired = True
                 yield conn
         except asyncpg.UniqueViolationError as exc:
             raise DuplicateEvent("event already processed") from exc
-        except (OSError, asyncpg.InterfaceError, asyncpg.ConnectionDoesNotExistError) as exc:
+        except _LOST as exc:
             raise StoreUnavailable(f"lost the database: {type(exc).__name__}") from exc
+        except asyncpg.PostgresError as exc:
+            if acquired:
+                raise  # a statement failed: a bug, not an outage
+            # The pool replaces closed connections on acquire; the server refused a new one.
+            raise StoreUnavailable(f"cannot reach the database: {type(exc).__name__}") from exc
 
     async def _run(self, statement: sql.Statement, values: dict[str, Any]) -> Any:
         async with self._connection() as conn:
