@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Protocol
 
@@ -338,24 +339,22 @@ class StoreContract:
         await store.commit(step(first.workflow, cancel=("t-1", "t-absent")), event("wf-1"), TRACE)
 
         ours = [t for t in await records.timers("wf-1") if t.id.startswith("t-")]
+        armed = TimerRecord(
+            id="t-1",
+            workflow_id="wf-1",
+            workflow_type="support",
+            tenant_id="acme",
+            kind="retry",
+            event_type="RETRY_DUE",
+            fire_at=T0 + timedelta(minutes=5),
+            branch=None,
+            status="armed",
+            armed_version=2,
+            headers=OTHER_TRACE.headers,
+        )
         assert ours == [
-            TimerRecord(
-                id=timer_id,
-                workflow_id="wf-1",
-                workflow_type="support",
-                tenant_id="acme",
-                kind="retry",
-                event_type="RETRY_DUE",
-                fire_at=T0 + timedelta(minutes=minutes),
-                branch=branch,
-                status=status,
-                armed_version=2,
-                headers=OTHER_TRACE.headers,
-            )
-            for timer_id, minutes, branch, status in [
-                ("t-1", 5, None, "cancelled"),
-                ("t-2", 9, "b", "armed"),
-            ]
+            replace(armed, status="cancelled"),
+            replace(armed, id="t-2", fire_at=T0 + timedelta(minutes=9), branch="b"),
         ]
 
     async def test_arming_a_timer_id_that_exists_is_a_duplicate_and_writes_nothing(
