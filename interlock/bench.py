@@ -28,7 +28,7 @@ from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.contracts.ids import workflow_id_for
 from interlock.embedded import resolve_urls
 from interlock.health import attached
-from interlock.projector.store.engine import create_engine
+from interlock.projector.store.database import database_pool
 from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
 
@@ -194,7 +194,7 @@ async def run_bench(
                 wall = time.perf_counter() - t0
         finally:
             await nc.drain()
-    engine = create_engine(database_url, pool_size=2)
+    engine = database_pool(database_url, pool_size=2)
     try:
         transitions = await transitions_of(engine, ids)
         hops = await hop_latencies(engine, ids)

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from interlock import console, queries, telemetry
 from interlock.embedded import resolve_urls
-from interlock.projector.store.engine import create_engine
+from interlock.projector.store.database import database_pool
 from interlock.settings import Settings
 
 T = TypeVar("T")
@@ -189,7 +189,7 @@ def health(name: Annotated[str, typer.Argument(help="A component, as for `servic
 async def _query(
     database_url: str, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
 ) -> T:
-    engine = create_engine(database_url, pool_size=1)
+    engine = database_pool(database_url, pool_size=1)
     try:
         return await fn(engine, *args, **kwargs)
     finally:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from nats.aio.client import Client
 
-from interlock.services.runtime.stage import Stage
+from interlock.services.runtime.stage import StageWorker
 
 if TYPE_CHECKING:
     from interlock.components import Runtime
@@ -28,7 +28,7 @@ def model_from_settings(rt: Runtime, workflow_type: str | None = None) -> ModelC
     return client
 
 
-def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Stage]:
+def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, StageWorker]:
     """The stages of `workflow_type`, wired to the configured model and external systems."""
     builders = {"support": _support_stages, "request": _request_stages}
     if workflow_type not in builders:
@@ -36,7 +36,7 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
     return builders[workflow_type](rt, nc)
 
 
-def _support_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
+def _support_stages(rt: Runtime, nc: Client) -> dict[str, StageWorker]:
     from interlock.services.adapters.sim import (
         SimAccountApi,
         SimActionProvider,
@@ -56,7 +56,7 @@ def _support_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
     return stages(ports)
 
 
-def _request_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
+def _request_stages(rt: Runtime, nc: Client) -> dict[str, StageWorker]:
     from interlock.services.adapters.sim import SimEffectProvider
     from interlock.services.request import RequestPorts, stages
 

@@ -37,7 +37,7 @@ from interlock.otel.messaging import consuming, link_from
 from interlock.otel.propagation import current_trace_id, inject
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.errors import NotDueYet
-from interlock.projector.service import Outcome, Projector
+from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.types import TraceInfo
 from interlock.services.runtime.deadletter import (
     dead_letter,
@@ -111,7 +111,7 @@ async def consume(broker: NatsBroker, projector: Projector, parsed: Parsed) -> N
     await raw.ack()
 
 
-def _describe(span: Span, outcome: Outcome) -> None:
+def _describe(span: Span, outcome: EventOutcome) -> None:
     span.set_attributes(
         {
             "interlock.workflow_id": outcome.workflow_id,

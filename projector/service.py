@@ -41,7 +41,7 @@ tracer = trace.get_tracer("interlock.projector")
 
 
 @dataclass(frozen=True)
-class Outcome:
+class EventOutcome:
     """What happened to one event, for the consumer's span, metrics and logs."""
 
     workflow_id: str
@@ -71,7 +71,7 @@ class Projector:
         self._max_conflicts = max_conflicts
         self._checkpoints = CheckpointCache()
 
-    async def handle(self, event: Envelope, trace: TraceInfo = NO_TRACE) -> Outcome:
+    async def handle(self, event: Envelope, trace: TraceInfo = NO_TRACE) -> EventOutcome:
         definition = _latest(event.workflow_type)
         if not registry.knows_event(event.workflow_type, event.type):
             raise MalformedMessage(
@@ -113,7 +113,7 @@ class Projector:
 
     async def _start(
         self, definition: WorkflowDefinition, event: Envelope, trace: TraceInfo
-    ) -> Outcome:
+    ) -> EventOutcome:
         checked = validated(definition, event)
         workflow_id = workflow_id_of(event)
         checked = checked.model_copy(update={"workflow_id": workflow_id})
@@ -145,7 +145,7 @@ class Projector:
 
     async def _reject(
         self, wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
-    ) -> Outcome:
+    ) -> EventOutcome:
         if rejection.reason != "duplicate":
             try:
                 await self._store.reject(wf, event, rejection, trace)
@@ -240,9 +240,9 @@ def _measure(
         metrics.retry(wf_type, source, str(event.payload.get("error_class", "unknown")))
 
 
-def _accepted(decision: Accepted, event: Envelope) -> Outcome:
+def _accepted(decision: Accepted, event: Envelope) -> EventOutcome:
     wf = decision.workflow
-    return Outcome(
+    return EventOutcome(
         workflow_id=wf.workflow_id,
         workflow_type=wf.workflow_type,
         event_type=event.type,
@@ -253,8 +253,8 @@ def _accepted(decision: Accepted, event: Envelope) -> Outcome:
     )
 
 
-def _outcome(wf: Workflow, event: Envelope, rejection: Rejected) -> Outcome:
-    return Outcome(
+def _outcome(wf: Workflow, event: Envelope, rejection: Rejected) -> EventOutcome:
+    return EventOutcome(
         workflow_id=wf.workflow_id,
         workflow_type=wf.workflow_type,
         event_type=event.type,

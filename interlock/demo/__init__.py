@@ -25,7 +25,7 @@ from interlock.demo.runner import ApprovalDesk, Run, start_request
 from interlock.demo.scenarios import SCENARIOS, Scenario
 from interlock.embedded import resolve_urls
 from interlock.health import attached
-from interlock.projector.store.engine import create_engine
+from interlock.projector.store.database import database_pool
 from interlock.runtime import prepare, supervised
 from interlock.settings import Settings
 from interlock.supervisor import Supervisor
@@ -38,7 +38,7 @@ SCENARIO_TIMEOUT = 120.0
 
 
 @dataclass
-class Outcome:
+class ScenarioResult:
     name: str
     expected: str
     actual: str
@@ -111,7 +111,7 @@ async def _run_all(
     cases: casefile.Fixture,
     *,
     quiet: bool,
-) -> tuple[list[Outcome], fixture.FixtureReport]:
+) -> tuple[list[ScenarioResult], fixture.FixtureReport]:
     """The scenarios, then the request cases, on one set of components."""
     from interlock.sim import ensure_schema
 
@@ -125,7 +125,7 @@ async def _run_all(
 
 async def run_demo(
     s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], *, quiet: bool = False
-) -> list[Outcome]:
+) -> list[ScenarioResult]:
     from interlock.sim import ensure_schema
 
     await prepare(nats_url, database_url)
@@ -136,9 +136,9 @@ async def run_demo(
 
 async def _scenarios(
     nats_url: str, database_url: str, chosen: list[Scenario], quiet: bool
-) -> list[Outcome]:
+) -> list[ScenarioResult]:
     nc = await nats.connect(nats_url, name="interlock-demo")
-    engine = create_engine(database_url, pool_size=4)
+    engine = database_pool(database_url, pool_size=4)
     desk = ApprovalDesk(nc)
     await desk.start()
     try:
@@ -179,7 +179,7 @@ async def _components(
 
 async def _play(
     sc: Scenario, *, nc: Client, engine: Any, desk: ApprovalDesk, dsn: str, progress: Progress
-) -> Outcome:
+) -> ScenarioResult:
     from interlock.sim import seed_customer
 
     customer = f"demo-{uuid.uuid4().hex[:10]}"
@@ -196,7 +196,7 @@ async def _play(
     ledger = await _ledger(dsn, customer)
     failed = [name for name, check in sc.checks if view is None or not _holds(check, view, ledger)]
     actual = view["state"] if view else "NOT_CREATED"
-    outcome = Outcome(
+    outcome = ScenarioResult(
         sc.name,
         sc.expected,
         actual,

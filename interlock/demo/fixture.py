@@ -36,7 +36,7 @@ from interlock import console, queries
 from interlock.demo import casedrive as drive
 from interlock.demo.casefile import Fixture
 from interlock.demo.verdicts import COUNTERS, door_outcome, run_outcome, summary
-from interlock.projector.store.engine import create_engine
+from interlock.projector.store.database import database_pool
 from interlock.runtime import CORE
 from interlock.streams import all_stages
 from interlock.supervisor import Supervisor
@@ -122,7 +122,7 @@ async def play(
     async with AsyncExitStack() as stack:
         nc = await nats.connect(nats_url, name="interlock-demo-cases")
         stack.push_async_callback(nc.drain)
-        engine = create_engine(database_url, pool_size=4)
+        engine = database_pool(database_url, pool_size=4)
         stack.push_async_callback(engine.dispose)
         listeners = drive.Listeners()
         await listeners.start(nc)

@@ -44,13 +44,13 @@ class Timeout(_Strict):
     type: Literal["timeout"]
 
 
-class Decision(_Strict):
+class Answered(_Strict):
     type: Literal["decision"]
     value: dict[str, Any]
 
 
-Outcome = Annotated[Timeout | Decision, Field(discriminator="type")]
-Outcomes = Annotated[list[Outcome], Field(min_length=1)]
+Answer = Annotated[Timeout | Answered, Field(discriminator="type")]
+Answers = Annotated[list[Answer], Field(min_length=1)]
 
 
 class _Open(BaseModel):
@@ -64,12 +64,12 @@ class _Event(_Open):
 class _Case(_Open):
     id: str
     event: _Event
-    classifier: Outcomes | None = None
+    classifier: Answers | None = None
     resume_decision: dict[str, Any] | None = None
 
-    def outcomes(self) -> list[Outcome] | None:
+    def outcomes(self) -> list[Answer] | None:
         if self.classifier is None and self.resume_decision is not None:
-            return [Decision(type="decision", value=self.resume_decision)]
+            return [Answered(type="decision", value=self.resume_decision)]
         return self.classifier
 
 
@@ -80,7 +80,7 @@ class _SeedFixture(_Open):
 
 class _NativeFixture(_Strict):
     model_version: str | None = None
-    answers: dict[str, Outcomes]
+    answers: dict[str, Answers]
 
 
 class RecordedModel:
@@ -106,7 +106,7 @@ class RecordedModel:
             latency_ms=(time.perf_counter() - started) * 1000,
         )
 
-    def _outcomes(self, request: ModelRequest) -> list[Outcome]:
+    def _outcomes(self, request: ModelRequest) -> list[Answer]:
         key = request.case_key
         if key is not None:
             found = self._answers.get(f"{request.task}:{key}") or self._answers.get(key)
@@ -118,7 +118,7 @@ class RecordedModel:
         )
 
 
-def _load(path: Path) -> tuple[str, dict[str, list[Outcome]]]:
+def _load(path: Path) -> tuple[str, dict[str, list[Answer]]]:
     """Read and validate the fixture: ``(model_version, outcomes by key)``."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
@@ -138,9 +138,9 @@ def _load(path: Path) -> tuple[str, dict[str, list[Outcome]]]:
     return seed.classifier_version or MODEL, _answers_by_event(path, seed.cases)
 
 
-def _answers_by_event(path: Path, cases: list[_Case]) -> dict[str, list[Outcome]]:
+def _answers_by_event(path: Path, cases: list[_Case]) -> dict[str, list[Answer]]:
     """Seed cases keyed by event id; two cases may share one only with the same outcomes."""
-    answers: dict[str, list[Outcome]] = {}
+    answers: dict[str, list[Answer]] = {}
     owners: dict[str, str] = {}
     for case in cases:
         outcomes = case.outcomes()

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from interlock.contracts import subjects
 from interlock.demo.runner import ApprovalDesk, Run, approve, start_request
 from interlock.demo.scenarios import REQUEST
-from interlock.projector.store.engine import create_engine
+from interlock.projector.store.database import database_pool
 from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
 from interlock.sim import action_count, calls, seed_customer
@@ -62,7 +62,7 @@ async def stack(
             e2e_settings, module_nats, module_database, default_components("support")
         ) as supervisor:
             nc = await nats.connect(module_nats)
-            engine = create_engine(module_database, pool_size=4)
+            engine = database_pool(module_database, pool_size=4)
             desk = ApprovalDesk(nc)
             await desk.start()
             try:

@@ -11,7 +11,7 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
-from interlock.demo import Outcome, run_demo
+from interlock.demo import ScenarioResult, run_demo
 from interlock.demo.scenarios import SCENARIOS
 from interlock.settings import Settings
 from tests.support.inprocess import stack_in_process
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.timeout(300)
 
 @dataclass
 class Observed:
-    outcomes: dict[str, Outcome]
+    outcomes: dict[str, ScenarioResult]
     views: dict[str, dict[str, Any]]
     outcome_counts: Counter[str]
     recorded: Recorded

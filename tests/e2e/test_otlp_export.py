@@ -18,7 +18,7 @@ from interlock import queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.projector.store.engine import create_engine
+from interlock.projector.store.database import database_pool
 from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
 from tests.support.payloads import REQUEST
@@ -53,7 +53,7 @@ async def _one_workflow(nats_url: str, database_url: str) -> dict[str, Any]:
     event_id = f"otlp-{uuid.uuid4()}"
     workflow_id = workflow_id_for("support", "acme", event_id)
     nc = await nats.connect(nats_url)
-    engine = create_engine(database_url, pool_size=1)
+    engine = database_pool(database_url, pool_size=1)
 
     def in_state(state: str) -> Callable[[], Awaitable[dict[str, Any] | None]]:
         async def probe() -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from interlock.contracts.envelope import Envelope
 from interlock.projector.engine import Accepted, Rejected, Workflow
-from interlock.projector.service import Outcome, Projector
+from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store import ConcurrencyConflict, Stored, TraceInfo, WorkflowStore
 from tests.support.payloads import PAYLOADS, envelope, result_event
 
@@ -25,7 +25,7 @@ async def answer(
     workflow_id: str,
     event_type: str,
     payload: dict[str, Any] | None = None,
-) -> Outcome:
+) -> EventOutcome:
     """Decide a stage result answering the workflow's open job."""
     jobs = (await checkpoint(store, workflow_id)).execution.open_jobs
     event = result_event(
@@ -34,7 +34,7 @@ async def answer(
     return await projector.handle(event)
 
 
-async def accepted(outcome: Awaitable[Outcome]) -> Outcome:
+async def accepted(outcome: Awaitable[EventOutcome]) -> EventOutcome:
     decided = await outcome
     assert decided.accepted, decided
     return decided
