@@ -17,13 +17,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from interlock.contracts.envelope import Envelope, utcnow
 from interlock.contracts.errors import StoreUnavailable
-from interlock.projector.engine.model import Accepted, Execution, Rejected, Workflow
+from interlock.projector.engine.model import Accepted, Rejected, Workflow
 from interlock.projector.store import rows
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.records import (
@@ -37,39 +37,15 @@ from interlock.projector.store.types import Stored, TraceInfo
 Values = dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class _Row:
-    """A `workflows` row: the checkpoint's columns as stored (JSON columns as plain JSON)."""
-
-    values: Values
-    updated_at: datetime
-
-    def stored(self, seen: frozenset[str]) -> Stored:
-        v = _json(self.values)
-        workflow = Workflow(
-            workflow_id=v["workflow_id"],
-            workflow_type=v["workflow_type"],
-            tenant_id=v["tenant_id"],
-            state=v["state"],
-            version=v["version"],
-            definition_version=v["definition_version"],
-            data=v["data"],
-            execution=Execution.model_validate(v["execution"]),
-            correlation_id=v["correlation_id"],
-            seen_event_ids=seen,
-        )
-        return Stored(workflow, v["fingerprint"], self.updated_at)
-
-
-_CREATED = (
-    "workflow_id",
+_SET_ON_CREATE = (
     "workflow_type",
     "tenant_id",
     "definition_version",
     "fingerprint",
     "correlation_id",
 )
-_UPDATED = ("state", "version", "data", "execution", "trace_headers")
+_SET_ON_COMMIT = ("state", "version", "data", "execution", "trace_headers")
+"""The `workflows` columns CREATE writes besides these, and the ones COMMIT updates."""
 
 
 class InMemoryWorkflowStore:
@@ -78,7 +54,7 @@ class InMemoryWorkflowStore:
     def __init__(self, *, clock: Callable[[], datetime] = utcnow) -> None:
         self._clock = clock
         self.available = True
-        self._workflows: dict[str, _Row] = {}
+        self._workflows: dict[str, Values] = {}  # `workflows` rows by id
         self._processed: dict[tuple[str, str], bool] = {}
         self._audit: list[AuditRecord] = []
         self._outbox: list[OutboxRecord] = []
@@ -93,13 +69,13 @@ class InMemoryWorkflowStore:
         if row is None:
             return None
         seen = event_id is not None and (workflow_id, event_id) in self._processed
-        return row.stored(frozenset({event_id}) if seen and event_id else frozenset())
+        return rows.loaded({**_json(row), "seen": seen}, event_id)
 
     async def trace_headers(self, workflow_id: str) -> dict[str, str]:
         """The trace context of the workflow's latest transition ({} if none)."""
         await self._round_trip()
         row = self._workflows.get(workflow_id)
-        return dict(row.values["trace_headers"]) if row else {}
+        return _json(row)["trace_headers"] if row else {}
 
     async def create(
         self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
@@ -109,7 +85,8 @@ class InMemoryWorkflowStore:
         await self._round_trip()
         if values["workflow_id"] in self._workflows:
             return False
-        self._record(values, {k: values[k] for k in (*_CREATED, *_UPDATED)})
+        columns = (*_SET_ON_CREATE, *_SET_ON_COMMIT)
+        self._record(values, {"id": values["workflow_id"], **{k: values[k] for k in columns}})
         return True
 
     async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
@@ -117,11 +94,11 @@ class InMemoryWorkflowStore:
         values = _json(rows.accepted(decision, event, trace))
         await self._round_trip()
         current = self._workflows.get(values["workflow_id"])
-        if current is None or current.values["version"] != values["version"] - 1:
+        if current is None or current["version"] != values["version"] - 1:
             raise ConcurrencyConflict(
                 f"{values['workflow_id']} moved past v{values['version'] - 1}"
             )
-        self._record(values, {**current.values, **{k: values[k] for k in _UPDATED}})
+        self._record(values, {**current, **{k: values[k] for k in _SET_ON_COMMIT}})
 
     async def reject(
         self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
@@ -176,7 +153,7 @@ class InMemoryWorkflowStore:
         armed = _armed(values)
         if len({t.id for t in armed}) < len(armed) or any(t.id in self._timers for t in armed):
             raise DuplicateEvent("timer already armed")
-        self._workflows[key[0]] = _Row(workflow, self._clock())
+        self._workflows[key[0]] = {**workflow, "updated_at": self._clock()}
         self._processed[key] = True
         self._audit.append(_audit(values, to_state=values["state"], accepted=True, reason=None))
         self._outbox += [

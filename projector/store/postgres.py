@@ -22,7 +22,7 @@ import asyncpg
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.urls import asyncpg_dsn
-from interlock.projector.engine.model import Accepted, Execution, Rejected, Workflow
+from interlock.projector.engine.model import Accepted, Rejected, Workflow
 from interlock.projector.store import rows, sql
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.types import Stored, TraceInfo
@@ -104,24 +104,7 @@ class PostgresWorkflowStore:
         values = {"workflow_id": workflow_id, "event_id": event_id or ""}
         async with self._connection() as conn:
             row = await conn.fetchrow(sql.LOAD.sql, *sql.LOAD.args(values))
-        if row is None:
-            return None
-        return Stored(
-            workflow=Workflow(
-                workflow_id=row["id"],
-                workflow_type=row["workflow_type"],
-                tenant_id=row["tenant_id"],
-                state=row["state"],
-                version=row["version"],
-                definition_version=row["definition_version"],
-                data=row["data"],
-                execution=Execution.model_validate(row["execution"]),
-                correlation_id=row["correlation_id"],
-                seen_event_ids=frozenset({event_id}) if event_id and row["seen"] else frozenset(),
-            ),
-            fingerprint=row["fingerprint"],
-            updated_at=row["updated_at"],
-        )
+        return None if row is None else rows.loaded(row, event_id)
 
     async def trace_headers(self, workflow_id: str) -> dict[str, str]:
         """The trace context of the workflow's latest transition ({} if none)."""
