@@ -135,7 +135,7 @@ def stage_component(workflow_type: str, stage: str) -> Component:
 
 def components() -> dict[str, Component]:
     """Every component by name: core services, the simulator, and `<type>.<stage>`."""
-    from interlock.streams import all_stages
+    from interlock.messaging.streams import all_stages
 
     found: dict[str, Component] = {
         "projector": run_projector,

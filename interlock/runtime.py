@@ -8,9 +8,9 @@ from contextlib import asynccontextmanager
 import nats
 
 from interlock.health import wait_until_ready
+from interlock.messaging.streams import all_stages, provision
 from interlock.projector.store.migrate import upgrade_async
 from interlock.settings import Settings
-from interlock.streams import all_stages, provision
 from interlock.supervisor import Supervisor
 
 CORE = ["projector", "relay", "timer", "sim"]

@@ -36,9 +36,9 @@ from interlock import console, queries
 from interlock.demo import casedrive as drive
 from interlock.demo.casefile import Fixture
 from interlock.demo.verdicts import COUNTERS, door_outcome, run_outcome, summary
+from interlock.messaging.streams import all_stages
 from interlock.projector.store.engine import create_engine
 from interlock.runtime import CORE
-from interlock.streams import all_stages
 from interlock.supervisor import Supervisor
 
 ROUTE = "request.route"

@@ -13,8 +13,8 @@ import pytest
 
 from interlock.components import components
 from interlock.demo import DEMO_ENV
+from interlock.messaging.streams import all_stages
 from interlock.settings import Settings
-from interlock.streams import all_stages
 from tests.support.compose_files import (
     COMPOSE,
     DOCKERFILE,
