@@ -91,7 +91,7 @@ async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_sim(rt: Runtime, stop: asyncio.Event) -> None:
-    from interlock.sim import run_simulator
+    from interlock.simulators import run_simulator
 
     await run_simulator(rt.database_url, rt.nats_url, stop)
 

@@ -113,7 +113,7 @@ async def _run_all(
     quiet: bool,
 ) -> tuple[list[Outcome], fixture.FixtureReport]:
     """The scenarios, then the request cases, on one set of components."""
-    from interlock.sim import ensure_schema
+    from interlock.simulators import ensure_schema
 
     await prepare(nats_url, database_url)
     await ensure_schema(database_url)
@@ -126,7 +126,7 @@ async def _run_all(
 async def run_demo(
     s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], *, quiet: bool = False
 ) -> list[Outcome]:
-    from interlock.sim import ensure_schema
+    from interlock.simulators import ensure_schema
 
     await prepare(nats_url, database_url)
     await ensure_schema(database_url)
@@ -180,7 +180,7 @@ async def _components(
 async def _play(
     sc: Scenario, *, nc: Client, engine: Any, desk: ApprovalDesk, dsn: str, progress: Progress
 ) -> Outcome:
-    from interlock.sim import seed_customer
+    from interlock.simulators import seed_customer
 
     customer = f"demo-{uuid.uuid4().hex[:10]}"
     await seed_customer(dsn, customer, faults=sc.faults or None)
@@ -217,8 +217,8 @@ def _holds(check: Any, view: dict[str, Any], ledger: dict[str, int]) -> bool:
 
 
 async def _ledger(dsn: str, customer: str) -> dict[str, int]:
-    from interlock.sim import action_count, notification_count, reversal_count
-    from interlock.sim.db import connection
+    from interlock.simulators import action_count, notification_count, reversal_count
+    from interlock.simulators.db import connection
 
     async with connection(dsn) as conn:
         return {

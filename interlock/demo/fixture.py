@@ -236,7 +236,7 @@ async def _outcome(ctx: _Context, sub: drive.Submission) -> Settled:
 async def _report(
     ctx: _Context, subs: list[drive.Submission], settled: list[Settled], database_url: str
 ) -> FixtureReport:
-    from interlock.sim import effect_rows
+    from interlock.simulators import effect_rows
 
     runs = sorted({s.workflow_id for s in settled if s.created and s.workflow_id})
     views = [v for w in runs if (v := await queries.workflow_view(ctx.engine, w)) is not None]

@@ -20,7 +20,7 @@ from interlock.demo.scenarios import REQUEST
 from interlock.projector.store.engine import create_engine
 from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
-from interlock.sim import action_count, calls, seed_customer
+from interlock.simulators import action_count, calls, seed_customer
 from interlock.supervisor import Supervisor
 from tests.support.polling import eventually
 

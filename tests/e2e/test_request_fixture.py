@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from interlock.demo.casefile import SHIPPED
-from interlock.sim import effect_rows
+from interlock.simulators import effect_rows
 from tests.conftest import clean_broker
 from tests.support.workflow_rows import workflow_views
 

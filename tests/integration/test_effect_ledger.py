@@ -14,7 +14,7 @@ from nats.aio.client import Client
 from interlock.services.adapters.sim import SimEffectProvider
 from interlock.services.effects import execute_once
 from interlock.services.ports import EffectRequest, ExternalRejected
-from interlock.sim import effect_rows
+from interlock.simulators import effect_rows
 from tests.support.simulation import simulator
 
 pytestmark = pytest.mark.timeout(60)

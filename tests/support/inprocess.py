@@ -11,7 +11,7 @@ from interlock.components import Runtime, components
 from interlock.health import wait_until_ready
 from interlock.runtime import default_components, prepare
 from interlock.settings import Settings
-from interlock.sim import ensure_schema
+from interlock.simulators import ensure_schema
 
 
 @asynccontextmanager

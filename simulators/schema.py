@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from interlock.sim.db import Target, connection
+from interlock.simulators.db import Target, connection
 
 _LOCK_KEY = "interlock.sim.schema"
 _LAST_OBJECT = "sim.effects_by_workflow"

@@ -18,10 +18,10 @@ from pydantic import ValidationError
 
 from interlock.contracts.request_payloads import EFFECTS
 from interlock.services.ports import EffectReceipt, EffectRequest
-from interlock.sim.db import Connection, Target, connection
-from interlock.sim.ledger import new_id
-from interlock.sim.outcomes import BadRequest, Call, Outcome, text
-from interlock.sim.schema import ensure_schema
+from interlock.simulators.db import Connection, Target, connection
+from interlock.simulators.ledger import new_id
+from interlock.simulators.outcomes import BadRequest, Call, Outcome, text
+from interlock.simulators.schema import ensure_schema
 
 UNSUPPORTED_EFFECT = "unsupported_effect"
 _INSERT = """

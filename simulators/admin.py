@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from interlock.sim.db import Target, connection
-from interlock.sim.faults import check_plans, set_plans
-from interlock.sim.ledger import MISSING_PREFIX, account_ref
-from interlock.sim.schema import ensure_schema
+from interlock.simulators.db import Target, connection
+from interlock.simulators.faults import check_plans, set_plans
+from interlock.simulators.ledger import MISSING_PREFIX, account_ref
+from interlock.simulators.schema import ensure_schema
 
 _STATUSES = ("active", "suspended", "closed")
 _SEED_ACCOUNT = """

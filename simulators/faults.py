@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from interlock.sim.db import Connection
+from interlock.simulators.db import Connection
 
 log = logging.getLogger("interlock.sim")
 

@@ -8,7 +8,7 @@ wrong amounts, refusals) and a log of every call. The functions of `admin` seed 
 inspect the ledgers directly, for the demo and tests.
 """
 
-from interlock.sim.admin import (
+from interlock.simulators.admin import (
     action_count,
     calls,
     notification_count,
@@ -16,9 +16,9 @@ from interlock.sim.admin import (
     reversal_count,
     seed_customer,
 )
-from interlock.sim.effect_ledger import effect_rows
-from interlock.sim.schema import ensure_schema
-from interlock.sim.server import run_simulator
+from interlock.simulators.effect_ledger import effect_rows
+from interlock.simulators.schema import ensure_schema
+from interlock.simulators.server import run_simulator
 
 __all__ = [
     "action_count",

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from interlock.services.adapters.sim import ERROR_REJECTED, ERROR_UNAVAILABLE
-from interlock.sim.db import Connection
-from interlock.sim.faults import Step, take_step
+from interlock.simulators.db import Connection
+from interlock.simulators.faults import Step, take_step
 
 # Error classes of `rejected` replies; callers match on these strings.
 ACCOUNT_NOT_FOUND = "account_not_found"

@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from interlock.services.ports import ActionRequest
-from interlock.sim import ledger
-from interlock.sim.db import Connection
-from interlock.sim.outcomes import (
+from interlock.simulators import ledger
+from interlock.simulators.db import Connection
+from interlock.simulators.outcomes import (
     ACCOUNT_INACTIVE,
     ACCOUNT_NOT_FOUND,
     ACTION_NOT_FOUND,

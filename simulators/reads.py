@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from interlock.services.ports import PolicyDocument
-from interlock.sim import ledger
-from interlock.sim.db import Connection
-from interlock.sim.outcomes import (
+from interlock.simulators import ledger
+from interlock.simulators.db import Connection
+from interlock.simulators.outcomes import (
     ACCOUNT_NOT_FOUND,
     POLICY_NOT_FOUND,
     Call,

@@ -18,8 +18,8 @@ from interlock.services.ports import (
     Delivery,
     PolicyDocument,
 )
-from interlock.sim.db import Connection
-from interlock.sim.outcomes import Outcome
+from interlock.simulators.db import Connection
+from interlock.simulators.outcomes import Outcome
 
 MISSING_PREFIX = "missing-"
 """Customer ids with this prefix are never provisioned: the account API says not found."""

@@ -31,10 +31,10 @@ from interlock.services.adapters.sim import (
     POLICY_VERSION,
     QUEUE_GROUP,
 )
-from interlock.sim import effect_ledger, effects, ledger, reads
-from interlock.sim.db import Connection, create_pool
-from interlock.sim.outcomes import BAD_REQUEST, BadRequest, Outcome, error_reply
-from interlock.sim.schema import ensure_schema
+from interlock.simulators import effect_ledger, effects, ledger, reads
+from interlock.simulators.db import Connection, create_pool
+from interlock.simulators.outcomes import BAD_REQUEST, BadRequest, Outcome, error_reply
+from interlock.simulators.schema import ensure_schema
 
 log = logging.getLogger("interlock.sim")
 
