@@ -206,8 +206,8 @@ def _stop_on_signals() -> asyncio.Event:
 
 def register_extra_commands() -> None:
     from interlock import operator_cli
-    from interlock.bench import bench
-    from interlock.demo import demo
+    from interlock.tools.bench import bench
+    from interlock.tools.demo import demo
 
     app.command()(demo)
     app.command()(bench)

@@ -131,7 +131,7 @@ def _with_database(server_url: str, name: str) -> str:
 @pytest.fixture(scope="module")
 def demo_environment() -> Iterator[None]:
     """The demo's short timings, inherited by the component processes."""
-    from interlock.demo import DEMO_ENV
+    from interlock.tools.demo import DEMO_ENV
 
     with pytest.MonkeyPatch.context() as patch:
         for key, value in DEMO_ENV.items():

@@ -15,13 +15,13 @@ from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock.contracts import subjects
-from interlock.demo.runner import ApprovalDesk, Run, approve, start_request
-from interlock.demo.scenarios import REQUEST
 from interlock.projector.store.engine import create_engine
 from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
 from interlock.simulators import action_count, calls, seed_customer
 from interlock.supervisor import Supervisor
+from interlock.tools.demo.runner import ApprovalDesk, Run, approve, start_request
+from interlock.tools.demo.scenarios import REQUEST
 from tests.support.polling import eventually
 
 EXECUTE = "support.execute_action"

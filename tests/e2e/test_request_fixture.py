@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from interlock.demo.casefile import SHIPPED
 from interlock.simulators import effect_rows
+from interlock.tools.demo.casefile import SHIPPED
 from tests.conftest import clean_broker
 from tests.support.workflow_rows import workflow_views
 

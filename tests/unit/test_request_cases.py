@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from interlock.demo.casefile import SHIPPED, FixtureError, environment, load
-from interlock.demo.verdicts import COUNTERS, authorised, door_outcome, run_outcome, summary
+from interlock.tools.demo.casefile import SHIPPED, FixtureError, environment, load
+from interlock.tools.demo.verdicts import COUNTERS, authorised, door_outcome, run_outcome, summary
 
 SEED = json.loads(SHIPPED.read_text(encoding="utf-8"))
 

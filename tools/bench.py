@@ -20,7 +20,6 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from interlock import console
-from interlock.bench_stats import ResourceSampler, hop_latencies, transitions_of
 from interlock.cli import JsonOpt, settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
@@ -30,6 +29,7 @@ from interlock.health import attached
 from interlock.projector.store.engine import create_engine
 from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
+from interlock.tools.bench_stats import ResourceSampler, hop_latencies, transitions_of
 
 APPROVER = Actor(id="bench-approver", role="support_approver")
 REQUEST = {

@@ -27,8 +27,8 @@ from interlock import queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.demo.casefile import Case
 from interlock.projector.store.schema import audit
+from interlock.tools.demo.casefile import Case
 
 WORKFLOW_TYPE = "request"
 UPSTREAM = Actor(id="fixture-upstream", role="upstream")

@@ -13,8 +13,8 @@ from rich.table import Table
 from interlock.console import console
 
 if TYPE_CHECKING:
-    from interlock.demo.runner import Run
-    from interlock.demo.scenarios import Scenario
+    from interlock.tools.demo.runner import Run
+    from interlock.tools.demo.scenarios import Scenario
 
 
 class Progress:

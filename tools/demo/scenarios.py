@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from interlock.demo.runner import Script
-from interlock.demo.scripts import (
+from interlock.tools.demo.runner import Script
+from interlock.tools.demo.scripts import (
     approve_after_cancel,
     approve_when_asked,
     cancel_during_action,

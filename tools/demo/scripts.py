@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from interlock.demo.runner import OPERATOR, Run, approve
+from interlock.tools.demo.runner import OPERATOR, Run, approve
 
 SETTLED = ("COMPLETED", "REJECTED", "CANCELLED", "FAILED", "FAILED_COMPENSATED", "MANUAL_REVIEW")
 

@@ -19,16 +19,16 @@ from nats.aio.client import Client
 
 from interlock import console, telemetry
 from interlock.cli import JsonOpt, settings
-from interlock.demo import casefile, fixture
-from interlock.demo.display import Progress
-from interlock.demo.runner import ApprovalDesk, Run, start_request
-from interlock.demo.scenarios import SCENARIOS, Scenario
 from interlock.embedded import resolve_urls
 from interlock.health import attached
 from interlock.projector.store.engine import create_engine
 from interlock.runtime import prepare, supervised
 from interlock.settings import Settings
 from interlock.supervisor import Supervisor
+from interlock.tools.demo import casefile, fixture
+from interlock.tools.demo.display import Progress
+from interlock.tools.demo.runner import ApprovalDesk, Run, start_request
+from interlock.tools.demo.scenarios import SCENARIOS, Scenario
 
 DEMO_ENV = {
     "INTERLOCK_PARAMETERS": '{"support": {"approval_sla_seconds": 6, "retry_delay_scale": 0.02}}',

@@ -155,5 +155,5 @@ def _case_name(document: Any, loc: tuple[int | str, ...]) -> str:
 def _error(path: Path, problem: str) -> FixtureError:
     return FixtureError(
         f"case file {path} {problem}",
-        hint="see interlock/demo/fixtures/request_cases.json for the expected format",
+        hint="see tools/demo/fixtures/request_cases.json for the expected format",
     )

@@ -33,13 +33,13 @@ from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import console, queries
-from interlock.demo import casedrive as drive
-from interlock.demo.casefile import Fixture
-from interlock.demo.verdicts import COUNTERS, door_outcome, run_outcome, summary
 from interlock.messaging.streams import all_stages
 from interlock.projector.store.engine import create_engine
 from interlock.runtime import CORE
 from interlock.supervisor import Supervisor
+from interlock.tools.demo import casedrive as drive
+from interlock.tools.demo.casefile import Fixture
+from interlock.tools.demo.verdicts import COUNTERS, door_outcome, run_outcome, summary
 
 ROUTE = "request.route"
 HELD = {"resume": ROUTE, "state_conflict": "request.validate"}
