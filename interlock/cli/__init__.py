@@ -205,7 +205,7 @@ def _stop_on_signals() -> asyncio.Event:
 
 
 def register_extra_commands() -> None:
-    from interlock import operator_cli
+    from interlock.cli import operate as operator_cli
     from interlock.tools.bench import bench
     from interlock.tools.demo import demo
 
