@@ -19,17 +19,17 @@ import typer
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from interlock import console
-from interlock.cli import JsonOpt, settings
+from interlock import console, queries
+from interlock.composition import default_stack
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
 from interlock.embedded import resolve_urls
 from interlock.health import attached
-from interlock.projector.store.engine import create_engine
-from interlock.runtime import default_components, supervised
+from interlock.options import JsonOpt, load_settings
+from interlock.runtime import supervised
 from interlock.settings import Settings
-from interlock.tools.bench_stats import ResourceSampler, hop_latencies, transitions_of
+from interlock.tools.bench_stats import ResourceSampler, hop_latencies
 
 APPROVER = Actor(id="bench-approver", role="support_approver")
 REQUEST = {
@@ -47,7 +47,7 @@ def bench(
     json_output: JsonOpt = False,
 ) -> None:
     """Drive happy-path workflows and print throughput, latency, CPU and memory."""
-    s = settings()
+    s = load_settings()
     try:
         with resolve_urls(s) as (nats_url, database_url):
             report = asyncio.run(
@@ -177,7 +177,7 @@ async def run_bench(
             "and the figures would describe neither. Stop them, or point INTERLOCK_NATS_URL "
             "and INTERLOCK_DATABASE_URL at servers no Interlock component uses."
         )
-    async with supervised(s, nats_url, database_url, default_components("support")) as supervisor:
+    async with supervised(s, nats_url, database_url, default_stack("support")) as supervisor:
         nc = await nats.connect(nats_url, name="interlock-bench")
         driver = Driver(nc)
         await driver.start()
@@ -190,9 +190,9 @@ async def run_bench(
                 wall = time.perf_counter() - t0
         finally:
             await nc.drain()
-    engine = create_engine(database_url, pool_size=2)
+    engine = queries.open_reader(database_url, pool_size=2)
     try:
-        transitions = await transitions_of(engine, ids)
+        transitions = await queries.accepted_transitions(engine, ids)
         hops = await hop_latencies(engine, ids)
     finally:
         await engine.dispose()

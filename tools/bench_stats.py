@@ -11,17 +11,9 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import psutil
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock.projector.store.schema import audit
-
-
-async def transitions_of(engine: AsyncEngine, workflow_ids: list[str]) -> int:
-    """Accepted transitions committed for these workflows."""
-    query = select(func.count()).where(audit.c.workflow_id.in_(workflow_ids), audit.c.accepted)
-    async with engine.connect() as conn:
-        return int((await conn.execute(query)).scalar_one())
+from interlock import queries
 
 
 async def hop_latencies(engine: AsyncEngine, workflow_ids: list[str]) -> dict[str, Any]:
@@ -31,13 +23,7 @@ async def hop_latencies(engine: AsyncEngine, workflow_ids: list[str]) -> dict[st
     `dispatch_work`: a commit to the next event's creation (outbox relay, broker out, stage
     work or the approver's reaction, broker in).
     """
-    query = (
-        select(audit.c.workflow_id, audit.c.occurred_at, audit.c.recorded_at)
-        .where(audit.c.workflow_id.in_(workflow_ids), audit.c.accepted)
-        .order_by(audit.c.workflow_id, audit.c.id)
-    )
-    async with engine.connect() as conn:
-        rows = (await conn.execute(query)).all()
+    rows = await queries.accepted_timestamps(engine, workflow_ids)
     hops: dict[str, list[float]] = defaultdict(list)
     previous: dict[str, Any] = {}
     for workflow_id, occurred, recorded in rows:

@@ -1,112 +1,79 @@
 """Operator commands: approve, reject, cancel, retry — each a signal message whose
-decision by the projector is awaited and printed (exit 3 when refused)."""
+decision by the projector is awaited and printed (exit 3 when refused).
+
+One factory makes all four: they differ only in the event they send, the actor they send it
+as by default, and the options their payload is made of."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from inspect import Parameter, Signature
 from typing import Annotated, Any
 
 import typer
 
 from interlock import console
-from interlock.cli import JsonOpt, with_stack
+from interlock.commands import send_and_wait
 from interlock.contracts.envelope import Actor
+from interlock.options import JsonOpt, with_stack
+from interlock.signals import approval_payload
+
+Payload = Callable[..., dict[str, Any]]
+"""`payload(view, **options)`: the signal's payload, from the workflow's view and the values
+of the command's own options."""
 
 
-def register(app: typer.Typer) -> None:
-    for command in (approve, reject, cancel, retry):
-        app.command()(command)
+def option(name: str, annotation: Any, default: Any = None) -> Parameter:
+    """A keyword option of a signal command (`annotation` carries its `typer.Option`)."""
+    return Parameter(name, Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
 
 
-def approve(
-    workflow_id: str,
-    *,
-    version: Annotated[
-        int | None, typer.Option(help="Recommendation version (default: current).")
-    ] = None,
-    amount: Annotated[
-        str | None, typer.Option(help="Approved amount (default: the recommended one).")
-    ] = None,
-    actor: Annotated[str, typer.Option("--as", help="Approver id.")] = "cli-approver",
-    role: Annotated[str, typer.Option(help="Approver role.")] = "support_approver",
-    json_output: JsonOpt = False,
-) -> None:
-    """Approve the current recommendation (the projector checks role, limit, version)."""
-    from interlock.signals import approval_payload
-
-    _signal(
-        workflow_id,
-        "APPROVED",
-        lambda v: approval_payload(v, version, amount),
-        Actor(id=actor, role=role),
-        json_output,
-    )
-
-
-def reject(
-    workflow_id: str,
-    *,
-    reason: Annotated[str, typer.Option(help="Why, for the audit trail.")] = "",
-    actor: Annotated[str, typer.Option("--as")] = "cli-approver",
-    role: Annotated[str, typer.Option()] = "support_approver",
-    json_output: JsonOpt = False,
-) -> None:
-    """Reject the recommendation awaiting approval (or a workflow in manual review)."""
-    _signal(
-        workflow_id,
-        "REJECTED_BY_REVIEWER",
-        lambda v: {"reason": reason},
-        Actor(id=actor, role=role),
-        json_output,
-    )
-
-
-def cancel(
-    workflow_id: str,
-    *,
-    reason: Annotated[str, typer.Option()] = "",
-    actor: Annotated[str, typer.Option("--as")] = "cli-operator",
-    role: Annotated[str, typer.Option()] = "operator",
-    json_output: JsonOpt = False,
-) -> None:
-    """Request cancellation: immediate before the effect, reconciled first during it."""
-    _signal(
-        workflow_id,
-        "CANCEL_REQUESTED",
-        lambda v: {"reason": reason},
-        Actor(id=actor, role=role),
-        json_output,
-    )
-
-
-def retry(
-    workflow_id: str,
-    actor: Annotated[str, typer.Option("--as")] = "cli-operator",
-    role: Annotated[str, typer.Option()] = "operator",
-    json_output: JsonOpt = False,
-) -> None:
-    """Send a workflow in manual review back to the step that escalated."""
-    _signal(
-        workflow_id,
-        "RETRY_REQUESTED",
-        lambda v: {},
-        Actor(id=actor, role=role),
-        json_output=json_output,
-    )
-
-
-def _signal(
-    workflow_id: str,
+def signal_command(
+    name: str,
     event_type: str,
-    payload: Callable[[dict[str, Any]], dict[str, Any]],
-    actor: Actor,
-    json_output: bool,
-) -> None:
-    from interlock.commands import send_and_wait
+    doc: str,
+    *,
+    payload: Payload,
+    options: Sequence[Parameter] = (),
+    actor: str,
+    role: str,
+    actor_help: str | None = None,
+    role_help: str | None = None,
+) -> Callable[..., None]:
+    """The command `name`: send `event_type` to a workflow as `--as`/`--role` (default `actor`
+    and `role`), its payload made by `payload` from `options`, and report the decision."""
 
-    outcome = with_stack(
-        lambda s, n, d: send_and_wait(n, d, workflow_id, event_type, payload=payload, actor=actor)
+    def command(
+        workflow_id: str, *, actor: str, role: str, json_output: bool, **chosen: Any
+    ) -> None:
+        outcome = with_stack(
+            lambda s, n, d: send_and_wait(
+                n,
+                d,
+                workflow_id,
+                event_type,
+                payload=lambda view: payload(view, **chosen),
+                actor=Actor(id=actor, role=role),
+            )
+        )
+        _report(outcome, json_output)
+
+    command.__name__ = command.__qualname__ = name
+    command.__doc__ = doc
+    # Typer reads a command's arguments and options from its signature: this one's.
+    vars(command)["__signature__"] = Signature(
+        [
+            Parameter("workflow_id", Parameter.POSITIONAL_OR_KEYWORD, annotation=str),
+            *options,
+            option("actor", Annotated[str, typer.Option("--as", help=actor_help)], actor),
+            option("role", Annotated[str, typer.Option(help=role_help)], role),
+            option("json_output", JsonOpt, False),
+        ]
     )
+    return command
+
+
+def _report(outcome: dict[str, Any], json_output: bool) -> None:
     if json_output:
         console.print_json(outcome)
     elif outcome.get("accepted"):
@@ -115,3 +82,61 @@ def _signal(
         console.errors.print(f"[red]{outcome.get('reason')}[/]: {outcome.get('detail')}")
     if not outcome.get("accepted"):
         raise typer.Exit(1 if outcome.get("reason") == "no_decision" else 3)
+
+
+def _reason(help_text: str | None = None) -> Parameter:
+    return option("reason", Annotated[str, typer.Option(help=help_text)], "")
+
+
+COMMANDS = [
+    signal_command(
+        "approve",
+        "APPROVED",
+        "Approve the current recommendation (the projector checks role, limit, version).",
+        payload=approval_payload,
+        options=[
+            option(
+                "version",
+                Annotated[
+                    int | None, typer.Option(help="Recommendation version (default: current).")
+                ],
+            ),
+            option(
+                "amount",
+                Annotated[
+                    str | None, typer.Option(help="Approved amount (default: the recommended one).")
+                ],
+            ),
+        ],
+        actor="cli-approver",
+        role="support_approver",
+        actor_help="Approver id.",
+        role_help="Approver role.",
+    ),
+    signal_command(
+        "reject",
+        "REJECTED_BY_REVIEWER",
+        "Reject the recommendation awaiting approval (or a workflow in manual review).",
+        payload=lambda view, reason: {"reason": reason},
+        options=[_reason("Why, for the audit trail.")],
+        actor="cli-approver",
+        role="support_approver",
+    ),
+    signal_command(
+        "cancel",
+        "CANCEL_REQUESTED",
+        "Request cancellation: immediate before the effect, reconciled first during it.",
+        payload=lambda view, reason: {"reason": reason},
+        options=[_reason()],
+        actor="cli-operator",
+        role="operator",
+    ),
+    signal_command(
+        "retry",
+        "RETRY_REQUESTED",
+        "Send a workflow in manual review back to the step that escalated.",
+        payload=lambda view: {},
+        actor="cli-operator",
+        role="operator",
+    ),
+]

@@ -14,9 +14,10 @@ import pytest
 from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from interlock.composition import default_stack
 from interlock.contracts import subjects
 from interlock.projector.store.engine import create_engine
-from interlock.runtime import default_components, supervised
+from interlock.runtime import supervised
 from interlock.settings import Settings
 from interlock.simulators import action_count, calls, seed_customer
 from interlock.supervisor import Supervisor
@@ -59,7 +60,7 @@ async def stack(
             '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
         )
         async with supervised(
-            e2e_settings, module_nats, module_database, default_components("support")
+            e2e_settings, module_nats, module_database, default_stack("support")
         ) as supervisor:
             nc = await nats.connect(module_nats)
             engine = create_engine(module_database, pool_size=4)

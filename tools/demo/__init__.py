@@ -17,13 +17,21 @@ import nats
 import typer
 from nats.aio.client import Client
 
-from interlock import console, telemetry
-from interlock.cli import JsonOpt, settings
+from interlock import console, queries, telemetry
+from interlock.composition import default_stack
 from interlock.embedded import resolve_urls
 from interlock.health import attached
-from interlock.projector.store.engine import create_engine
+from interlock.options import JsonOpt, load_settings
 from interlock.runtime import prepare, supervised
 from interlock.settings import Settings
+from interlock.simulators import (
+    action_count,
+    ensure_schema,
+    notification_count,
+    reversal_count,
+    seed_customer,
+)
+from interlock.simulators.db import connection
 from interlock.supervisor import Supervisor
 from interlock.tools.demo import casefile, fixture
 from interlock.tools.demo.display import Progress
@@ -74,7 +82,7 @@ def demo(
     for key, value in DEMO_ENV.items():
         os.environ.setdefault(key, value)
     cases = _cases(fixture_file or casefile.SHIPPED)
-    s = settings()
+    s = load_settings()
     telemetry.start(s, "demo")
     chosen = [] if fixture_file else [sc for sc in SCENARIOS if not only or sc.name in only]
     with resolve_urls(s) as (nats_url, database_url):
@@ -113,8 +121,6 @@ async def _run_all(
     quiet: bool,
 ) -> tuple[list[Outcome], fixture.FixtureReport]:
     """The scenarios, then the request cases, on one set of components."""
-    from interlock.simulators import ensure_schema
-
     await prepare(nats_url, database_url)
     await ensure_schema(database_url)
     names = None if chosen else fixture.COMPONENTS
@@ -126,8 +132,6 @@ async def _run_all(
 async def run_demo(
     s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], *, quiet: bool = False
 ) -> list[Outcome]:
-    from interlock.simulators import ensure_schema
-
     await prepare(nats_url, database_url)
     await ensure_schema(database_url)
     async with _components(s, nats_url, database_url):
@@ -138,7 +142,7 @@ async def _scenarios(
     nats_url: str, database_url: str, chosen: list[Scenario], quiet: bool
 ) -> list[Outcome]:
     nc = await nats.connect(nats_url, name="interlock-demo")
-    engine = create_engine(database_url, pool_size=4)
+    engine = queries.open_reader(database_url, pool_size=4)
     desk = ApprovalDesk(nc)
     await desk.start()
     try:
@@ -173,15 +177,13 @@ async def _components(
     if (await attached("projector", nats_url))[0]:
         yield None
         return
-    async with supervised(s, nats_url, database_url, names) as supervisor:
+    async with supervised(s, nats_url, database_url, names or default_stack()) as supervisor:
         yield supervisor
 
 
 async def _play(
     sc: Scenario, *, nc: Client, engine: Any, desk: ApprovalDesk, dsn: str, progress: Progress
 ) -> Outcome:
-    from interlock.simulators import seed_customer
-
     customer = f"demo-{uuid.uuid4().hex[:10]}"
     await seed_customer(dsn, customer, faults=sc.faults or None)
     run = Run(sc.name, "", "demo", customer, nc, engine, dsn)
@@ -217,9 +219,6 @@ def _holds(check: Any, view: dict[str, Any], ledger: dict[str, int]) -> bool:
 
 
 async def _ledger(dsn: str, customer: str) -> dict[str, int]:
-    from interlock.simulators import action_count, notification_count, reversal_count
-    from interlock.simulators.db import connection
-
     async with connection(dsn) as conn:
         return {
             "actions": await action_count(conn, customer_id=customer),

@@ -20,14 +20,12 @@ from typing import Any, TypeVar
 import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.projector.store.schema import audit
 from interlock.tools.demo.casefile import Case
 
 WORKFLOW_TYPE = "request"
@@ -165,14 +163,7 @@ async def door_row(engine: AsyncEngine, sub: Submission) -> dict[str, Any] | Non
     """The audit row the projector wrote for this publication, if any yet."""
     if sub.workflow_id is None:
         return None
-    query = select(audit.c.accepted, audit.c.reason).where(
-        audit.c.workflow_id == sub.workflow_id,
-        audit.c.event_type == "START",
-        audit.c.causation_id == sub.marker,
-    )
-    async with engine.connect() as conn:
-        row = (await conn.execute(query.limit(1))).first()
-    return dict(row._mapping) if row else None
+    return await queries.start_decision(engine, sub.workflow_id, sub.marker)
 
 
 async def poll(probe: Callable[[], Awaitable[T | None]]) -> T:

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.services.models.recorded import RecordedFixtureError, RecordedModel
 
 SHIPPED = Path(__file__).with_name("fixtures") / "request_cases.json"
 """Seed 001's eleven cases, run by plain `interlock demo` after the support scenarios."""
@@ -100,8 +101,6 @@ def load(path: Path) -> Fixture:
     The recorded classifier reads the same file, so it is checked too (every case with
     recorded answers needs an event id, answers for one event must agree …).
     """
-    from interlock.services.models.recorded import RecordedFixtureError, RecordedModel
-
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:

@@ -33,9 +33,8 @@ from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import console, queries
-from interlock.messaging.streams import all_stages
-from interlock.projector.store.engine import create_engine
-from interlock.runtime import CORE
+from interlock.composition import default_stack
+from interlock.simulators import effect_rows
 from interlock.supervisor import Supervisor
 from interlock.tools.demo import casedrive as drive
 from interlock.tools.demo.casefile import Fixture
@@ -45,8 +44,9 @@ ROUTE = "request.route"
 HELD = {"resume": ROUTE, "state_conflict": "request.validate"}
 """Scenarios whose timing the runner controls by holding a stage service down (killed and
 kept down) from before the first publication until the case has done its part."""
-COMPONENTS = [*CORE, *(f"{t}.{stage}" for t, stage in all_stages() if t == drive.WORKFLOW_TYPE)]
-"""What the cases alone need (`--fixture`): the core services and the request stages."""
+COMPONENTS = default_stack(drive.WORKFLOW_TYPE)
+"""What the cases alone need (`--fixture`): the core services, the simulator and the request
+stages."""
 CASE_TIMEOUT = 60.0
 NOT_OURS = (
     "components are already running elsewhere (e.g. `interlock up`); the cases need their "
@@ -122,7 +122,7 @@ async def play(
     async with AsyncExitStack() as stack:
         nc = await nats.connect(nats_url, name="interlock-demo-cases")
         stack.push_async_callback(nc.drain)
-        engine = create_engine(database_url, pool_size=4)
+        engine = queries.open_reader(database_url, pool_size=4)
         stack.push_async_callback(engine.dispose)
         listeners = drive.Listeners()
         await listeners.start(nc)
@@ -236,8 +236,6 @@ async def _outcome(ctx: _Context, sub: drive.Submission) -> Settled:
 async def _report(
     ctx: _Context, subs: list[drive.Submission], settled: list[Settled], database_url: str
 ) -> FixtureReport:
-    from interlock.simulators import effect_rows
-
     runs = sorted({s.workflow_id for s in settled if s.created and s.workflow_id})
     views = [v for w in runs if (v := await queries.workflow_view(ctx.engine, w)) is not None]
     effects = await effect_rows(database_url, runs)
