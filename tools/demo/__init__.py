@@ -1,4 +1,4 @@
-"""`interlock demo`: the named support scenarios, then seed 001's request cases (or, with
+"""`interlock demo`: the named support scenarios, then the shipped request cases (or, with
 `--fixture`, only the cases of that file), end to end, on the real stack."""
 
 from __future__ import annotations

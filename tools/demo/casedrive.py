@@ -1,4 +1,4 @@
-"""Drives seed-001 cases through the real stack, the way outside systems would.
+"""Drives request cases through the real stack, the way outside systems would.
 
 An upstream publishes each case's event as a `START` envelope on `wf.in.request.request`
 (exactly the fixture's fields; the event id goes in the envelope), with `causation_id`

@@ -1,4 +1,5 @@
-"""Case files in seed 001's fixture format: loading, validation, and the stack's settings.
+"""Case files (request cases and their expected outcomes): loading, validation, and the
+stack's settings.
 
 A case file is facts about the world the stack runs in — requests, the classifier's
 recorded answers, the approvals people give — plus the outcome each case is expected to
@@ -24,7 +25,8 @@ from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.services.models.recorded import RecordedFixtureError, RecordedModel
 
 SHIPPED = Path(__file__).with_name("fixtures") / "request_cases.json"
-"""Seed 001's eleven cases, run by plain `interlock demo` after the support scenarios."""
+"""The eleven shipped request cases, run by plain `interlock demo` after the support
+scenarios."""
 
 Scenario = Literal[
     "normal",
@@ -46,7 +48,7 @@ DEMO_REQUEST_PARAMETERS = {"retry_delay_scale": 0.02, "approval_sla_seconds": 10
 
 
 class FixtureError(InterlockError):
-    """The case file cannot be read or is not in seed 001's format."""
+    """The case file cannot be read or is not in the case-file format."""
 
     code = ErrorCode.CONFIGURATION
 

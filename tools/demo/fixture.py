@@ -1,4 +1,4 @@
-"""Seed 001's cases (or any case file in its format) through the real stack.
+"""The shipped request cases (or any case file in their format) through the real stack.
 
 Every case is published as an upstream would publish it, in file order, and then driven
 concurrently. A case reusing an event id (a replay, a conflict) is published only once the
@@ -247,7 +247,7 @@ async def _report(
 
 
 def show(report: FixtureReport) -> None:
-    """The cases as a table, then the counters one per line (as the seed runner prints)."""
+    """The cases as a table, then the counters one per line (as the case runner prints them)."""
     out = console.console
     if report.skipped:
         out.print(f"[yellow]request cases skipped:[/] {report.skipped}")

@@ -1,10 +1,10 @@
-"""Outcomes and the seed runner's counters, derived only from what the stack recorded.
+"""Outcomes and the case runner's counters, derived only from what the stack recorded.
 
 Sources: the projector's dead letters (a request the door refused), its audit rows (the
 door's idempotency verdicts, every transition with its reason), the workflows' final
 states, and the simulator's effect ledger. A case's `expected` outcome is never consulted.
 
-Counters (seed 001's names):
+Counters (named as the case file's own runner names them, which `--json` keeps):
 - `completed`, `policy_blocks`, `idempotent_replays`, `idempotency_conflicts`,
   `controlled_failures`: cases by outcome;
 - `approval_required`: runs whose audit shows them entering `approval_required`;
@@ -46,7 +46,7 @@ CONTROLLED = frozenset(
     }
 )
 """Runs that failed closed with a defined reason. Policy blocks and idempotency verdicts
-are outcomes of their own, as in the seed; a crashed or stuck run is none of these."""
+are outcomes of their own; a crashed or stuck run is none of these."""
 IDEMPOTENCY = ("idempotent_replay", "idempotency_conflict")
 SETTLED_AS = {"completed": "completed", "blocked": "policy_block"}
 
@@ -112,7 +112,7 @@ def authorised(effect: Mapping[str, Any], view: View | None) -> bool:
 def summary(
     outcomes: Sequence[str], views: Iterable[View], effects: Iterable[Mapping[str, Any]]
 ) -> dict[str, int]:
-    """The seed runner's counters, in its order."""
+    """The counters, in the order the case runner prints them."""
     runs = {v["workflow_id"]: v for v in views}
     ledger = list(effects)
     authorised_rows = sum(authorised(e, runs.get(e["workflow_id"])) for e in ledger)
