@@ -21,6 +21,8 @@ from interlock.signals import approval_payload
 Payload = Callable[..., dict[str, Any]]
 """`payload(view, **options)`: the signal's payload, from the workflow's view and the values
 of the command's own options."""
+APPROVER = Actor(id="cli-approver", role="support_approver")
+OPERATOR = Actor(id="cli-operator", role="operator")
 
 
 def option(name: str, annotation: Any, default: Any = None) -> Parameter:
@@ -32,16 +34,15 @@ def signal_command(
     name: str,
     event_type: str,
     doc: str,
+    sender: Actor,
     *,
     payload: Payload,
     options: Sequence[Parameter] = (),
-    actor: str,
-    role: str,
     actor_help: str | None = None,
     role_help: str | None = None,
 ) -> Callable[..., None]:
-    """The command `name`: send `event_type` to a workflow as `--as`/`--role` (default `actor`
-    and `role`), its payload made by `payload` from `options`, and report the decision."""
+    """The command `name`: send `event_type` to a workflow as `--as`/`--role` (by default
+    `sender`), its payload made by `payload` from `options`, and report the decision."""
 
     def command(
         workflow_id: str, *, actor: str, role: str, json_output: bool, **chosen: Any
@@ -65,8 +66,8 @@ def signal_command(
         [
             Parameter("workflow_id", Parameter.POSITIONAL_OR_KEYWORD, annotation=str),
             *options,
-            option("actor", Annotated[str, typer.Option("--as", help=actor_help)], actor),
-            option("role", Annotated[str, typer.Option(help=role_help)], role),
+            option("actor", Annotated[str, typer.Option("--as", help=actor_help)], sender.id),
+            option("role", Annotated[str, typer.Option(help=role_help)], sender.role),
             option("json_output", JsonOpt, False),
         ]
     )
@@ -88,28 +89,27 @@ def _reason(help_text: str | None = None) -> Parameter:
     return option("reason", Annotated[str, typer.Option(help=help_text)], "")
 
 
+def _with_reason(view: dict[str, Any], reason: str) -> dict[str, Any]:
+    return {"reason": reason}
+
+
+def _empty(view: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+_VERSION = Annotated[int | None, typer.Option(help="Recommendation version (default: current).")]
+_AMOUNT = Annotated[
+    str | None, typer.Option(help="Approved amount (default: the recommended one).")
+]
+
 COMMANDS = [
     signal_command(
         "approve",
         "APPROVED",
         "Approve the current recommendation (the projector checks role, limit, version).",
+        APPROVER,
         payload=approval_payload,
-        options=[
-            option(
-                "version",
-                Annotated[
-                    int | None, typer.Option(help="Recommendation version (default: current).")
-                ],
-            ),
-            option(
-                "amount",
-                Annotated[
-                    str | None, typer.Option(help="Approved amount (default: the recommended one).")
-                ],
-            ),
-        ],
-        actor="cli-approver",
-        role="support_approver",
+        options=[option("version", _VERSION), option("amount", _AMOUNT)],
         actor_help="Approver id.",
         role_help="Approver role.",
     ),
@@ -117,26 +117,23 @@ COMMANDS = [
         "reject",
         "REJECTED_BY_REVIEWER",
         "Reject the recommendation awaiting approval (or a workflow in manual review).",
-        payload=lambda view, reason: {"reason": reason},
+        APPROVER,
+        payload=_with_reason,
         options=[_reason("Why, for the audit trail.")],
-        actor="cli-approver",
-        role="support_approver",
     ),
     signal_command(
         "cancel",
         "CANCEL_REQUESTED",
         "Request cancellation: immediate before the effect, reconciled first during it.",
-        payload=lambda view, reason: {"reason": reason},
+        OPERATOR,
+        payload=_with_reason,
         options=[_reason()],
-        actor="cli-operator",
-        role="operator",
     ),
     signal_command(
         "retry",
         "RETRY_REQUESTED",
         "Send a workflow in manual review back to the step that escalated.",
-        payload=lambda view: {},
-        actor="cli-operator",
-        role="operator",
+        OPERATOR,
+        payload=_empty,
     ),
 ]
