@@ -25,15 +25,9 @@ class Sent:
         self.calls: list[dict[str, Any]] = []
 
     async def __call__(
-        self,
-        nats_url: str,
-        database_url: str,
-        workflow_id: str,
-        event_type: str,
-        *,
-        payload: Callable[[dict[str, Any]], dict[str, Any]],
-        actor: Actor,
+        self, *urls_id_event: str, payload: Callable[[dict[str, Any]], dict[str, Any]], actor: Actor
     ) -> dict[str, Any]:
+        _, _, workflow_id, event_type = urls_id_event
         self.calls.append(
             {
                 "workflow_id": workflow_id,
