@@ -19,10 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, ClassVar
-
-if TYPE_CHECKING:
-    from interlock.contracts.graphcheck import GraphIssue
+from typing import ClassVar, Protocol
 
 
 class ErrorCode(StrEnum):
@@ -106,13 +103,23 @@ class UnknownDefinition(InterlockError):
     retryable = False
 
 
+class Issue(Protocol):
+    """One finding of the graph check (`graphcheck.GraphIssue`)."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+
 class DefinitionError(InterlockError):
     """A definition failed the graph check; the message lists every issue found."""
 
     code = ErrorCode.INVALID_DEFINITION
     retryable = False
 
-    def __init__(self, workflow_type: str, version: int, issues: Sequence[GraphIssue]) -> None:
+    def __init__(self, workflow_type: str, version: int, issues: Sequence[Issue]) -> None:
         lines = "\n".join(f"  - [{i.code}] {i.message}" for i in issues)
         super().__init__(f"workflow definition {workflow_type!r} v{version} is refused:\n{lines}")
         self.issues = list(issues)

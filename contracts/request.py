@@ -1,4 +1,4 @@
-"""The `request` workflow of seed 001: validate, normalise, enrich, classify (one bounded
+"""The `request` workflow: validate, normalise, enrich, classify (one bounded
 model call), route by deterministic policy, optionally bind a human approval, execute one
 idempotent effect.
 
@@ -143,7 +143,7 @@ def _definition() -> WorkflowDefinition:
         events=EVENTS,
         transitions=(*flow_rows(), *recovery_rows()),
         stages=STAGES,
-        # A classifier retry waits in `enriched` itself (the seed has no waiting state for
+        # A classifier retry waits in `enriched` itself (the table has no waiting state for
         # it): the backoff timer is scoped there, so leaving `enriched` cancels it.
         retry_wait_state="enriched",
         retry={

@@ -1,8 +1,8 @@
-"""Payloads of the `request` workflow (seed 001): the inbound request, stage results, signals.
+"""Payloads of the `request` workflow: the inbound request, stage results, signals.
 
 The `START` payload is the transport contract: exactly `source`, `request_type`, `subject`,
-`body`, `account_tier` and `requested_action` (the event id travels in the envelope), with
-closed enums where the seed has them. It is normalised while it is validated — `source`
+`body`, `account_tier` and `requested_action` (the event id travels in the envelope), the
+first, second and fourth from closed sets. It is normalised while it is validated — `source`
 stripped and lower-cased, runs of whitespace in `subject` and `body` collapsed, nothing
 summarised or translated — so the projector's idempotency fingerprint is taken over the
 canonical form and a replay that differs only in spacing is still a replay.

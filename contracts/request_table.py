@@ -1,4 +1,4 @@
-"""The `request` workflow's transition rows and the guards they use (seed 001).
+"""The `request` workflow's transition rows and the guards they use.
 
 `executing` is entered only by an `EFFECT_AUTHORIZED` whose payload matches the record: from
 `classified` for an authorised route whose effect needs no approval, from `approved` for an

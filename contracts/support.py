@@ -1,7 +1,7 @@
-"""The `support` workflow of seed 000: classify, gather evidence, recommend, validate,
+"""The `support` workflow: classify, gather evidence, recommend, validate,
 approve, act, notify — with retries, escalation, cancellation and compensation.
 
-Version 1 is the seed's sequential table (17 states). Version 2 gathers policy and account
+Version 1 is the sequential table (17 states). Version 2 gathers policy and account
 evidence in parallel branches joined before the recommendation; everything else is the same.
 Both stay executable: a workflow keeps the definition version it started with.
 """

@@ -1,4 +1,4 @@
-"""Payloads of the `support` workflow (seed 000): the request, each stage's result, signals."""
+"""Payloads of the `support` workflow: the request, each stage's result, signals."""
 
 from __future__ import annotations
 

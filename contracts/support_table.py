@@ -1,4 +1,6 @@
-"""The `support` workflow's own transition rows (seed 000 §5, §13, §14, §23 to §26).
+"""The `support` workflow's own transition rows: classification and its confidence gate,
+model-output repair, recommendation, policy validation, approval or rejection, the refund and
+its reconciliation, notification, and compensation.
 
 Policies shared by many states (retries, cancellation, escalation, deadlines, parallel
 evidence) are added by `contracts.support` through the builders of `contracts.rules`.

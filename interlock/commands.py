@@ -11,7 +11,6 @@ import nats
 
 from interlock import queries
 from interlock.contracts.envelope import Actor
-from interlock.projector.store.database import database_pool
 from interlock.signals import publish, signal_envelope
 
 DECISION_TIMEOUT = 15.0
@@ -27,7 +26,7 @@ async def send_and_wait(
     actor: Actor,
 ) -> dict[str, Any]:
     """Send `event_type` to the workflow and wait (bounded) for the recorded decision."""
-    engine = database_pool(database_url, pool_size=1)
+    engine = queries.open_reader(database_url)
     try:
         view = await queries.workflow_view(engine, workflow_id)
         if view is None:

@@ -1,41 +1,38 @@
 """The runnable components of Interlock: each runs until its stop event is set.
 
 `interlock up` runs each in its own process (see `supervisor`), so one can crash, be killed or
-be restarted without the others; `interlock service NAME` runs one in the foreground.
+be restarted without the others; `interlock service NAME` runs one in the foreground. Which
+names a stack is made of is `composition`'s business; this module says what runs under each.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 
 import nats
 from faststream.nats import NatsBroker
 
+from interlock.composition import GATEWAY, SIMULATOR
 from interlock.contracts import registry
 from interlock.contracts.graphcheck import assert_valid
+from interlock.messaging.streams import all_stages
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.service import Projector
 from interlock.projector.store.postgres import open_store
-from interlock.settings import Settings
+from interlock.relay.gauges import Gauges
+from interlock.relay.relay import OutboxRelay
+from interlock.relay.timers import TimerService
+from interlock.runtime import Component, Runtime
+from interlock.services.gateway import run_gateway as serve_gateway
+from interlock.services.runtime.openjobs import OpenJobsReader
+from interlock.services.runtime.stage import register
+from interlock.simulators import run_simulator
+from interlock.wiring import stage_handlers
 
 log = logging.getLogger("interlock")
-
-
-@dataclass(frozen=True)
-class Runtime:
-    """What every component needs: settings and the resolved URLs."""
-
-    settings: Settings
-    nats_url: str
-    database_url: str
-
-
-Component = Callable[[Runtime, asyncio.Event], Awaitable[None]]
 
 
 def check_definitions() -> None:
@@ -64,9 +61,6 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
-    from interlock.relay.gauges import Gauges
-    from interlock.relay.relay import OutboxRelay
-
     gauges = Gauges(rt.database_url, stuck_after=rt.settings.stuck_after)
     sampling = asyncio.create_task(gauges.run(stop))
     nc = await nats.connect(rt.nats_url, name="interlock-relay")
@@ -81,8 +75,6 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
-    from interlock.relay.timers import TimerService
-
     nc = await nats.connect(rt.nats_url, name="interlock-timer")
     try:
         await TimerService(rt.database_url, nc.jetstream()).run(stop)
@@ -91,16 +83,12 @@ async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_sim(rt: Runtime, stop: asyncio.Event) -> None:
-    from interlock.sim import run_simulator
-
     await run_simulator(rt.database_url, rt.nats_url, stop)
 
 
 async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
-    from interlock.services.gateway import run_gateway as serve
-
     settings = rt.settings
-    await serve(
+    await serve_gateway(
         rt.nats_url,
         host=settings.gateway_host,
         port=settings.gateway_port,
@@ -111,10 +99,6 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
 
 def stage_component(workflow_type: str, stage: str) -> Component:
     async def run(rt: Runtime, stop: asyncio.Event) -> None:
-        from interlock.services.runtime.openjobs import OpenJobsReader
-        from interlock.services.runtime.stage import register
-        from interlock.wiring import stage_handlers
-
         async with AsyncExitStack() as exit_stack:
             nc = await nats.connect(rt.nats_url, name=f"interlock-{stage}")
             exit_stack.push_async_callback(nc.drain)
@@ -134,28 +118,14 @@ def stage_component(workflow_type: str, stage: str) -> Component:
 
 
 def components() -> dict[str, Component]:
-    """Every component by name: core services, the simulator, and `<type>.<stage>`."""
-    from interlock.streams import all_stages
-
+    """Every component by name: the core services, the extras, and `<type>.<stage>`."""
     found: dict[str, Component] = {
         "projector": run_projector,
         "relay": run_relay,
         "timer": run_timer,
-        "sim": run_sim,
-        "gateway": run_gateway,
+        SIMULATOR: run_sim,
+        GATEWAY: run_gateway,
     }
     for workflow_type, stage in all_stages():
         found[f"{workflow_type}.{stage}"] = stage_component(workflow_type, stage)
     return found
-
-
-def resolve_name(name: str) -> str:
-    """Accept `classify` for `support.classify` when unambiguous."""
-    known = components()
-    if name in known:
-        return name
-    matches = [k for k in known if k.split(".", 1)[-1] == name]
-    if len(matches) == 1:
-        return matches[0]
-    hint = f"one of: {', '.join(sorted(known))}"
-    raise ValueError(f"unknown or ambiguous component {name!r}; {hint}")

@@ -1,12 +1,15 @@
-"""Read models for the operator console: one workflow with its audit trail, and listings."""
+"""Read models for the operator console and the tools: one workflow with its audit trail,
+listings, decisions, and the accepted transitions a benchmark measures."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from interlock.projector.store.database import database_pool
 from interlock.projector.store.schema import audit, workflows
 
 AUDIT_FIELDS = (
@@ -26,6 +29,11 @@ AUDIT_FIELDS = (
     "occurred_at",
     "recorded_at",
 )
+
+
+def open_reader(database_url: str, *, pool_size: int = 1) -> AsyncEngine:
+    """A small pool for reading these models; the caller disposes of it."""
+    return database_pool(database_url, pool_size=pool_size)
 
 
 async def workflow_view(engine: AsyncEngine, workflow_id: str) -> dict[str, Any] | None:
@@ -111,3 +119,39 @@ async def decision_for(
     async with engine.connect() as conn:
         row = (await conn.execute(query)).first()
     return _audit_entry(dict(row._mapping)) if row else None
+
+
+async def start_decision(
+    engine: AsyncEngine, workflow_id: str, causation_id: str
+) -> dict[str, Any] | None:
+    """`{accepted, reason}` of the START caused by `causation_id`, once it is decided."""
+    query = select(audit.c.accepted, audit.c.reason).where(
+        audit.c.workflow_id == workflow_id,
+        audit.c.event_type == "START",
+        audit.c.causation_id == causation_id,
+    )
+    async with engine.connect() as conn:
+        row = (await conn.execute(query.limit(1))).first()
+    return dict(row._mapping) if row else None
+
+
+async def accepted_transitions(engine: AsyncEngine, workflow_ids: list[str]) -> int:
+    """Accepted transitions committed for these workflows."""
+    query = select(func.count()).where(audit.c.workflow_id.in_(workflow_ids), audit.c.accepted)
+    async with engine.connect() as conn:
+        return int((await conn.execute(query)).scalar_one())
+
+
+async def accepted_timestamps(
+    engine: AsyncEngine, workflow_ids: list[str]
+) -> list[tuple[str, datetime, datetime]]:
+    """`(workflow_id, occurred_at, recorded_at)` of each accepted transition of these
+    workflows, per workflow in commit order."""
+    query = (
+        select(audit.c.workflow_id, audit.c.occurred_at, audit.c.recorded_at)
+        .where(audit.c.workflow_id.in_(workflow_ids), audit.c.accepted)
+        .order_by(audit.c.workflow_id, audit.c.id)
+    )
+    async with engine.connect() as conn:
+        rows = (await conn.execute(query)).all()
+    return [(r.workflow_id, r.occurred_at, r.recorded_at) for r in rows]

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from nats.aio.client import Client
 
+from interlock.runtime import Runtime
+from interlock.services.adapters.sim import (
+    SimAccountApi,
+    SimActionProvider,
+    SimEffectProvider,
+    SimNotifier,
+    SimPolicyStore,
+)
+from interlock.services.models import model_client
+from interlock.services.ports import ModelClient
+from interlock.services.request import RequestPorts
+from interlock.services.request import stages as request_stages
 from interlock.services.runtime.stage import StageWorker
-
-if TYPE_CHECKING:
-    from interlock.components import Runtime
-    from interlock.services.ports import ModelClient
+from interlock.services.support import SupportPorts
+from interlock.services.support import stages as support_stages
 
 
 def model_from_settings(rt: Runtime, workflow_type: str | None = None) -> ModelClient:
     """The model client for `workflow_type`'s stages: its entry in `models`, else `model`."""
-    from interlock.services.models import model_client
-
     s = rt.settings
     client: ModelClient = model_client(
         s.models.get(workflow_type or "", s.model),
@@ -37,14 +43,6 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
 
 
 def _support_stages(rt: Runtime, nc: Client) -> dict[str, StageWorker]:
-    from interlock.services.adapters.sim import (
-        SimAccountApi,
-        SimActionProvider,
-        SimNotifier,
-        SimPolicyStore,
-    )
-    from interlock.services.support import SupportPorts, stages
-
     timeout = rt.settings.external_timeout
     ports = SupportPorts(
         model=model_from_settings(rt, "support"),
@@ -53,12 +51,9 @@ def _support_stages(rt: Runtime, nc: Client) -> dict[str, StageWorker]:
         actions=SimActionProvider(nc, timeout=timeout),
         notifier=SimNotifier(nc, timeout=timeout),
     )
-    return stages(ports)
+    return support_stages(ports)
 
 
 def _request_stages(rt: Runtime, nc: Client) -> dict[str, StageWorker]:
-    from interlock.services.adapters.sim import SimEffectProvider
-    from interlock.services.request import RequestPorts, stages
-
     effects = SimEffectProvider(nc, timeout=rt.settings.external_timeout)
-    return stages(RequestPorts(model=model_from_settings(rt, "request"), effects=effects))
+    return request_stages(RequestPorts(model=model_from_settings(rt, "request"), effects=effects))

@@ -7,7 +7,7 @@ never decided before it, and racing transactions on one workflow are the excepti
 Why not FastStream's pull subscriber: it runs the messages of one fetched batch as
 concurrent tasks, which reorders messages of one workflow (measured: a quarter of them at
 batch size 64), and with a batch of one it costs a round trip per message. So the projector
-pulls continuously and in order itself (`services.runtime.pull`), on the connection of its
+pulls continuously and in order itself (`messaging.pull`), on the connection of its
 FastStream broker, which still owns connecting, publishing dead letters and shutting down.
 
 Ack policy, per outcome:
@@ -33,19 +33,19 @@ from opentelemetry.trace import Link, Span
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope, utcnow
 from interlock.contracts.errors import MalformedMessage
+from interlock.messaging.deadletter import (
+    dead_letter,
+    deliveries,
+    is_last_delivery,
+    redelivery_delay,
+)
+from interlock.messaging.pull import PullConsumer
 from interlock.otel.messaging import consuming, link_from
 from interlock.otel.propagation import current_trace_id, inject
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.errors import NotDueYet
 from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.types import TraceInfo
-from interlock.services.runtime.deadletter import (
-    dead_letter,
-    deliveries,
-    is_last_delivery,
-    redelivery_delay,
-)
-from interlock.services.runtime.pull import PullConsumer
 
 log = logging.getLogger("interlock.projector")
 tracer = trace.get_tracer("interlock.projector")

@@ -22,7 +22,9 @@ from sqlalchemy.engine import make_url
 pytest.register_assert_rewrite("tests.support")
 
 from interlock.embedded import EmbeddedNats, EmbeddedPostgres  # noqa: E402
+from interlock.projector.store.migrate import upgrade  # noqa: E402
 from interlock.settings import Settings, asyncpg_dsn  # noqa: E402
+from interlock.tools.demo import DEMO_ENV  # noqa: E402
 
 _TIERS = ("unit", "integration", "e2e", "chaos")
 
@@ -63,8 +65,6 @@ def stack_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
 @pytest.fixture(scope="session")
 async def template_database(stack_urls: tuple[str, str]) -> AsyncIterator[str]:
     """Name of a database migrated to head once per session, cloned by ``database_url``."""
-    from interlock.projector.store.migrate import upgrade
-
     server_url = stack_urls[1]
     name = f"t_template_{uuid.uuid4().hex[:12]}"
     await _execute(server_url, f'CREATE DATABASE "{name}"')
@@ -134,8 +134,6 @@ def _with_database(server_url: str, name: str) -> str:
 @pytest.fixture(scope="module")
 def demo_environment() -> Iterator[None]:
     """The demo's short timings, inherited by the component processes."""
-    from interlock.demo import DEMO_ENV
-
     with pytest.MonkeyPatch.context() as patch:
         for key, value in DEMO_ENV.items():
             patch.setenv(key, value)

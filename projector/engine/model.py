@@ -60,7 +60,9 @@ class Review(_Frozen):
 
 
 class Execution(_Frozen):
-    """Runtime bookkeeping beside the business state (seed 000 §18)."""
+    """Runtime bookkeeping beside the business state: attempts and counters per state, the
+    step a retry returns to, a requested cancellation, the jobs still open and the armed
+    timers."""
 
     attempts: dict[str, int] = {}
     counters: dict[str, int] = {}

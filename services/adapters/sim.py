@@ -1,7 +1,7 @@
 """Adapters for the simulated external systems, reached over core NATS request/reply.
 
 This module is also the single definition of the wire protocol: the simulator
-(`interlock.sim`) serves these subjects in the queue group `QUEUE_GROUP`. Requests are
+(`interlock.simulators`) serves these subjects in the queue group `QUEUE_GROUP`. Requests are
 JSON objects; every reply is one of
 
     {"ok": true, "result": {...}}

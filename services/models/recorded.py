@@ -2,11 +2,12 @@
 
 Two file formats are accepted:
 
-- seed 001's fixture: ``{"classifier_version": ..., "cases": [{"id", "event": {"event_id",
-  ...}, "classifier": [outcome, ...]}, ...]}`` — answers keyed by ``event.event_id``; a case
-  with a ``resume_decision`` and no ``classifier`` (a run resumed from an authored classified
-  checkpoint) answers that decision; cases with neither (replays, conflicts) contribute
-  none, and other keys are ignored;
+- a case file (what `interlock demo --fixture` runs): ``{"classifier_version": ...,
+  "cases": [{"id", "event": {"event_id", ...}, "classifier": [outcome, ...]}, ...]}`` —
+  answers keyed by ``event.event_id``; a case with a ``resume_decision`` and no
+  ``classifier`` (a run resumed from an authored classified checkpoint) answers that
+  decision; cases with neither (replays, conflicts) contribute none, and other keys are
+  ignored;
 - a native one: ``{"model_version": ..., "answers": {"<case_key>": [outcome, ...]}}``; a key
   may also be ``"<task>:<case_key>"`` to give one case different answers per task (that key
   wins over the plain one).
@@ -73,7 +74,7 @@ class _Case(_Open):
         return self.classifier
 
 
-class _SeedFixture(_Open):
+class _CaseFile(_Open):
     classifier_version: str | None = None
     cases: list[_Case]
 
@@ -132,14 +133,14 @@ def _load(path: Path) -> tuple[str, dict[str, list[Answer]]]:
         if "answers" in document:
             native = _NativeFixture.model_validate(document)
             return native.model_version or MODEL, dict(native.answers)
-        seed = _SeedFixture.model_validate(document)
+        case_file = _CaseFile.model_validate(document)
     except ValidationError as exc:
         raise _fixture_error(path, _describe(exc)) from None
-    return seed.classifier_version or MODEL, _answers_by_event(path, seed.cases)
+    return case_file.classifier_version or MODEL, _answers_by_event(path, case_file.cases)
 
 
 def _answers_by_event(path: Path, cases: list[_Case]) -> dict[str, list[Answer]]:
-    """Seed cases keyed by event id; two cases may share one only with the same outcomes."""
+    """Cases keyed by event id; two cases may share one only with the same outcomes."""
     answers: dict[str, list[Answer]] = {}
     owners: dict[str, str] = {}
     for case in cases:

@@ -1,4 +1,4 @@
-"""The request workflow's stage services (seed 001), each a thin handler over its ports.
+"""The request workflow's stage services, each a thin handler over its ports.
 
 Only `classify_request` asks a model and only `execute_effect` changes anything outside the
 workflow; validation, normalisation, enrichment, routing and approval binding are

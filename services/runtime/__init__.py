@@ -1,2 +1,3 @@
-"""The consumer runtime every Interlock consumer uses (the projector included): delivery
-accounting, dead-lettering with a reason, and trace propagation on consume and publish."""
+"""The stage runtime: how a stage service consumes its jobs, calls the outside world and
+submits its one result. What it shares with the projector's consumer (pulling, dead-letters,
+redelivery) lives in `interlock.messaging`."""

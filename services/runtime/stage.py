@@ -32,13 +32,13 @@ from interlock.contracts.envelope import Actor, Envelope, parse_envelope, utcnow
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
-from interlock.otel.messaging import consuming, publishing
-from interlock.services.runtime.deadletter import (
+from interlock.messaging.deadletter import (
     dead_letter,
     deliveries,
     is_last_delivery,
     redelivery_delay,
 )
+from interlock.otel.messaging import consuming, publishing
 from interlock.services.runtime.openjobs import OpenJobsReader
 
 log = logging.getLogger("interlock.stage")

@@ -1,4 +1,4 @@
-"""The support workflow's stage services (seed 000), each a thin handler over its ports."""
+"""The support workflow's stage services, each a thin handler over its ports."""
 
 from __future__ import annotations
 

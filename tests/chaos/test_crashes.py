@@ -14,14 +14,15 @@ import pytest
 from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from interlock.composition import default_stack
 from interlock.contracts import subjects
-from interlock.demo.runner import ApprovalDesk, Run, approve, start_request
-from interlock.demo.scenarios import REQUEST
 from interlock.projector.store.database import database_pool
-from interlock.runtime import default_components, supervised
+from interlock.runtime import supervised
 from interlock.settings import Settings
-from interlock.sim import action_count, calls, seed_customer
+from interlock.simulators import action_count, calls, seed_customer
 from interlock.supervisor import Supervisor
+from interlock.tools.demo.runner import ApprovalDesk, Run, approve, start_request
+from interlock.tools.demo.scenarios import REQUEST
 from tests.support.polling import eventually
 
 EXECUTE = "support.execute_action"
@@ -59,7 +60,7 @@ async def stack(
             '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
         )
         async with supervised(
-            e2e_settings, module_nats, module_database, default_components("support")
+            e2e_settings, module_nats, module_database, default_stack("support")
         ) as supervisor:
             nc = await nats.connect(module_nats)
             engine = database_pool(module_database, pool_size=4)

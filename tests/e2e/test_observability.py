@@ -11,9 +11,9 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
-from interlock.demo import ScenarioResult, run_demo
-from interlock.demo.scenarios import SCENARIOS
 from interlock.settings import Settings
+from interlock.tools.demo import ScenarioResult, run_demo
+from interlock.tools.demo.scenarios import SCENARIOS
 from tests.support.inprocess import stack_in_process
 from tests.support.telemetry import Recorded, recorded
 from tests.support.workflow_rows import workflow_views

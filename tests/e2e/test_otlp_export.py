@@ -15,11 +15,12 @@ import nats
 import pytest
 
 from interlock import queries
+from interlock.composition import default_stack
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
 from interlock.projector.store.database import database_pool
-from interlock.runtime import default_components, supervised
+from interlock.runtime import supervised
 from interlock.settings import Settings
 from tests.support.payloads import REQUEST
 from tests.support.polling import eventually
@@ -115,9 +116,7 @@ async def test_spans_reach_an_otlp_receiver_with_their_parent_links(
         patch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
         patch.setenv("OTEL_BSP_SCHEDULE_DELAY", "200")
         patch.setenv("INTERLOCK_LOCAL_TRACES", "false")
-        async with supervised(
-            e2e_settings, module_nats, module_database, default_components("support")
-        ):
+        async with supervised(e2e_settings, module_nats, module_database, default_stack("support")):
             view = await _one_workflow(module_nats, module_database)
     # The components flushed their exporters when they stopped.
     spans = [json.loads(line) for line in out.read_text().splitlines()]

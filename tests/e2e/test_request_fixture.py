@@ -1,7 +1,8 @@
-"""Seed 001's eleven cases, and cases of our own in its format, through the whole stack:
-`interlock demo --fixture PATH --json` as a real process, running its components as real
-processes against the test's NATS and PostgreSQL. The outcomes and counters it prints are
-checked against the seed's, and the effect ledger is audited here independently."""
+"""The eleven shipped request cases, and cases of our own in their format, through the whole
+stack: `interlock demo --fixture PATH --json` as a real process, running its components as
+real processes against the test's NATS and PostgreSQL. The outcomes and counters it prints
+are checked against those the case file's own runner reports, and the effect ledger is
+audited here independently."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from interlock.demo.casefile import SHIPPED
-from interlock.sim import effect_rows
+from interlock.simulators import effect_rows
+from interlock.tools.demo.casefile import SHIPPED
 from tests.conftest import clean_broker
 from tests.support.workflow_rows import workflow_views
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from interlock.demo import ScenarioResult, run_demo
-from interlock.demo.scenarios import SCENARIOS
 from interlock.settings import Settings
+from interlock.tools.demo import ScenarioResult, run_demo
+from interlock.tools.demo.scenarios import SCENARIOS
 from tests.support.workflow_rows import workflow_views
 
 APPROVAL_CHECKS = {

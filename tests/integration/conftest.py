@@ -10,7 +10,7 @@ import pytest
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
-from interlock.streams import provision
+from interlock.messaging.streams import provision
 from tests.support.harness import Harness, projector_running
 
 

@@ -15,7 +15,7 @@ from interlock.services.adapters.sim import SimEffectProvider
 from interlock.services.effects import execute_once
 from interlock.services.errors import ExternalRejected
 from interlock.services.ports import EffectRequest
-from interlock.sim import effect_rows
+from interlock.simulators import effect_rows
 from tests.support.simulation import simulator
 
 pytestmark = pytest.mark.timeout(60)

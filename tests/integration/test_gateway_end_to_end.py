@@ -11,9 +11,10 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from nats.aio.client import Client
 
-from interlock.components import Runtime, components
+from interlock.components import components
 from interlock.contracts import subjects
 from interlock.embedded._process import free_port
+from interlock.runtime import Runtime
 from interlock.settings import Settings
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.gateway_webhooks import (

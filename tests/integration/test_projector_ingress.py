@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -15,6 +16,7 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import MAX_MESSAGE_BYTES
 from interlock.contracts.ids import workflow_id_for
 from interlock.contracts.registry import DEFINITIONS
+from interlock.projector.errors import NotDueYet
 from interlock.projector.service import Projector
 from interlock.projector.store.postgres import open_store
 from tests.support.drive import answer, signal, start, to_awaiting_approval
@@ -161,10 +163,6 @@ async def test_two_projectors_racing_commit_each_version_exactly_once(
 
 async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: str) -> None:
     """Clock skew between the timer service and the projector never strands a workflow."""
-    from datetime import UTC, datetime, timedelta
-
-    from interlock.projector.errors import NotDueYet
-
     now = [datetime(2026, 6, 1, tzinfo=UTC)]
     store = await open_store(database_url)
     projector = Projector(store, clock=lambda: now[0], rand=lambda: 0.5)

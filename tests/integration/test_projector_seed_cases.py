@@ -1,4 +1,5 @@
-"""Seed 000's named cases, through NATS into the real projector and real Postgres."""
+"""The support workflow's named cases, through NATS into the real projector and real
+Postgres."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import pytest
 from nats.aio.client import Client
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 
-from interlock.services.runtime.pull import PullConsumer
+from interlock.messaging.pull import PullConsumer
 from tests.support.waiting import until
 
 

@@ -17,7 +17,7 @@ from nats.aio.client import Client
 
 from interlock.services.adapters.sim import SimAccountApi, SimActionProvider
 from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
-from interlock.sim import action_count, reversal_count, seed_customer
+from interlock.simulators import action_count, reversal_count, seed_customer
 from tests.support.simulation import (
     CUSTOMER,
     IMPATIENT,

@@ -17,8 +17,8 @@ from nats.aio.client import Client
 
 from interlock.services.adapters.sim import ACTION_EXECUTE, SimAccountApi, SimActionProvider
 from interlock.services.errors import ExternalTimeout, ExternalUnavailable
-from interlock.sim import action_count, calls, seed_customer
-from interlock.sim.db import connection
+from interlock.simulators import action_count, calls, seed_customer
+from interlock.simulators.db import connection
 from tests.support.simulation import (
     CUSTOMER,
     IMPATIENT,

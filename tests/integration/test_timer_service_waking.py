@@ -15,8 +15,8 @@ import pytest
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from interlock.messaging.streams import provision
 from interlock.relay.timers import TimerService
-from interlock.streams import provision
 from tests.support.timer_rows import T0, FakeClock, arm, status_of, stream_messages
 from tests.support.waiting import until
 

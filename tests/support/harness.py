@@ -18,11 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from interlock import queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
+from interlock.messaging.streams import provision
 from interlock.projector.consumer import run as run_projector
 from interlock.projector.service import Projector
 from interlock.projector.store.database import database_pool
 from interlock.projector.store.postgres import open_store
-from interlock.streams import provision
 from tests.support.polling import eventually
 
 

@@ -7,11 +7,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
-from interlock.components import Runtime, components
+from interlock.components import components
+from interlock.composition import default_stack
 from interlock.health import wait_until_ready
-from interlock.runtime import default_components, prepare
+from interlock.runtime import Runtime, prepare
 from interlock.settings import Settings
-from interlock.sim import ensure_schema
+from interlock.simulators import ensure_schema
 
 
 @asynccontextmanager
@@ -20,7 +21,7 @@ async def stack_in_process(
 ) -> AsyncIterator[None]:
     await prepare(nats_url, database_url)
     await ensure_schema(database_url)
-    names = default_components(*workflow_types)
+    names = default_stack(*workflow_types)
     runtime = Runtime(settings, nats_url, database_url)
     stop = asyncio.Event()
     tasks = [asyncio.ensure_future(components()[name](runtime, stop)) for name in names]

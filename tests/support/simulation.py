@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from interlock.services.ports import ActionRequest
-from interlock.sim import calls, run_simulator
+from interlock.simulators import calls, run_simulator
 
 CUSTOMER = "cust-1"
 PATIENT = 5.0

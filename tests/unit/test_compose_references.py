@@ -12,9 +12,9 @@ import opentelemetry.sdk.environment_variables as otel_variables
 import pytest
 
 from interlock.components import components
-from interlock.demo import DEMO_ENV
+from interlock.messaging.streams import all_stages
 from interlock.settings import Settings
-from interlock.streams import all_stages
+from interlock.tools.demo import DEMO_ENV
 from tests.support.compose_files import (
     COMPOSE,
     DOCKERFILE,

@@ -14,7 +14,7 @@ from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
 
 ABSTRACT = {InterlockError, TransientError}
 
-NOT_OURS = ("interlock.sim.",)
+NOT_OURS = ("interlock.simulators",)
 """The simulators stand in for outside systems: what they raise is theirs, not Interlock's."""
 
 NOT_IMPORTABLE = ("interlock.__main__", ".migrations")

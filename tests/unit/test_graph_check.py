@@ -22,7 +22,7 @@ def test_shipped_definitions_pass_the_graph_check(definition: WorkflowDefinition
     assert check(definition, GUARDS, ACTIONS) == []
 
 
-def test_support_v1_is_seed_000s_seventeen_states() -> None:
+def test_support_v1_is_the_sequential_seventeen_state_table() -> None:
     assert len(SUPPORT_V1.states) == 17
     assert {"RETRIEVING_POLICY", "INSPECTING_ACCOUNT"} <= set(SUPPORT_V1.states)
 

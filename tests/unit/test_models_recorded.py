@@ -1,4 +1,4 @@
-"""`RecordedModel`, the model client that replays recorded answers: seed-case fixtures
+"""`RecordedModel`, the model client that replays recorded answers: case files
 answered by attempt, native fixtures by task, copies of what it recorded, and a refusal
 naming the file and the problem for every malformed or ambiguous fixture."""
 

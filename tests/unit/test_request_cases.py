@@ -1,4 +1,4 @@
-"""The case-file runner's pure parts: loading seed 001's format with clear errors, and
+"""The case-file runner's pure parts: loading the case-file format with clear errors, and
 deriving outcomes and counters from recorded facts (never from `expected`)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from interlock.demo.casefile import SHIPPED, FixtureError, environment, load
-from interlock.demo.verdicts import COUNTERS, authorised, door_outcome, run_outcome, summary
+from interlock.tools.demo.casefile import SHIPPED, FixtureError, environment, load
+from interlock.tools.demo.verdicts import COUNTERS, authorised, door_outcome, run_outcome, summary
 
 SEED = json.loads(SHIPPED.read_text(encoding="utf-8"))
 
@@ -21,7 +21,7 @@ def write(tmp_path: Path, document: Any) -> Path:
     return path
 
 
-def test_the_shipped_file_is_seed_001s_eleven_cases() -> None:
+def test_the_shipped_file_holds_the_eleven_request_cases() -> None:
     fixture = load(SHIPPED)
     assert [c.id for c in fixture.cases] == [f"case-{n:02d}" for n in range(1, 12)]
     assert fixture.max_classifier_attempts == 2

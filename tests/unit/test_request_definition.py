@@ -1,4 +1,4 @@
-"""The `request` definition (seed 001): its graph proves the effect gate, and its table
+"""The `request` definition: its graph proves the effect gate, and its table
 decides approvals, retries, resumes and out-of-order commands as documented."""
 
 from __future__ import annotations

@@ -1,0 +1,40 @@
+"""`interlock`: run the stack, inspect workflows, send approvals and commands.
+
+Every command honours INTERLOCK_NATS_URL / INTERLOCK_DATABASE_URL; without them it uses (or
+starts) the embedded stack under INTERLOCK_HOME. Commands that report take `--json`.
+Exit codes: 0 success, 1 failure or mismatch, 2 bad usage or configuration, 3 a command the
+projector refused (the reason is printed).
+
+This module only assembles the app: the commands live in `run`, `inspect` and `operate`, and
+in the tools (`demo`, `bench`), which share their options through `interlock.options`.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from interlock.cli import inspect, operate, run
+from interlock.tools.bench import bench
+from interlock.tools.demo import demo
+
+app = typer.Typer(
+    help="Interlock: durable, guarded AI workflows on NATS JetStream and PostgreSQL.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command()(run.up)
+app.command()(run.service)
+app.command()(inspect.show)
+app.command()(inspect.trace)
+app.command(name="list")(inspect.list_workflows)
+app.command()(run.migrate)
+app.command()(run.health)
+app.command()(demo)
+app.command()(bench)
+for command in operate.COMMANDS:
+    app.command()(command)
+
+
+def main() -> None:
+    app(prog_name="interlock")

@@ -1,0 +1,75 @@
+"""Looking at workflows: one workflow (`show`), its causal tree (`trace`), listings (`list`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from interlock import console, queries
+from interlock.options import JsonOpt, load_settings, with_stack
+from interlock.telemetry import traces_dir
+from interlock.traceview import assemble, render
+
+T = TypeVar("T")
+
+
+def show(workflow_id: str, json_output: JsonOpt = False) -> None:
+    """A workflow's state, versions, data and its full audit history."""
+    view = _view(workflow_id)
+    console.print_json(view) if json_output else console.workflow(view)
+
+
+def trace(workflow_id: str, json_output: JsonOpt = False) -> None:
+    """A workflow's causal tree: every hop, its duration, states and refusals."""
+    s = load_settings()
+    tree = assemble(_view(workflow_id), traces_dir(s))
+    if json_output:
+        console.print_json(tree)
+        return
+    if not tree["spans"]:
+        ids = ", ".join(tree["trace_ids"]) or "none recorded"
+        console.errors.print(
+            f"no local spans for this workflow (INTERLOCK_LOCAL_TRACES off, or "
+            f"another host); look up trace {ids} in Jaeger"
+        )
+        raise typer.Exit(1)
+    console.console.print(f"trace {tree['trace_id']} ({len(tree['spans'])} spans)")
+    for line in render(tree):
+        console.console.print(line, markup=False, highlight=False)
+
+
+def list_workflows(
+    *,
+    state: Annotated[str | None, typer.Option(help="Only workflows in this state.")] = None,
+    workflow_type: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=10_000)] = 50,
+    json_output: JsonOpt = False,
+) -> None:
+    """Workflows, newest first."""
+    rows = with_stack(
+        lambda s, n, d: _query(
+            d, queries.workflow_list, state=state, workflow_type=workflow_type, limit=limit
+        )
+    )
+    console.print_json(rows) if json_output else console.workflows(rows)
+
+
+def _view(workflow_id: str) -> dict[str, Any]:
+    """The workflow's view; exit 1 when there is no such workflow."""
+    view = with_stack(lambda s, n, d: _query(d, queries.workflow_view, workflow_id))
+    if view is None:
+        console.errors.print(f"no workflow {workflow_id}")
+        raise typer.Exit(1)
+    return view
+
+
+async def _query(
+    database_url: str, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
+) -> T:
+    engine = queries.open_reader(database_url)
+    try:
+        return await fn(engine, *args, **kwargs)
+    finally:
+        await engine.dispose()

@@ -1,0 +1,38 @@
+"""The components a stack is made of, by name.
+
+The runtime's own components are `runtime.CORE` and the stage services of the installed
+workflow types. The composition root adds two extras: the simulator of the outside systems the
+stage services call (which `up`, the demo and the bench start by default) and the
+approval/webhook gateway (which `up` starts). What runs under each name is in `components`.
+"""
+
+from __future__ import annotations
+
+from interlock.runtime import default_components
+
+SIMULATOR = "sim"
+GATEWAY = "gateway"
+EXTRAS = (SIMULATOR, GATEWAY)
+
+
+def default_stack(*workflow_types: str) -> list[str]:
+    """What `up`, the demo and the bench start: the runtime's components for
+    `workflow_types` (default: all) and the simulator their stage services call."""
+    return default_components(*workflow_types, extras=[SIMULATOR])
+
+
+def names() -> list[str]:
+    """Every component name `interlock service` accepts."""
+    return default_components(extras=EXTRAS)
+
+
+def resolve_name(name: str) -> str:
+    """Accept `classify` for `support.classify` when unambiguous."""
+    known = names()
+    if name in known:
+        return name
+    matches = [k for k in known if k.split(".", 1)[-1] == name]
+    if len(matches) == 1:
+        return matches[0]
+    hint = f"one of: {', '.join(sorted(known))}"
+    raise ValueError(f"unknown or ambiguous component {name!r}; {hint}")

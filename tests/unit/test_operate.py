@@ -1,0 +1,101 @@
+"""The signal commands made by one factory: each offers its own options with the same names,
+defaults and help as before, sends its event with the payload its options make, and exits
+with the projector's verdict."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from interlock.cli import app, operate
+from interlock.contracts.envelope import Actor
+
+VIEW = {"data": {"recommendation_version": 4, "recommendation": {"amount": "20.00"}}}
+
+
+class Sent:
+    """What the command asked `send_and_wait` to send, and the decision it is answered with."""
+
+    def __init__(self, decision: dict[str, Any]) -> None:
+        self.decision = decision
+        self.calls: list[dict[str, Any]] = []
+
+    async def __call__(
+        self, *urls_id_event: str, payload: Callable[[dict[str, Any]], dict[str, Any]], actor: Actor
+    ) -> dict[str, Any]:
+        _, _, workflow_id, event_type = urls_id_event
+        self.calls.append(
+            {
+                "workflow_id": workflow_id,
+                "event": event_type,
+                "payload": payload(VIEW),
+                "actor": actor,
+            }
+        )
+        return self.decision
+
+
+def _invoke(
+    monkeypatch: pytest.MonkeyPatch, decision: dict[str, Any], *argv: str
+) -> tuple[Sent, int]:
+    sent = Sent(decision)
+
+    def with_stack(work: Callable[[Any, str, str], Coroutine[Any, Any, Any]]) -> Any:
+        return asyncio.run(work(None, "nats://n", "postgresql://d"))
+
+    monkeypatch.setattr(operate, "send_and_wait", sent)
+    monkeypatch.setattr(operate, "with_stack", with_stack)
+    result = CliRunner().invoke(app, list(argv))
+    return sent, result.exit_code
+
+
+ACCEPTED = {"accepted": True, "from_state": "A", "to_state": "B"}
+
+
+APPROVER = Actor(id="cli-approver", role="support_approver")
+OPERATOR = Actor(id="cli-operator", role="operator")
+
+
+@pytest.mark.parametrize(
+    ("command", "event", "payload", "actor"),
+    [
+        ("approve wf", "APPROVED", {"recommendation_version": 4, "amount": "20.00"}, APPROVER),
+        (
+            "approve wf --version 3 --amount 5.00 --as ann --role boss",
+            "APPROVED",
+            {"recommendation_version": 3, "amount": "5.00"},
+            Actor(id="ann", role="boss"),
+        ),
+        ("reject wf --reason no", "REJECTED_BY_REVIEWER", {"reason": "no"}, APPROVER),
+        ("cancel wf", "CANCEL_REQUESTED", {"reason": ""}, OPERATOR),
+        ("retry wf --as ops", "RETRY_REQUESTED", {}, Actor(id="ops", role="operator")),
+    ],
+)
+def test_a_signal_command_sends_its_event_with_the_payload_of_its_options(
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    event: str,
+    payload: dict[str, Any],
+    actor: Actor,
+) -> None:
+    sent, code = _invoke(monkeypatch, ACCEPTED, *command.split())
+    assert code == 0
+    assert sent.calls == [{"workflow_id": "wf", "event": event, "payload": payload, "actor": actor}]
+
+
+@pytest.mark.parametrize(("reason", "code"), [("guard_failed", 3), ("no_decision", 1)])
+def test_a_refusal_exits_3_and_no_decision_exits_1(
+    monkeypatch: pytest.MonkeyPatch, reason: str, code: int
+) -> None:
+    refused = {"accepted": False, "reason": reason, "detail": "d"}
+    assert _invoke(monkeypatch, refused, "cancel", "wf", "--json")[1] == code
+
+
+def test_options_another_command_owns_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent, code = _invoke(monkeypatch, ACCEPTED, "retry", "wf", "--reason", "x")
+    assert code == 2
+    assert sent.calls == []
