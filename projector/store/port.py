@@ -20,6 +20,9 @@ from interlock.projector.store.types import Stored, TraceInfo
 
 
 class WorkflowStore(Protocol):
+    """Where the projector keeps workflows. Every method raises `StoreUnavailable` when the
+    database cannot be reached: nothing of that call is known to be written."""
+
     async def load(self, workflow_id: str, event_id: str | None = None) -> Stored | None:
         """The workflow's current checkpoint, or None if there is none; `seen_event_ids` holds
         `event_id` if that event was already processed for this workflow."""
