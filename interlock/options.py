@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from pydantic import ValidationError
 
-from interlock import console
+from interlock import terminal
 from interlock.embedded import resolve_urls
 from interlock.settings import Settings
 
@@ -26,7 +26,7 @@ def load_settings() -> Settings:
         loaded = Settings()
     except ValidationError as exc:
         for err in exc.errors():
-            console.errors.print(f"[red]configuration:[/] {err['msg']}")
+            terminal.errors.print(f"[red]configuration:[/] {err['msg']}")
         raise typer.Exit(2) from None
     configure_logging(loaded.log_level)
     return loaded

@@ -19,7 +19,7 @@ import typer
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from interlock import console, queries
+from interlock import queries, terminal
 from interlock.composition import default_stack
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
@@ -62,10 +62,10 @@ def bench(
                 )
             )
     except BenchRefused as exc:
-        console.errors.print(f"[red]{exc}[/]")
+        terminal.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
     if json_output:
-        console.print_json(report)
+        terminal.print_json(report)
     else:
         _print(report)
     if report["failures"]:
@@ -240,7 +240,7 @@ def _report(
 
 
 def _print(r: dict[str, Any]) -> None:
-    console.console.print(
+    terminal.console.print(
         f"{r['workflows']} workflows at concurrency {r['concurrency']} in {r['seconds']} s: "
         f"[bold]{r['workflows_per_s']} workflows/s[/], {r['transitions_per_s']} transitions/s\n"
         f"end to end: p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms\n"

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import console
+from interlock import terminal
 from interlock.commands import send_and_wait
 from interlock.contracts.envelope import Actor
 from interlock.options import JsonOpt, with_stack
@@ -76,11 +76,11 @@ def signal_command(
 
 def _report(outcome: dict[str, Any], json_output: bool) -> None:
     if json_output:
-        console.print_json(outcome)
+        terminal.print_json(outcome)
     elif outcome.get("accepted"):
-        console.console.print(f"accepted: {outcome['from_state']} -> {outcome['to_state']}")
+        terminal.console.print(f"accepted: {outcome['from_state']} -> {outcome['to_state']}")
     else:
-        console.errors.print(f"[red]{outcome.get('reason')}[/]: {outcome.get('detail')}")
+        terminal.errors.print(f"[red]{outcome.get('reason')}[/]: {outcome.get('detail')}")
     if not outcome.get("accepted"):
         raise typer.Exit(1 if outcome.get("reason") == "no_decision" else 3)
 

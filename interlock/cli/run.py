@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from interlock import console, telemetry
+from interlock import telemetry, terminal
 from interlock.composition import GATEWAY, default_stack, resolve_name
 from interlock.health import attached
 from interlock.options import with_stack
@@ -27,10 +27,10 @@ def up(
         stop = _stop_on_signals()
         names = only or [*default_stack(), GATEWAY]
         async with supervised(s, nats_url, database_url, names) as supervisor:
-            console.console.print(f"NATS {nats_url}\nPostgreSQL {database_url}")
+            terminal.console.print(f"NATS {nats_url}\nPostgreSQL {database_url}")
             for child in supervisor.status():
-                console.console.print(f"  {child['name']:<32} pid {child['pid']}")
-            console.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
+                terminal.console.print(f"  {child['name']:<32} pid {child['pid']}")
+            terminal.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
             await stop.wait()
 
     with_stack(run)
@@ -62,14 +62,14 @@ def service(
 def migrate() -> None:
     """Apply database migrations and provision streams (`up` and `demo` do this themselves)."""
     with_stack(lambda s, n, d: prepare(n, d))
-    console.console.print("database schema and JetStream streams are up to date")
+    terminal.console.print("database schema and JetStream streams are up to date")
 
 
 def health(name: Annotated[str, typer.Argument(help="A component, as for `service`.")]) -> None:
     """Exit 0 if the component is attached to the broker (for container health checks)."""
     component = _known(name)
     ok, detail = with_stack(lambda s, n, d: attached(component, n))
-    (console.console if ok else console.errors).print(detail)
+    (terminal.console if ok else terminal.errors).print(detail)
     if not ok:
         raise typer.Exit(1)
 
@@ -79,7 +79,7 @@ def _known(name: str) -> str:
     try:
         return resolve_name(name)
     except ValueError as exc:
-        console.errors.print(f"[red]{exc}[/]")
+        terminal.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
 
 

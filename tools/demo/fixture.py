@@ -32,7 +32,7 @@ from nats.aio.client import Client
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import console, queries
+from interlock import queries, terminal
 from interlock.composition import default_stack
 from interlock.simulators import effect_rows
 from interlock.supervisor import Supervisor
@@ -248,7 +248,7 @@ async def _report(
 
 def show(report: FixtureReport) -> None:
     """The cases as a table, then the counters one per line (as the case runner prints them)."""
-    out = console.console
+    out = terminal.console
     if report.skipped:
         out.print(f"[yellow]request cases skipped:[/] {report.skipped}")
         return
