@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import inspect, operate, run
+from interlock.cli import describe, inspect, operate, run
 from interlock.tools.bench import bench
 from interlock.tools.demo import demo
 
@@ -28,6 +28,7 @@ app.command()(run.service)
 app.command()(inspect.show)
 app.command()(inspect.trace)
 app.command(name="list")(inspect.list_workflows)
+app.command()(describe.graph)
 app.command()(run.migrate)
 app.command()(run.health)
 app.command()(demo)
