@@ -14,7 +14,8 @@ from contextlib import AsyncExitStack
 import nats
 from faststream.nats import NatsBroker
 
-from interlock.composition import GATEWAY, SIMULATOR
+from interlock import console
+from interlock.composition import CONSOLE, GATEWAY, SIMULATOR
 from interlock.contracts import registry
 from interlock.contracts.graphcheck import assert_valid
 from interlock.messaging.streams import all_stages
@@ -97,6 +98,10 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
     )
 
 
+async def run_console(rt: Runtime, stop: asyncio.Event) -> None:
+    await console.serve(rt.settings, rt.nats_url, rt.database_url, stop)
+
+
 def stage_component(workflow_type: str, stage: str) -> Component:
     async def run(rt: Runtime, stop: asyncio.Event) -> None:
         async with AsyncExitStack() as exit_stack:
@@ -125,6 +130,7 @@ def components() -> dict[str, Component]:
         "timer": run_timer,
         SIMULATOR: run_sim,
         GATEWAY: run_gateway,
+        CONSOLE: run_console,
     }
     for workflow_type, stage in all_stages():
         found[f"{workflow_type}.{stage}"] = stage_component(workflow_type, stage)

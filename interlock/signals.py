@@ -58,3 +58,20 @@ def approval_payload(
         "recommendation_version": version or data.get("recommendation_version") or 1,
         "amount": amount or recommendation.get("amount") or "0",
     }
+
+
+def reason_payload(view: dict[str, Any], reason: str) -> dict[str, Any]:
+    """A rejection or cancellation, with why (for the audit trail)."""
+    return {"reason": reason}
+
+
+def changes_payload(view: dict[str, Any], feedback: str) -> dict[str, Any]:
+    """Ask for a new recommendation, naming the one reviewed and what should change."""
+    return {
+        "recommendation_version": view["data"].get("recommendation_version") or 1,
+        "feedback": feedback,
+    }
+
+
+def no_payload(view: dict[str, Any]) -> dict[str, Any]:
+    return {}

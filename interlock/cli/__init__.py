@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import describe, inspect, operate, run
+from interlock.cli import describe, inspect, operate, run, web
 from interlock.tools.bench import bench
 from interlock.tools.demo import demo
 
@@ -29,6 +29,7 @@ app.command()(inspect.show)
 app.command()(inspect.trace)
 app.command(name="list")(inspect.list_workflows)
 app.command()(describe.graph)
+app.command(name="console")(web.console_command)
 app.command()(run.migrate)
 app.command()(run.health)
 app.command()(demo)

@@ -16,7 +16,7 @@ from interlock import terminal
 from interlock.commands import send_and_wait
 from interlock.contracts.envelope import Actor
 from interlock.options import JsonOpt, with_stack
-from interlock.signals import approval_payload
+from interlock.signals import approval_payload, no_payload, reason_payload
 
 Payload = Callable[..., dict[str, Any]]
 """`payload(view, **options)`: the signal's payload, from the workflow's view and the values
@@ -89,14 +89,6 @@ def _reason(help_text: str | None = None) -> Parameter:
     return option("reason", Annotated[str, typer.Option(help=help_text)], "")
 
 
-def _with_reason(view: dict[str, Any], reason: str) -> dict[str, Any]:
-    return {"reason": reason}
-
-
-def _empty(view: dict[str, Any]) -> dict[str, Any]:
-    return {}
-
-
 _VERSION = Annotated[int | None, typer.Option(help="Recommendation version (default: current).")]
 _AMOUNT = Annotated[
     str | None, typer.Option(help="Approved amount (default: the recommended one).")
@@ -118,7 +110,7 @@ COMMANDS = [
         "REJECTED_BY_REVIEWER",
         "Reject the recommendation awaiting approval (or a workflow in manual review).",
         APPROVER,
-        payload=_with_reason,
+        payload=reason_payload,
         options=[_reason("Why, for the audit trail.")],
     ),
     signal_command(
@@ -126,7 +118,7 @@ COMMANDS = [
         "CANCEL_REQUESTED",
         "Request cancellation: immediate before the effect, reconciled first during it.",
         OPERATOR,
-        payload=_with_reason,
+        payload=reason_payload,
         options=[_reason()],
     ),
     signal_command(
@@ -134,6 +126,6 @@ COMMANDS = [
         "RETRY_REQUESTED",
         "Send a workflow in manual review back to the step that escalated.",
         OPERATOR,
-        payload=_empty,
+        payload=no_payload,
     ),
 ]

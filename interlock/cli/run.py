@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from interlock import telemetry, terminal
-from interlock.composition import GATEWAY, default_stack, resolve_name
+from interlock import console, telemetry, terminal
+from interlock.composition import CONSOLE, GATEWAY, default_stack, resolve_name
 from interlock.health import attached
 from interlock.options import with_stack
 from interlock.runtime import Runtime, prepare, supervised
@@ -20,16 +20,19 @@ from interlock.settings import Settings
 def up(
     only: Annotated[list[str] | None, typer.Option(help="Run only these components.")] = None,
 ) -> None:
-    """Run projector, relay, timers, simulator, approval gateway and every stage service
-    until Ctrl-C."""
+    """Run projector, relay, timers, simulator, approval gateway, operator console and every
+    stage service until Ctrl-C."""
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
-        stop = _stop_on_signals()
-        names = only or [*default_stack(), GATEWAY]
+        stop = stop_on_signals()
+        names = only or [*default_stack(), GATEWAY, CONSOLE]
         async with supervised(s, nats_url, database_url, names) as supervisor:
             terminal.console.print(f"NATS {nats_url}\nPostgreSQL {database_url}")
             for child in supervisor.status():
                 terminal.console.print(f"  {child['name']:<32} pid {child['pid']}")
+            if CONSOLE in names:
+                banner = console.banner(s, embedded=s.database_url is None)
+                terminal.console.print(banner, markup=False, highlight=False)
             terminal.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
             await stop.wait()
 
@@ -52,7 +55,7 @@ def service(
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
         telemetry.start(s, component_name)
         try:
-            await component(Runtime(s, nats_url, database_url), _stop_on_signals())
+            await component(Runtime(s, nats_url, database_url), stop_on_signals())
         finally:
             telemetry.stop()
 
@@ -83,7 +86,7 @@ def _known(name: str) -> str:
         raise typer.Exit(2) from None
 
 
-def _stop_on_signals() -> asyncio.Event:
+def stop_on_signals() -> asyncio.Event:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

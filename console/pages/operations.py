@@ -1,0 +1,46 @@
+"""Operations: stuck workflows, outbox lag, the newest dead letters, workflows per state, and
+small charts of the decisions and refusals the audit recorded in the last hour."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from interlock.console import deadletters, reads
+from interlock.console.guard import requires
+from interlock.console.web import console_of, render
+
+CHART_MINUTES = 60
+
+
+def bars(points: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Bar heights in percent of the largest total, for a small server-drawn chart."""
+    peak = max((sum(p[k] for k in keys) for p in points), default=0) or 1
+    return {
+        "peak": peak,
+        "points": [{**p, **{f"{k}_pct": 100 * p[k] / peak for k in keys}} for p in points],
+    }
+
+
+@requires()
+async def operations_page(request: Request) -> Response:
+    console = console_of(request)
+    engine = console.reader
+    stuck, _ = await reads.list_workflows(
+        engine, reads.Filters(stuck=True), stuck_after=console.settings.stuck_after, limit=20
+    )
+    activity = await reads.activity(engine, CHART_MINUTES)
+    refusals = await reads.refusals(engine, CHART_MINUTES)
+    context = {
+        "stuck": stuck,
+        "stuck_after": console.settings.stuck_after,
+        "lag": await reads.outbox_lag(engine),
+        "dead": await deadletters.newest(console.nats_url),
+        "counts": await reads.state_counts(engine, reads.Filters()),
+        "activity": bars(activity, ("accepted", "refused")),
+        "refusals": bars(refusals, ("n",)),
+        "minutes": CHART_MINUTES,
+    }
+    return render(request, "operations.html", context)

@@ -1,0 +1,44 @@
+"""The operator console in the foreground (`interlock console`), and the password hashes its
+configuration holds (`--hash-password`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from interlock import console, telemetry, terminal
+from interlock.cli.run import stop_on_signals
+from interlock.console.operators import hash_password
+from interlock.options import load_settings, with_stack
+from interlock.settings import Settings
+
+
+def console_command(
+    hash_only: Annotated[
+        bool,
+        typer.Option(
+            "--hash-password",
+            help="Read a password (prompted, not echoed) and print its argon2 hash for "
+            "INTERLOCK_CONSOLE_OPERATORS, then exit.",
+        ),
+    ] = False,
+) -> None:
+    """Serve the operator console (INTERLOCK_CONSOLE_HOST/_PORT, default 127.0.0.1:8090)
+    until Ctrl-C; `interlock up` runs it too."""
+    if hash_only:
+        load_settings()
+        password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+        print(hash_password(password))
+        return
+
+    async def run(s: Settings, nats_url: str, database_url: str) -> None:
+        stop = stop_on_signals()
+        telemetry.start(s, "console")
+        terminal.console.print(console.banner(s, embedded=s.database_url is None), markup=False)
+        try:
+            await console.serve(s, nats_url, database_url, stop)
+        finally:
+            telemetry.stop()
+
+    with_stack(run)
