@@ -28,7 +28,8 @@ async def newest(nats_url: str, limit: int = 20) -> dict[str, Any]:
         except NotFoundError:
             return {"total": 0, "letters": []}
         letters = []
-        for seq in range(state.last_seq, max(state.first_seq, state.last_seq - limit + 1) - 1, -1):
+        oldest = max(state.first_seq, state.last_seq - limit + 1, 1)
+        for seq in range(state.last_seq, oldest - 1, -1):
             try:
                 msg = await js.get_msg(subjects.STREAM_DLQ, seq)
             except NotFoundError:
