@@ -2,7 +2,7 @@
 
 - newest first, keyset-paginated by `(updated_at, id)`: overall, per (type, state) (also the
   per-state counts and the "waiting on a human" and "stuck" filters, which are lists of
-  (type, state) pairs), and per tenant;
+  (type, state) pairs), and per tenant (with its own per-state counts);
 - an id search by prefix (`LIKE 'abc%'` needs the pattern operator class under a
   non-C collation);
 - the audit by commit time, for the decisions and refusals of the last hour.
@@ -30,6 +30,8 @@ CREATE INDEX workflows_type_state_updated
 --;
 CREATE INDEX workflows_tenant_updated ON workflows (tenant_id, updated_at DESC, id DESC);
 --;
+CREATE INDEX workflows_tenant_type_state ON workflows (tenant_id, workflow_type, state);
+--;
 CREATE INDEX workflows_id_prefix ON workflows (id text_pattern_ops);
 --;
 DROP INDEX workflows_type_state;
@@ -44,6 +46,8 @@ DROP INDEX audit_recorded;
 CREATE INDEX workflows_type_state ON workflows (workflow_type, state);
 --;
 DROP INDEX workflows_id_prefix;
+--;
+DROP INDEX workflows_tenant_type_state;
 --;
 DROP INDEX workflows_tenant_updated;
 --;
