@@ -31,6 +31,7 @@ from interlock.options import JsonOpt, load_settings
 from interlock.runtime import supervised
 from interlock.settings import Settings
 from interlock.tools.bench_stats import ResourceSampler, hop_latencies
+from interlock.tools.console_pages import page_times
 
 APPROVER = Actor(id="bench-approver", role="support_approver")
 REQUEST = {
@@ -45,6 +46,9 @@ def bench(
     workflows: Annotated[int, typer.Option(min=1, help="Workflows to measure.")] = 200,
     concurrency: Annotated[int, typer.Option(min=1, help="Workflows in flight.")] = 20,
     warmup: Annotated[int, typer.Option(min=0, help="Unmeasured workflows first.")] = 20,
+    console_pages: Annotated[
+        bool, typer.Option(help="Also time each operator console page over the results.")
+    ] = False,
     json_output: JsonOpt = False,
 ) -> None:
     """Drive happy-path workflows and print throughput, latency, CPU and memory."""
@@ -61,9 +65,13 @@ def bench(
                     warmup=warmup,
                 )
             )
+            if console_pages:
+                newest = ("bench", report["workflow_ids"][-1]) if report["workflow_ids"] else None
+                report["console_pages"] = asyncio.run(page_times(s, nats_url, database_url, newest))
     except BenchRefused as exc:
         terminal.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
+    del report["workflow_ids"]
     if json_output:
         terminal.print_json(report)
     else:
@@ -200,7 +208,7 @@ async def run_bench(
         hops = await hop_latencies(engine, ids)
     finally:
         await engine.dispose()
-    return _report(
+    return {"workflow_ids": ids} | _report(
         n=workflows,
         concurrency=concurrency,
         wall=wall,
@@ -250,3 +258,5 @@ def _print(r: dict[str, Any]) -> None:
         f"CPU {r['cpu_seconds']} s ({r['cpu_percent']}% of one core), "
         f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}"
     )
+    for page, t in r.get("console_pages", {}).items():
+        terminal.console.print(f"console {page}: p50 {t['p50_ms']} ms, max {t['max_ms']} ms")
