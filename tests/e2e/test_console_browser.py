@@ -11,19 +11,21 @@ import os
 import shutil
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
+import httpx
 import nats
 import pytest
 from playwright.async_api import BrowserContext, Page, Playwright, async_playwright, expect
 
 from interlock import queries
-from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.settings import Settings
 from interlock.signals import publish
 from tests.support.console import PASSWORD, console_settings, served
 from tests.support.inprocess import stack_in_process
-from tests.support.payloads import REQUEST
+from tests.support.payloads import envelope
 from tests.support.polling import eventually
 
 pytestmark = [
@@ -84,16 +86,7 @@ class Console:
 
 async def start_workflow(nats_url: str) -> str:
     workflow_id = f"ticket-{uuid.uuid4().hex[:8]}"
-    event = Envelope(
-        event_id=f"req-{uuid.uuid4()}",
-        type="START",
-        workflow_type="support",
-        workflow_id=workflow_id,
-        tenant_id="acme",
-        actor=Actor(id="crm", role="upstream"),
-        occurred_at=utcnow(),
-        payload=REQUEST,
-    )
+    event = envelope("START", workflow_id=workflow_id, event_id=f"req-{uuid.uuid4()}")
     nc = await nats.connect(nats_url)
     try:
         await publish(nc.jetstream(), event)
@@ -131,6 +124,31 @@ async def log_in(page: Page, url: str, name: str) -> None:
     await page.get_by_label("Password").fill(PASSWORD)
     await page.get_by_role("button", name="Log in").click()
     await expect(page.get_by_role("heading", name="Workflows", exact=True)).to_be_visible()
+
+
+@asynccontextmanager
+async def signed_in(
+    running: Console, tmp: Path, name: str
+) -> AsyncIterator[tuple[BrowserContext, Page]]:
+    """A fresh browser profile with `name` logged in."""
+    async with async_playwright() as pw:
+        context = await running.browser(pw, tmp)
+        try:
+            page = await context.new_page()
+            await log_in(page, running.url, name)
+            yield context, page
+        finally:
+            await context.close()
+
+
+async def post_signal(
+    context: BrowserContext, running: Console, workflow_id: str, form: dict[str, Any]
+) -> int:
+    """Post a signal form by hand (no page offered it), with this browser's cookies."""
+    response = await context.request.post(
+        f"{running.url}/workflows/acme/{workflow_id}/signal", form=form, max_redirects=0
+    )
+    return response.status
 
 
 async def shoot(page: Page, name: str) -> None:
@@ -205,21 +223,13 @@ async def test_a_viewer_sees_no_approval_and_cannot_post_one(
     console: tuple[Console, list[str]], tmp_path: Path
 ) -> None:
     running, (_, second) = console
-    async with async_playwright() as pw:
-        context = await running.browser(pw, tmp_path)
-        page = await context.new_page()
-        await log_in(page, running.url, "victor")
+    async with signed_in(running, tmp_path, "victor") as (context, page):
         await page.goto(f"{running.url}/workflows/acme/{second}")
         await expect(page.locator("#current-state")).to_have_text("AWAITING_APPROVAL")
         await expect(page.get_by_role("button", name=f"Approve {second}")).to_have_count(0)
         token = await page.locator("input[name=csrf_token]").first.input_value()
-        refused = await context.request.post(
-            f"{running.url}/workflows/acme/{second}/signal",
-            form={"action": "approve", "next": "/", "csrf_token": token},
-            max_redirects=0,
-        )
-        assert refused.status == 403
-        await context.close()
+        form = {"action": "approve", "next": "/", "csrf_token": token}
+        assert await post_signal(context, running, second, form) == 403
     assert await running.state(second) == "AWAITING_APPROVAL"
     assert running.errors == []
 
@@ -228,20 +238,11 @@ async def test_a_forged_form_without_the_csrf_token_is_refused(
     console: tuple[Console, list[str]], tmp_path: Path
 ) -> None:
     running, (_, second) = console
-    async with async_playwright() as pw:
-        context = await running.browser(pw, tmp_path)
-        page = await context.new_page()
-        await log_in(page, running.url, "alice")
-        forged = await context.request.post(
-            f"{running.url}/workflows/acme/{second}/signal",
-            form={"action": "approve", "next": "/"},
-            max_redirects=0,
-        )
-        assert forged.status == 403
-        anonymous = await pw.request.new_context()
-        assert (await anonymous.get(f"{running.url}/api/workflows")).status == 401
-        await anonymous.dispose()
-        await context.close()
+    async with signed_in(running, tmp_path, "alice") as (context, _):
+        assert await post_signal(context, running, second, {"action": "approve"}) == 403
+        assert (await context.request.get(f"{running.url}/api/workflows")).status == 200
+    async with httpx.AsyncClient() as anonymous:
+        assert (await anonymous.get(f"{running.url}/api/workflows")).status_code == 401
     assert await running.state(second) == "AWAITING_APPROVAL"
 
 
@@ -249,10 +250,7 @@ async def test_the_inbox_is_navigable_from_the_keyboard(
     console: tuple[Console, list[str]], tmp_path: Path
 ) -> None:
     running, _ = console
-    async with async_playwright() as pw:
-        context = await running.browser(pw, tmp_path)
-        page = await context.new_page()
-        await log_in(page, running.url, "olga")
+    async with signed_in(running, tmp_path, "olga") as (_, page):
         await page.goto(f"{running.url}/tasks")
         await page.locator("article.task").first.focus()
         tasks = await page.locator("article.task").count()
@@ -265,5 +263,4 @@ async def test_the_inbox_is_navigable_from_the_keyboard(
         await page.keyboard.press("Tab")
         tag = await page.evaluate("document.activeElement.tagName")
         assert tag in {"A", "INPUT", "BUTTON"}
-        await context.close()
     assert running.errors == []

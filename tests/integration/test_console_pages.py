@@ -7,7 +7,14 @@ import asyncpg
 import pytest
 
 from interlock.settings import Settings
-from tests.support.console import PASSWORD, asgi_client, console_settings, csrf_of, log_in
+from tests.support.console import (
+    PASSWORD,
+    asgi_client,
+    console_settings,
+    csrf_of,
+    log_in,
+    signed_in,
+)
 from tests.support.workflow_rows import insert_workflow
 
 
@@ -65,7 +72,10 @@ async def test_a_login_without_the_csrf_token_is_refused(
         assert (await client.get("/api/workflows")).status_code == 401
 
 
-async def _seed(database_url: str) -> None:
+@pytest.fixture
+async def seeded(database_url: str) -> str:
+    """A database with a workflow awaiting approval, one in review (another tenant), one
+    completed and one stuck."""
     db = await asyncpg.connect(database_url)
     try:
         await insert_workflow(db, "t-approve", "AWAITING_APPROVAL", idle_s=30)
@@ -74,14 +84,13 @@ async def _seed(database_url: str) -> None:
         await insert_workflow(db, "t-stuck", "CLASSIFYING", idle_s=3600)
     finally:
         await db.close()
+    return database_url
 
 
 async def test_the_list_filters_counts_and_pages(
-    settings: Settings, nats_url: str, database_url: str
+    settings: Settings, nats_url: str, seeded: str
 ) -> None:
-    await _seed(database_url)
-    async with asgi_client(settings, nats_url, database_url) as client:
-        await log_in(client, "victor")
+    async with signed_in(settings, nats_url, seeded, "victor") as client:
 
         async def ids(**query: str) -> list[str]:
             body = (await client.get("/api/workflows", params=query)).json()
@@ -113,8 +122,7 @@ async def test_pages_paginate_newest_first_by_keyset(
             await insert_workflow(db, f"p-{i:03}", "COMPLETED", idle_s=i)
     finally:
         await db.close()
-    async with asgi_client(settings, nats_url, database_url) as client:
-        await log_in(client, "victor")
+    async with signed_in(settings, nats_url, database_url, "victor") as client:
         seen: list[str] = []
         cursor = ""
         while True:
@@ -127,11 +135,9 @@ async def test_pages_paginate_newest_first_by_keyset(
 
 
 async def test_every_page_renders_for_a_viewer_who_is_offered_no_forms(
-    settings: Settings, nats_url: str, database_url: str
+    settings: Settings, nats_url: str, seeded: str
 ) -> None:
-    await _seed(database_url)
-    async with asgi_client(settings, nats_url, database_url) as client:
-        await log_in(client, "victor")
+    async with signed_in(settings, nats_url, seeded, "victor") as client:
         for page in ("/", "/tasks", "/operations", "/workflows/acme/t-approve"):
             response = await client.get(page)
             assert response.status_code == 200, page
@@ -146,11 +152,9 @@ async def test_every_page_renders_for_a_viewer_who_is_offered_no_forms(
 
 
 async def test_signals_need_the_csrf_token_and_a_role_that_may_send_them(
-    settings: Settings, nats_url: str, database_url: str
+    settings: Settings, nats_url: str, seeded: str
 ) -> None:
-    await _seed(database_url)
-    async with asgi_client(settings, nats_url, database_url) as client:
-        await log_in(client, "alice")
+    async with signed_in(settings, nats_url, seeded, "alice") as client:
         page = await client.get("/workflows/acme/t-approve")
         assert 'value="approve"' in page.text
         form = {"action": "approve", "next": "/tasks"}
@@ -160,8 +164,7 @@ async def test_signals_need_the_csrf_token_and_a_role_that_may_send_them(
         assert (
             await client.post("/workflows/acme/t-approve/signal", data=wrong)
         ).status_code == 403
-    async with asgi_client(settings, nats_url, database_url) as client:
-        await log_in(client, "victor")
+    async with signed_in(settings, nats_url, seeded, "victor") as client:
         token = csrf_of((await client.get("/")).text)
         viewer = await client.post(
             "/workflows/acme/t-approve/signal", data={**form, "csrf_token": token}
@@ -170,11 +173,9 @@ async def test_signals_need_the_csrf_token_and_a_role_that_may_send_them(
 
 
 async def test_an_action_the_state_does_not_allow_is_not_sent(
-    settings: Settings, nats_url: str, database_url: str
+    settings: Settings, nats_url: str, seeded: str
 ) -> None:
-    await _seed(database_url)
-    async with asgi_client(settings, nats_url, database_url) as client:
-        await log_in(client, "olga")
+    async with signed_in(settings, nats_url, seeded, "olga") as client:
         token = csrf_of((await client.get("/")).text)
         response = await client.post(
             "/workflows/acme/t-done/signal",

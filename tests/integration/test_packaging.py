@@ -1,7 +1,7 @@
 """The distribution installs one importable root, `interlock`, and nothing else: the rooms
 (`contracts/`, `projector/`, `relay/`, `services/`, `messaging/`, `otel/`, `simulators/`,
-`tools/`, `console/`) live under it, so a user's own `services` or `contracts` package can never shadow
-ours or be shadowed by it."""
+`tools/`, `console/`) live under it, so a user's own `services` or `contracts` package can
+never shadow ours or be shadowed by it."""
 
 from __future__ import annotations
 

@@ -98,3 +98,13 @@ async def served(settings: Settings, nats_url: str, database_url: str) -> AsyncI
     finally:
         stop.set()
         await asyncio.wait_for(task, 15)
+
+
+@asynccontextmanager
+async def signed_in(
+    settings: Settings, nats_url: str, database_url: str, name: str
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of an in-process console with operator `name` logged in."""
+    async with asgi_client(settings, nats_url, database_url) as client:
+        await log_in(client, name)
+        yield client
