@@ -3,6 +3,7 @@ small charts of the decisions and refusals the audit recorded in the last hour."
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
@@ -13,6 +14,15 @@ from interlock.console.guard import requires
 from interlock.console.web import console_of, render
 
 CHART_MINUTES = 60
+
+
+def every_minute(points: list[dict[str, Any]], minutes: int) -> list[dict[str, Any]]:
+    """One point per minute of the window, zero where nothing was decided, so the chart's
+    time axis is even."""
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    found = {p["minute"]: p for p in points}
+    slots = [now - timedelta(minutes=m) for m in range(minutes - 1, -1, -1)]
+    return [found.get(t, {"minute": t, "accepted": 0, "refused": 0}) for t in slots]
 
 
 def bars(points: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -39,7 +49,7 @@ async def operations_page(request: Request) -> Response:
         "lag": await reads.outbox_lag(engine),
         "dead": await deadletters.newest(console.nats_url),
         "counts": await reads.state_counts(engine, reads.Filters()),
-        "activity": bars(activity, ("accepted", "refused")),
+        "activity": bars(every_minute(activity, CHART_MINUTES), ("accepted", "refused")),
         "refusals": bars(refusals, ("n",)),
         "minutes": CHART_MINUTES,
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import stat
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from interlock.console.operators import (
     parameters,
     signing_roles,
 )
+from interlock.console.pages.operations import bars, every_minute
 from interlock.console.presenting import REDACTED, model_calls, redact, waterfall
 from interlock.contracts.diagram import diagram
 from interlock.contracts.support import SUPPORT_V2
@@ -216,3 +218,20 @@ def test_up_prints_the_development_password_only_for_the_embedded_stack(tmp_path
     entry = ConsoleOperator(password_hash=SecretStr("$argon2id$x"))
     configured = settings.model_copy(update={"console_operators": {"a": entry}})
     assert banner(configured, embedded=True) == "console http://127.0.0.1:8090"
+
+
+def test_the_activity_chart_has_a_column_for_every_minute_of_its_window() -> None:
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    busy = {"minute": now - timedelta(minutes=2), "accepted": 4, "refused": 1}
+    points = every_minute([busy], 5)
+    assert [p["minute"] for p in points] == [now - timedelta(minutes=m) for m in (4, 3, 2, 1, 0)]
+    assert [(p["accepted"], p["refused"]) for p in points] == [
+        (0, 0),
+        (0, 0),
+        (4, 1),
+        (0, 0),
+        (0, 0),
+    ]
+    chart = bars(points, ("accepted", "refused"))
+    assert chart["peak"] == 5
+    assert chart["points"][2]["accepted_pct"] == 80.0
