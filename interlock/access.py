@@ -36,6 +36,16 @@ def secrets_of(settings: Settings) -> Secrets:
     return Secrets.of_home(settings.home, settings.secrets_dir)
 
 
+def component_roles(settings: Settings) -> dict[str, str]:
+    """The components' database roles and their passwords (generated on first need)."""
+    return secrets_of(settings).postgres_passwords(list(DATABASE_ROLES))
+
+
+def external_clients(settings: Settings) -> list[str]:
+    """The names `interlock client-url` knows: every client but the gateway component."""
+    return sorted(name for name in client_policies(settings) if name != broker.GATEWAY)
+
+
 def nats_identity(component: str) -> str:
     """The NATS user of a component: its own name, or `stage-<type>-<stage>` for a stage."""
     if "." in component:
@@ -63,15 +73,23 @@ def client_policies(settings: Settings) -> dict[str, ClientPolicy]:
     approval gateway's `gateway`, which sign for the roles they are configured with."""
     everything = frozenset({ANY})
     roles = frozenset(signing_roles_of(settings))
-    found = dict(settings.clients) if settings.clients is not None else {
-        UPSTREAM: ClientPolicy(publish=frozenset({"request"}), types=everything, tenants=everything),
-        APPROVALS: ClientPolicy(
-            publish=frozenset({"signal"}), types=everything, tenants=everything, roles=roles
-        ),
-    }
+    found = (
+        dict(settings.clients)
+        if settings.clients is not None
+        else {
+            UPSTREAM: ClientPolicy(
+                publish=frozenset({"request"}), types=everything, tenants=everything
+            ),
+            APPROVALS: ClientPolicy(
+                publish=frozenset({"signal"}), types=everything, tenants=everything, roles=roles
+            ),
+        }
+    )
     found.setdefault(
         OPERATOR,
-        ClientPolicy(publish=frozenset({"signal"}), types=everything, tenants=everything, roles=roles),
+        ClientPolicy(
+            publish=frozenset({"signal"}), types=everything, tenants=everything, roles=roles
+        ),
     )
     gateway_roles = frozenset(r for s in settings.gateway_senders.values() for r in s.roles)
     found[broker.GATEWAY] = ClientPolicy(
@@ -84,6 +102,15 @@ def broker_permissions(settings: Settings) -> dict[str, broker.Permissions]:
     """Every NATS identity and what it may do, for the installed workflow types."""
     clients = {k: v for k, v in client_policies(settings).items() if k != broker.GATEWAY}
     return broker.permissions(all_stages(), clients, registry.workflow_types())
+
+
+def as_client(settings: Settings, nats_url: str, client: str) -> str:
+    """The URL a command connects with to act as `client` (its messages carry that name):
+    `INTERLOCK_NATS_URL` itself when it names a user (the operator chose an identity), else
+    the server of `nats_url` with `client`'s credentials."""
+    if settings.nats_url is not None and urlsplit(settings.nats_url).username:
+        return settings.nats_url
+    return nats_url_as(without_credentials(nats_url), client, secrets_of(settings))
 
 
 def nats_url_as(url: str, identity: str, secrets: Secrets) -> str:

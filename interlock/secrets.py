@@ -112,7 +112,8 @@ class Secrets:
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
-            raise SecretsError(f"{self.directory / file} is unreadable: {type(exc).__name__}")
+            unreadable = f"{self.directory / file} is unreadable: {type(exc).__name__}"
+            raise SecretsError(unreadable) from None
         if not isinstance(loaded, dict):
             raise SecretsError(f"{self.directory / file} is not a JSON object")
         return {str(k): str(v) for k, v in loaded.items()}

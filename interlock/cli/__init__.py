@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import inspect, operate, run
+from interlock.cli import credentials, inspect, operate, run
 from interlock.tools.bench import bench
 from interlock.tools.demo import demo
 
@@ -30,6 +30,8 @@ app.command()(inspect.trace)
 app.command(name="list")(inspect.list_workflows)
 app.command()(run.migrate)
 app.command()(run.health)
+app.command(name="nats-config")(credentials.nats_config)
+app.command(name="client-url")(credentials.client_url)
 app.command()(demo)
 app.command()(bench)
 for command in operate.COMMANDS:

@@ -10,9 +10,11 @@ from typing import Annotated
 import typer
 
 from interlock import console, telemetry
+from interlock.access import component_roles
 from interlock.composition import GATEWAY, default_stack, resolve_name
+from interlock.endpoints import ENDPOINTS, write_endpoints
 from interlock.health import attached
-from interlock.options import with_stack
+from interlock.options import with_component, with_stack
 from interlock.runtime import Runtime, prepare, supervised
 from interlock.settings import Settings
 
@@ -27,7 +29,11 @@ def up(
         stop = _stop_on_signals()
         names = only or [*default_stack(), GATEWAY]
         async with supervised(s, nats_url, database_url, names) as supervisor:
-            console.console.print(f"NATS {nats_url}\nPostgreSQL {database_url}")
+            shown = write_endpoints(s, nats_url, database_url, names)
+            console.console.print(
+                f"NATS {shown['nats_url']} (clients: `interlock client-url NAME`)\n"
+                f"PostgreSQL {shown['database_url']}\nendpoints in {s.home / ENDPOINTS}"
+            )
             for child in supervisor.status():
                 console.console.print(f"  {child['name']:<32} pid {child['pid']}")
             console.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
@@ -49,20 +55,21 @@ def service(
 
     component = components()[component_name]
 
-    async def run(s: Settings, nats_url: str, database_url: str) -> None:
+    async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
         telemetry.start(s, component_name)
         try:
             await component(Runtime(s, nats_url, database_url), _stop_on_signals())
         finally:
             telemetry.stop()
 
-    with_stack(run)
+    with_component(component_name, run)
 
 
 def migrate() -> None:
-    """Apply database migrations and provision streams (`up` and `demo` do this themselves)."""
-    with_stack(lambda s, n, d: prepare(n, d))
-    console.console.print("database schema and JetStream streams are up to date")
+    """Apply database migrations, create the components' database roles and provision
+    streams (`up` and `demo` do this themselves)."""
+    with_stack(lambda s, n, d: prepare(n, d, component_roles(s)))
+    console.console.print("database schema, roles and JetStream streams are up to date")
 
 
 def health(name: Annotated[str, typer.Argument(help="A component, as for `service`.")]) -> None:

@@ -56,9 +56,7 @@ async def provision_roles(database_url: str, passwords: Mapping[str, str]) -> No
             await connection.execute("SELECT pg_advisory_xact_lock(hashtext('interlock.roles'))")
             for role, tables in GRANTS.items():
                 await _ensure_role(connection, role, passwords[role])
-                await connection.execute(
-                    f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}"
-                )
+                await connection.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}")
                 for table, privileges in tables.items():
                     await connection.execute(f"GRANT {privileges} ON {table} TO {role}")
             await connection.execute(

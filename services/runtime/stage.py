@@ -4,8 +4,9 @@ Per job, in order:
 1. parse the envelope and the job (malformed -> dead-letter `wf.dlq.<type>-<stage>`);
 2. skip the job if the open-jobs record says the workflow no longer waits for it;
 3. run the stage handler (a long call keeps the message alive with `in_progress`);
-4. publish exactly one result on `wf.in.result.<type>` whose event id is derived from the
-   job id, so a redelivered or doubly consumed job yields the same event and is deduplicated;
+4. publish exactly one result on `wf.in.result.<type>.<stage>` (the only result subject its
+   NATS user may publish on) whose event id is derived from the job id, so a redelivered or
+   doubly consumed job yields the same event and is deduplicated;
 5. ack.
 A handler failure naks with a growing delay; on the last permitted delivery the stage submits
 an `ESCALATE` instead, so the workflow goes to manual review rather than hanging.
@@ -197,7 +198,7 @@ async def submit(
         occurred_at=utcnow(),
         payload=dict(result.payload),
     )
-    subject = subjects.result(job_envelope.workflow_type)
+    subject = subjects.result(job_envelope.workflow_type, stage.name)
     headers = {subjects.HEADER_MSG_ID: event.event_id}
     span = publishing(tracer, subject, headers, message_id=event.event_id)
     try:
