@@ -84,7 +84,7 @@ async def test_a_request_from_plain_nats_py_is_visible_through_the_cli(
     nc = await nats.connect(stack["nats_url"])
     try:
         js = nc.jetstream()
-        await js.publish("wf.in.request.support", json.dumps(request).encode())
+        await js.publish("wf.in.request.support.upstream", json.dumps(request).encode())
         job_consumer = await js.pull_subscribe_bind(durable="support-classify", stream="WF_JOBS")
         (job,) = await job_consumer.fetch(1, timeout=60)
     finally:

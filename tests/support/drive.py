@@ -55,7 +55,8 @@ async def answer(
         occurred_at=utcnow(),
         payload=copy.deepcopy(PAYLOADS[event_type] if payload is None else payload),
     )
-    await h.publish(event, subjects.result("support"))
+    stage = str(jobs.get(job_id, {}).get("stage", "classify"))
+    await h.publish(event, subjects.result("support", stage))
     return await h.decided(workflow_id, event.event_id) if wait else {}
 
 

@@ -35,8 +35,11 @@ class Harness:
         self, event: Envelope, subject: str | None = None, msg_id: str | None = None
     ) -> None:
         if subject is None:
-            kind = "request" if event.type == "START" else "signal"
-            subject = f"{subjects.IN_PREFIX}.{kind}.{event.workflow_type}"
+            subject = (
+                subjects.request(event.workflow_type, "upstream")
+                if event.type == "START"
+                else subjects.signal(event.workflow_type, "approvals")
+            )
         headers = {subjects.HEADER_MSG_ID: msg_id} if msg_id else None
         await self.nc.jetstream().publish(subject, event.to_bytes(), headers=headers)
 
