@@ -61,9 +61,8 @@ def stack_urls(
     with ExitStack() as servers:
         nats_url = settings.nats_url
         if nats_url is None:
-            nats_server = EmbeddedNats(
-                tmp_path_factory.mktemp("nats"), config=nats_config(settings, session_secrets)
-            )
+            store = tmp_path_factory.mktemp("nats")
+            nats_server = EmbeddedNats(store, config=nats_config(settings, session_secrets, store))
             servers.callback(nats_server.stop)
             nats_url = nats_server.start()
         database_url = settings.database_url
@@ -83,13 +82,13 @@ def stack_urls(
         )
 
 
-def nats_config(settings: Settings, secrets: Secrets) -> str:
+def nats_config(settings: Settings, secrets: Secrets, store: Path) -> str:
     """The configuration the embedded stack runs its broker with, on the session's secrets."""
     permissions = access.broker_permissions(settings)
     return natsconf.render(
         host="127.0.0.1",
         port=-1,
-        store_dir=Path("jetstream"),
+        store_dir=store,
         passwords=secrets.nats_passwords(list(permissions)),
         permissions=permissions,
     )

@@ -79,8 +79,7 @@ class EmbeddedNats:
         binary = nats_server_binary()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         since = self.log_path.stat().st_size if self.log_path.exists() else 0
-        argv = [str(binary), *self._config_argv(), "-js", "-sd", str(self.data_dir)]
-        argv += ["-a", "127.0.0.1"]
+        argv = [str(binary), *self._config_argv(), "-a", "127.0.0.1"]
         argv += ["-p", "-1", "-m", "-1", "--ports_file_dir", str(self.data_dir)]
         process = launch(argv, log_path=self.log_path, death_signal=signal.SIGTERM)
         self._process = process
@@ -110,8 +109,10 @@ class EmbeddedNats:
             ports_file.unlink(missing_ok=True)
 
     def _config_argv(self) -> list[str]:
+        """The configuration file (JetStream and its storage included), or JetStream
+        storing under ``data_dir`` for a server without one."""
         if self.config is None:
-            return []
+            return ["-js", "-sd", str(self.data_dir)]
         path = self.data_dir / "nats.conf"
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(descriptor, "w") as out:
