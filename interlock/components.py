@@ -115,6 +115,7 @@ def stage_component(workflow_type: str, stage: str) -> Component:
                 handlers[stage],
                 OpenJobsReader(nc.jetstream()),
                 workers=rt.settings.stage_workers,
+                inbox_prefix=rt.inbox_prefix,
             )
             await nats_broker.start()
             exit_stack.push_async_callback(nats_broker.stop)

@@ -87,8 +87,16 @@ def stages_of(
     }
 
 
-def register(broker: NatsBroker, stage: Stage, jobs: OpenJobsReader, *, workers: int = 8) -> None:
-    """Subscribe `stage` to its job subject on `broker` (a durable pull consumer)."""
+def register(
+    broker: NatsBroker,
+    stage: Stage,
+    jobs: OpenJobsReader,
+    *,
+    workers: int = 8,
+    inbox_prefix: str = "_INBOX",
+) -> None:
+    """Subscribe `stage` to its job subject on `broker` (a durable pull consumer), pulling
+    into `inbox_prefix` (the only inbox the stage's NATS user may subscribe to)."""
 
     @broker.subscriber(
         subjects.job(stage.workflow_type, stage.name),
@@ -97,6 +105,7 @@ def register(broker: NatsBroker, stage: Stage, jobs: OpenJobsReader, *, workers:
         # One message per pull: delivered the moment it arrives (a bigger batch would wait
         # to fill, adding its timeout to every hop); `max_workers` gives the concurrency.
         pull_sub=PullSub(batch_size=1, timeout=5.0),
+        inbox_prefix=f"{inbox_prefix}.".encode(),
         max_workers=workers,
         ack_policy=AckPolicy.MANUAL,
         decoder=_undecoded,
