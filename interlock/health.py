@@ -16,6 +16,7 @@ from nats.js.errors import NotFoundError
 
 from interlock.access import without_credentials
 from interlock.contracts import subjects
+from interlock.contracts.urls import nats_inbox
 from interlock.services.adapters.sim import POLICY_CURRENT
 
 
@@ -31,7 +32,9 @@ def _consumer_of(component: str) -> tuple[str, str] | None:
 async def attached(component: str, nats_url: str) -> tuple[bool, str]:
     """(healthy, a one-line explanation)."""
     try:
-        nc = await nats.connect(nats_url, connect_timeout=2, max_reconnect_attempts=0)
+        nc = await nats.connect(
+            nats_url, connect_timeout=2, max_reconnect_attempts=0, inbox_prefix=nats_inbox(nats_url)
+        )
     except Exception as exc:
         return False, f"broker unreachable: {type(exc).__name__}"
     try:

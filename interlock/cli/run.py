@@ -73,9 +73,10 @@ def migrate() -> None:
 
 
 def health(name: Annotated[str, typer.Argument(help="A component, as for `service`.")]) -> None:
-    """Exit 0 if the component is attached to the broker (for container health checks)."""
+    """Exit 0 if the component is attached to the broker (for container health checks).
+    Asks as the component itself: a container holds its own credentials only."""
     component = _known(name)
-    ok, detail = with_stack(lambda s, n, d: attached(component, n))
+    ok, detail = with_component(component, lambda s, n, d: attached(component, n))
     (console.console if ok else console.errors).print(detail)
     if not ok:
         raise typer.Exit(1)
