@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from interlock import access
 from interlock.cli import app, operate
 from interlock.contracts.envelope import Actor
 
@@ -50,7 +51,7 @@ def _invoke(
 
     monkeypatch.setattr(operate, "send_and_wait", sent)
     monkeypatch.setattr(operate, "with_stack", with_stack)
-    monkeypatch.setattr(operate.access, "as_client", lambda s, url, client: f"{client}@{url}")
+    monkeypatch.setattr(access, "as_client", lambda s, url, client: f"{client}@{url}")
     result = CliRunner().invoke(app, list(argv))
     return sent, result.exit_code
 
