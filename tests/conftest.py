@@ -195,6 +195,8 @@ async def module_nats(stack_urls: tuple[str, str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def e2e_settings(tmp_path_factory: pytest.TempPathFactory, demo_environment: None) -> Settings:
+def e2e_settings(
+    tmp_path_factory: pytest.TempPathFactory, demo_environment: None, session_secrets: Secrets
+) -> Settings:
     home: Path = tmp_path_factory.mktemp("home")
-    return Settings(home=home)
+    return Settings(home=home, secrets_dir=session_secrets.directory)
