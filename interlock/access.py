@@ -11,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import SplitResult, quote, urlsplit
 
 from interlock.contracts import registry
-from interlock.contracts.clients import ANY, ClientPolicy, signing_roles
+from interlock.contracts.clients import ANY, ClientPolicy, Publishes, signing_roles
 from interlock.messaging import permissions as broker
 from interlock.messaging.streams import all_stages
 from interlock.projector.store.roles import PROJECTOR_ROLE, RELAY_ROLE, SIMULATOR_ROLE, TIMER_ROLE
@@ -71,31 +71,23 @@ def client_policies(settings: Settings) -> dict[str, ClientPolicy]:
     """Every external client: `INTERLOCK_CLIENTS` (default: `upstream` sends requests and
     `approvals` signals, for every type and tenant), plus the CLI's `operator` and the
     approval gateway's `gateway`, which sign for the roles they are configured with."""
-    everything = frozenset({ANY})
     roles = frozenset(signing_roles_of(settings))
     found = (
         dict(settings.clients)
         if settings.clients is not None
-        else {
-            UPSTREAM: ClientPolicy(
-                publish=frozenset({"request"}), types=everything, tenants=everything
-            ),
-            APPROVALS: ClientPolicy(
-                publish=frozenset({"signal"}), types=everything, tenants=everything, roles=roles
-            ),
-        }
+        else {UPSTREAM: _everywhere("request"), APPROVALS: _everywhere("signal", roles)}
     )
-    found.setdefault(
-        OPERATOR,
-        ClientPolicy(
-            publish=frozenset({"signal"}), types=everything, tenants=everything, roles=roles
-        ),
-    )
+    found.setdefault(OPERATOR, _everywhere("signal", roles))
     gateway_roles = frozenset(r for s in settings.gateway_senders.values() for r in s.roles)
-    found[broker.GATEWAY] = ClientPolicy(
-        publish=frozenset({"signal"}), types=everything, tenants=everything, roles=gateway_roles
-    )
+    # Configured explicitly (as the projector's process is given them), it stays as it is.
+    found.setdefault(broker.GATEWAY, _everywhere("signal", gateway_roles))
     return found
+
+
+def _everywhere(kind: Publishes, roles: frozenset[str] = frozenset()) -> ClientPolicy:
+    """A client sending `kind` for every workflow type and tenant."""
+    every = frozenset({ANY})
+    return ClientPolicy(publish=frozenset({kind}), types=every, tenants=every, roles=roles)
 
 
 def broker_permissions(settings: Settings) -> dict[str, broker.Permissions]:
