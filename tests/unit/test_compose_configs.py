@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -69,7 +68,7 @@ def test_collector_exports_traces_to_the_jaeger_service() -> None:
 # --- NATS ---------------------------------------------------------------------------------
 
 
-def _written_by(service: Mapping[str, Any], volume: str) -> str:
+def _written_by(service: dict[str, Any], volume: str) -> str:
     """Where `service` mounts `volume` (writable)."""
     return next(t for source, t in mounts(service) if source == volume)
 
@@ -107,7 +106,7 @@ def test_components_hold_the_credentials_read_only() -> None:
         ), name
 
 
-def _mounts_with_mode(service: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
+def _mounts_with_mode(service: dict[str, Any]) -> list[tuple[str, str, bool]]:
     found = []
     for volume in service.get("volumes", []):
         parts = str(volume).split(":")
