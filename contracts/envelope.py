@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
-from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import workflow_id_for
 
 MAX_MESSAGE_BYTES = 256 * 1024
@@ -55,21 +55,6 @@ class Envelope(BaseModel):
     def to_bytes(self) -> bytes:
         """Serialise for publishing (compact JSON, UTF-8)."""
         return self.model_dump_json(exclude_none=True).encode()
-
-
-class MalformedMessage(InterlockError):
-    """A message that can never be processed; it belongs in a dead-letter subject.
-
-    `reason` is a stable code (`oversized`, `bad_json`, `schema_mismatch`, `unknown_type`,
-    `unknown_workflow` …) and `detail` the validation error, both recorded with the dead letter.
-    """
-
-    code = ErrorCode.MALFORMED_MESSAGE
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}", hint="fix the publisher; see the dead letter")
-        self.reason = reason
-        self.detail = detail
 
 
 def workflow_id_of(event: Envelope) -> str:

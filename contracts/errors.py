@@ -1,31 +1,52 @@
-"""One exception root for everything Interlock raises on purpose, with a stable code.
+"""One exception root for everything Interlock raises on purpose, and the errors of the contracts.
 
-Every error a user can see says what happened and what to do about it (`hint`).
+Every Interlock error derives from `InterlockError` and declares, as properties of its class,
+a stable `code` (an `ErrorCode`) and whether it is `retryable`: a retryable error says the same
+call may succeed later (a dependency is down, a race was lost), so consumers redeliver with a
+backoff; any other error will fail again the same way. Retryable errors also derive from
+`TransientError`, so a caller may catch either way.
+
+Each layer keeps its own errors in one module (`projector.store.errors`, `projector.errors`,
+`relay.errors`, `services.errors`); the errors more than one layer raises live here:
+`StoreUnavailable` (the projector's store and the relay talk to the same PostgreSQL) and
+`PublishFailed` (the relay, the timer service and the gateway publish to the same broker).
+Adapters translate driver errors into these (`raise StoreUnavailable(...) from exc`), so no
+caller ever catches an asyncpg or nats exception. Every error a user can see says what
+happened and what to do about it (`hint`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
+from typing import ClassVar, Protocol
 
 
 class ErrorCode(StrEnum):
     MALFORMED_MESSAGE = "malformed_message"
-    UNKNOWN_WORKFLOW = "unknown_workflow"
+    UNKNOWN_DEFINITION = "unknown_definition"
     INVALID_DEFINITION = "invalid_definition"
     CONCURRENCY_CONFLICT = "concurrency_conflict"
     DUPLICATE_EVENT = "duplicate_event"
+    NOT_DUE_YET = "not_due_yet"
     STORE_UNAVAILABLE = "store_unavailable"
     BROKER_UNAVAILABLE = "broker_unavailable"
     EXTERNAL_TIMEOUT = "external_timeout"
     EXTERNAL_UNAVAILABLE = "external_unavailable"
     EXTERNAL_REJECTED = "external_rejected"
+    REFUSED = "refused"
+    EMBEDDED_START_FAILED = "embedded_start_failed"
     CONFIGURATION = "configuration"
 
 
 class InterlockError(Exception):
-    """Base of Interlock's own errors; `code` is stable, `hint` tells the reader what to do."""
+    """Base of Interlock's own errors; `code` is stable, `hint` tells the reader what to do.
 
-    code: ErrorCode = ErrorCode.CONFIGURATION
+    Abstract: raise a subclass, which declares its `code` and `retryable`.
+    """
+
+    code: ClassVar[ErrorCode]
+    retryable: ClassVar[bool] = False
 
     def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
@@ -37,4 +58,68 @@ class InterlockError(Exception):
 
 
 class TransientError(InterlockError):
-    """Worth retrying later: a dependency is down or a race was lost too often."""
+    """Base of the errors worth retrying later: a dependency is down or a race was lost."""
+
+    retryable = True
+
+
+class StoreUnavailable(TransientError):
+    """The database could not be reached or the connection was lost; nothing was written.
+    Retry after a backoff (a relay's leadership lock went with its connection)."""
+
+    code = ErrorCode.STORE_UNAVAILABLE
+    retryable = True
+
+
+class PublishFailed(TransientError):
+    """JetStream did not acknowledge a message (`__cause__` says why): it may or may not be
+    stored. Publishing it again under the same `Nats-Msg-Id` is safe: the broker drops a
+    duplicate."""
+
+    code = ErrorCode.BROKER_UNAVAILABLE
+    retryable = True
+
+
+class MalformedMessage(InterlockError):
+    """A message that can never be processed; it belongs in a dead-letter subject.
+
+    `reason` is a stable code (`oversized`, `bad_json`, `schema_mismatch`, `unknown_type`,
+    `unknown_workflow` …) and `detail` the validation error, both recorded with the dead letter.
+    """
+
+    code = ErrorCode.MALFORMED_MESSAGE
+    retryable = False
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}", hint="fix the publisher; see the dead letter")
+        self.reason = reason
+        self.detail = detail
+
+
+class UnknownDefinition(InterlockError):
+    """No definition is registered for that workflow type (and version)."""
+
+    code = ErrorCode.UNKNOWN_DEFINITION
+    retryable = False
+
+
+class Issue(Protocol):
+    """One finding of the graph check (`graphcheck.GraphIssue`)."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+
+class DefinitionError(InterlockError):
+    """A definition failed the graph check; the message lists every issue found."""
+
+    code = ErrorCode.INVALID_DEFINITION
+    retryable = False
+
+    def __init__(self, workflow_type: str, version: int, issues: Sequence[Issue]) -> None:
+        lines = "\n".join(f"  - [{i.code}] {i.message}" for i in issues)
+        super().__init__(f"workflow definition {workflow_type!r} v{version} is refused:\n{lines}")
+        self.issues = list(issues)

@@ -20,6 +20,7 @@ from interlock.contracts.definition import (
     Transition,
     WorkflowDefinition,
 )
+from interlock.contracts.errors import DefinitionError
 
 
 class GraphIssue(BaseModel):
@@ -27,18 +28,6 @@ class GraphIssue(BaseModel):
 
     code: str
     message: str
-
-
-class DefinitionError(ValueError):
-    """A definition failed the graph check; the message lists every issue found."""
-
-    def __init__(self, definition: WorkflowDefinition, issues: list[GraphIssue]) -> None:
-        lines = "\n".join(f"  - [{i.code}] {i.message}" for i in issues)
-        super().__init__(
-            f"workflow definition {definition.workflow_type!r} v{definition.version} "
-            f"is refused:\n{lines}"
-        )
-        self.issues = issues
 
 
 def targets(definition: WorkflowDefinition, transition: Transition) -> set[str]:
@@ -69,7 +58,7 @@ def assert_valid(
 ) -> None:
     issues = check(definition, known_guards, known_actions)
     if issues:
-        raise DefinitionError(definition, issues)
+        raise DefinitionError(definition.workflow_type, definition.version, issues)
 
 
 class _Issues(list[GraphIssue]):

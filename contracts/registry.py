@@ -9,16 +9,13 @@ from __future__ import annotations
 from functools import cache
 
 from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.errors import UnknownDefinition
 from interlock.contracts.request import REQUEST_V1
 from interlock.contracts.support import SUPPORT_V1, SUPPORT_V2
 
 DEFINITIONS: dict[tuple[str, int], WorkflowDefinition] = {
     (d.workflow_type, d.version): d for d in (SUPPORT_V1, SUPPORT_V2, REQUEST_V1)
 }
-
-
-class UnknownDefinition(LookupError):
-    """No definition is registered for that workflow type (and version)."""
 
 
 def get(workflow_type: str, version: int) -> WorkflowDefinition:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, ConfigDict, Field
 
 from interlock.contracts.payloads import ModelCall, Payload, PolicyCheck, ShortText, Text
 
@@ -98,8 +98,11 @@ class Evidence(Payload):
     priority: bool
 
 
-class Decision(Payload):
+class RoutingProposal(Payload):
     """The classifier's closed proposal; a recommendation, never an authorisation."""
+
+    # The JSON schema the model is asked to meet keeps the title it was published with.
+    model_config = ConfigDict(title="Decision")
 
     category: RequestType
     recommended_route: Route
@@ -108,7 +111,7 @@ class Decision(Payload):
 
 
 class Classification(Payload):
-    decision: Decision
+    decision: RoutingProposal
     call: ModelCall
     versions: Versions = Field(default_factory=dict)
 

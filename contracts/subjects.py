@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from interlock.contracts.envelope import MalformedMessage
+from interlock.contracts.errors import MalformedMessage
 
 IN_PREFIX = "wf.in"
 JOB_PREFIX = "wf.job"

@@ -21,7 +21,7 @@ from interlock.messaging.streams import all_stages
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.service import Projector
-from interlock.projector.store.repository import open_store
+from interlock.projector.store.postgres import open_store
 from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.timers import TimerService

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock.projector.store.engine import create_engine
+from interlock.projector.store.database import database_pool
 from interlock.projector.store.schema import audit, workflows
 
 AUDIT_FIELDS = (
@@ -33,7 +33,7 @@ AUDIT_FIELDS = (
 
 def open_reader(database_url: str, *, pool_size: int = 1) -> AsyncEngine:
     """A small pool for reading these models; the caller disposes of it."""
-    return create_engine(database_url, pool_size=pool_size)
+    return database_pool(database_url, pool_size=pool_size)
 
 
 async def workflow_view(engine: AsyncEngine, workflow_id: str) -> dict[str, Any] | None:

@@ -25,14 +25,19 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from interlock.contracts.errors import ErrorCode, InterlockError
+
 NATS_FILE = "nats.json"
 POSTGRES_FILE = "postgres.json"
 SIGNING_KEY_FILE = "job-signing.key"
 PUBLIC_KEY_FILE = "job-signing.pub"
 
 
-class SecretsError(RuntimeError):
+class SecretsError(InterlockError):
     """A credential is missing and cannot be created here, or a file is unreadable."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
 
 
 class Secrets:

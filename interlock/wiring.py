@@ -16,7 +16,7 @@ from interlock.services.models import model_client
 from interlock.services.ports import ModelClient
 from interlock.services.request import RequestPorts
 from interlock.services.request import stages as request_stages
-from interlock.services.runtime.stage import Stage
+from interlock.services.runtime.stage import StageWorker
 from interlock.services.support import SupportPorts
 from interlock.services.support import stages as support_stages
 
@@ -34,7 +34,7 @@ def model_from_settings(rt: Runtime, workflow_type: str | None = None) -> ModelC
     return client
 
 
-def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Stage]:
+def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, StageWorker]:
     """The stages of `workflow_type`, wired to the configured model and external systems."""
     builders = {"support": _support_stages, "request": _request_stages}
     if workflow_type not in builders:
@@ -42,7 +42,7 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
     return builders[workflow_type](rt, nc)
 
 
-def _support_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
+def _support_stages(rt: Runtime, nc: Client) -> dict[str, StageWorker]:
     timeout = rt.settings.external_timeout
     ports = SupportPorts(
         model=model_from_settings(rt, "support"),
@@ -54,6 +54,6 @@ def _support_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
     return support_stages(ports)
 
 
-def _request_stages(rt: Runtime, nc: Client) -> dict[str, Stage]:
+def _request_stages(rt: Runtime, nc: Client) -> dict[str, StageWorker]:
     effects = SimEffectProvider(nc, timeout=rt.settings.external_timeout)
     return request_stages(RequestPorts(model=model_from_settings(rt, "request"), effects=effects))

@@ -32,7 +32,8 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, Span
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import Envelope, MalformedMessage, utcnow
+from interlock.contracts.envelope import Envelope, utcnow
+from interlock.contracts.errors import MalformedMessage
 from interlock.messaging.deadletter import (
     dead_letter,
     deliveries,
@@ -43,7 +44,8 @@ from interlock.messaging.pull import PullConsumer
 from interlock.otel.messaging import consuming, link_from
 from interlock.otel.propagation import current_trace_id, inject
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
-from interlock.projector.service import NotDueYet, Outcome, Projector
+from interlock.projector.errors import NotDueYet
+from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.types import TraceInfo
 
 log = logging.getLogger("interlock.projector")
@@ -112,7 +114,7 @@ async def consume(broker: NatsBroker, projector: Projector, parsed: Parsed) -> N
     await raw.ack()
 
 
-def _describe(span: Span, outcome: Outcome) -> None:
+def _describe(span: Span, outcome: EventOutcome) -> None:
     span.set_attributes(
         {
             "interlock.workflow_id": outcome.workflow_id,

@@ -15,7 +15,8 @@ from contextlib import suppress
 
 from nats.aio.msg import Msg
 
-from interlock.contracts.envelope import Envelope, MalformedMessage, parse_envelope, workflow_id_of
+from interlock.contracts.envelope import Envelope, parse_envelope, workflow_id_of
+from interlock.contracts.errors import MalformedMessage
 
 log = logging.getLogger("interlock.projector")
 Parsed = tuple[Msg, Envelope | MalformedMessage]

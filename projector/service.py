@@ -22,18 +22,19 @@ from interlock.contracts import registry
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import (
     Envelope,
-    MalformedMessage,
     summarise,
     utcnow,
     workflow_id_of,
 )
-from interlock.contracts.errors import TransientError
+from interlock.contracts.errors import MalformedMessage, UnknownDefinition
 from interlock.contracts.ids import fingerprint
 from interlock.contracts.subjects import Inbound
 from interlock.otel import metrics
 from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
-from interlock.projector.store.repository import ConcurrencyConflict, DuplicateEvent, WorkflowStore
+from interlock.projector.errors import NotDueYet
+from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
+from interlock.projector.store.port import WorkflowStore
 from interlock.projector.store.types import NO_TRACE, Stored, TraceInfo
 
 log = logging.getLogger("interlock.projector")
@@ -41,7 +42,7 @@ tracer = trace.get_tracer("interlock.projector")
 
 
 @dataclass(frozen=True)
-class Outcome:
+class EventOutcome:
     """What happened to one event, for the consumer's span, metrics and logs."""
 
     workflow_id: str
@@ -52,15 +53,6 @@ class Outcome:
     to_state: str | None = None
     version: int | None = None
     reason: str | None = None
-
-
-class NotDueYet(TransientError):
-    """A timer firing arrived before its time (clock skew between services); the consumer
-    redelivers it when due instead of discarding it."""
-
-    def __init__(self, retry_at: datetime) -> None:
-        super().__init__(f"not due before {retry_at.isoformat()}")
-        self.retry_at = retry_at
 
 
 class Projector:
@@ -82,7 +74,7 @@ class Projector:
 
     async def handle(
         self, event: Envelope, trace: TraceInfo = NO_TRACE, *, inbound: Inbound | None = None
-    ) -> Outcome:
+    ) -> EventOutcome:
         """Decide `event`. `inbound` is what its subject says: the kind of event, the
         workflow type and the sender the broker admitted on it (None: an in-process caller
         that did not go through the broker)."""
@@ -123,11 +115,11 @@ class Projector:
             self._remember(decision, stored.fingerprint)
             _measure(definition, decision, checked, stored, self._clock())
             return _accepted(decision, checked)
-        raise TransientError(f"{event.workflow_id}: lost {self._max_conflicts} races in a row")
+        raise ConcurrencyConflict(f"{event.workflow_id}: lost {self._max_conflicts} races in a row")
 
     async def _start(
         self, definition: WorkflowDefinition, event: Envelope, trace: TraceInfo
-    ) -> Outcome:
+    ) -> EventOutcome:
         checked = validated(definition, event)
         workflow_id = workflow_id_of(event)
         checked = checked.model_copy(update={"workflow_id": workflow_id})
@@ -145,15 +137,7 @@ class Projector:
                     else "the request key was reused with a different payload; nothing created",
                 )
                 return await self._reject(stored.workflow, checked, rejection, trace)
-            blank = Workflow(
-                workflow_id=workflow_id,
-                workflow_type=definition.workflow_type,
-                tenant_id=event.tenant_id,
-                state=definition.initial_state,
-                version=0,
-                definition_version=definition.version,
-                correlation_id=event.correlation_id or event.event_id,
-            )
+            blank = first_checkpoint(definition, checked)
             decision = resolve(definition, blank, checked, self._context(definition))
             if not isinstance(decision, Accepted):
                 raise MalformedMessage("invalid_request", decision.detail)
@@ -163,11 +147,11 @@ class Projector:
                 self._remember(decision, request_fp)
                 metrics.transition(definition.workflow_type, checked.type, True, None)
                 return _accepted(decision, checked)
-        raise TransientError(f"{workflow_id}: creation kept racing")
+        raise ConcurrencyConflict(f"{workflow_id}: creation kept racing")
 
     async def _reject(
         self, wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
-    ) -> Outcome:
+    ) -> EventOutcome:
         if rejection.reason != "duplicate":
             try:
                 await self._store.reject(wf, event, rejection, trace)
@@ -204,6 +188,19 @@ def _addressed_to(wf: Workflow, event: Envelope) -> bool:
     return wf.workflow_type == event.workflow_type and wf.tenant_id == event.tenant_id
 
 
+def first_checkpoint(definition: WorkflowDefinition, request: Envelope) -> Workflow:
+    """The workflow a request creates, as it stands before its first transition."""
+    return Workflow(
+        workflow_id=workflow_id_of(request),
+        workflow_type=definition.workflow_type,
+        tenant_id=request.tenant_id,
+        state=definition.initial_state,
+        version=0,
+        definition_version=definition.version,
+        correlation_id=request.correlation_id or request.event_id,
+    )
+
+
 def validated(definition: WorkflowDefinition, event: Envelope) -> Envelope:
     """The event with its payload checked against the definition and normalised."""
     spec = definition.event(event.type)
@@ -224,7 +221,7 @@ def validated(definition: WorkflowDefinition, event: Envelope) -> Envelope:
 def _latest(workflow_type: str) -> WorkflowDefinition:
     try:
         return registry.latest(workflow_type)
-    except registry.UnknownDefinition as exc:
+    except UnknownDefinition as exc:
         raise MalformedMessage("unknown_workflow_type", str(exc)) from exc
 
 
@@ -249,9 +246,9 @@ def _measure(
         metrics.retry(wf_type, source, str(event.payload.get("error_class", "unknown")))
 
 
-def _accepted(decision: Accepted, event: Envelope) -> Outcome:
+def _accepted(decision: Accepted, event: Envelope) -> EventOutcome:
     wf = decision.workflow
-    return Outcome(
+    return EventOutcome(
         workflow_id=wf.workflow_id,
         workflow_type=wf.workflow_type,
         event_type=event.type,
@@ -262,8 +259,8 @@ def _accepted(decision: Accepted, event: Envelope) -> Outcome:
     )
 
 
-def _outcome(wf: Workflow, event: Envelope, rejection: Rejected) -> Outcome:
-    return Outcome(
+def _outcome(wf: Workflow, event: Envelope, rejection: Rejected) -> EventOutcome:
+    return EventOutcome(
         workflow_id=wf.workflow_id,
         workflow_type=wf.workflow_type,
         event_type=event.type,

@@ -1,7 +1,12 @@
 """Outbox relay: publishes committed outbox rows to JetStream in commit-safe order."""
 
 from interlock.relay.backoff import Backoff
-from interlock.relay.errors import LeadershipLost, PublishFailed, SchemaMissing, StoreUnavailable
+from interlock.relay.errors import (
+    LeadershipLost,
+    OutboxPublishFailed,
+    SchemaMissing,
+    TimerPublishFailed,
+)
 from interlock.relay.publish import DEAD_LETTER_SUBJECT, PublishDone, PublishHook
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.store import Cursor, OutboxRow
@@ -11,11 +16,11 @@ __all__ = [
     "Backoff",
     "Cursor",
     "LeadershipLost",
+    "OutboxPublishFailed",
     "OutboxRelay",
     "OutboxRow",
     "PublishDone",
-    "PublishFailed",
     "PublishHook",
     "SchemaMissing",
-    "StoreUnavailable",
+    "TimerPublishFailed",
 ]

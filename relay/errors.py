@@ -1,15 +1,12 @@
-"""The relay's own errors; callers never see asyncpg or nats exceptions directly."""
+"""The relay's and the timer service's own errors; callers never see asyncpg or nats exceptions.
+
+A lost database is the shared `StoreUnavailable` (`interlock.contracts.errors`); a refused
+publish is a `PublishFailed`, which these refine with what the relay knows about it.
+"""
 
 from __future__ import annotations
 
-from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
-
-
-class StoreUnavailable(TransientError):
-    """The relay lost (or could not open) its database connection; it reconnects after a
-    backoff, and its leadership lock went with the connection."""
-
-    code = ErrorCode.STORE_UNAVAILABLE
+from interlock.contracts.errors import ErrorCode, InterlockError, PublishFailed, TransientError
 
 
 class LeadershipLost(TransientError):
@@ -17,20 +14,23 @@ class LeadershipLost(TransientError):
     this relay published meanwhile carry the same Nats-Msg-Id, so the broker drops them."""
 
     code = ErrorCode.CONCURRENCY_CONFLICT
+    retryable = True
 
 
 class SchemaMissing(InterlockError):
     """The outbox tables are not there: the relay points at an unmigrated database."""
 
     code = ErrorCode.CONFIGURATION
+    retryable = False
 
 
-class PublishFailed(TransientError):
+class OutboxPublishFailed(PublishFailed):
     """Row `row_id` was not stored by JetStream (`__cause__` says why). The cursor stopped
     just before it, after the `published` rows of the same pass; `attempts` counts the
     consecutive failures of this row."""
 
     code = ErrorCode.BROKER_UNAVAILABLE
+    retryable = True
 
     def __init__(self, row_id: int, attempts: int, published: int, cause: BaseException) -> None:
         super().__init__(
@@ -41,3 +41,11 @@ class PublishFailed(TransientError):
         self.row_id = row_id
         self.attempts = attempts
         self.published = published
+
+
+class TimerPublishFailed(PublishFailed):
+    """JetStream did not acknowledge a firing (`__cause__` says why). The batch was rolled
+    back: its timers are still armed and fire again, under the same event ids."""
+
+    code = ErrorCode.BROKER_UNAVAILABLE
+    retryable = True

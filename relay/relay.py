@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 from nats.js import JetStreamContext
 
+from interlock.contracts.errors import StoreUnavailable
 from interlock.relay import store
 from interlock.relay.backoff import Backoff
 from interlock.relay.clock import wait_any
-from interlock.relay.errors import LeadershipLost, PublishFailed, StoreUnavailable
+from interlock.relay.errors import LeadershipLost, OutboxPublishFailed
 from interlock.relay.publish import Publisher, PublishHook, refusal_reason
 from interlock.relay.store import Cursor, OutboxRow, OutboxStore
 from interlock.relay.tracing import traced_publish
@@ -104,7 +105,7 @@ class OutboxRelay:
     async def publish_pending(self) -> int:
         """Publish every row that is ready, batch by batch; returns how many rows the cursor
         moved past (published, or dead-lettered). Returns 0 without publishing when another
-        relay leads. Raises `PublishFailed` (the cursor stops just before the failing row),
+        relay leads. Raises `OutboxPublishFailed` (the cursor stops just before the failing row),
         `StoreUnavailable`, `LeadershipLost`."""
         try:
             return await self._publish_ready() if await self._lead() else 0
@@ -139,7 +140,7 @@ class OutboxRelay:
         while rows := await self._ready_store().fetch(self._position(), self._batch_size):
             try:
                 moved += await self._relay(rows)
-            except PublishFailed as exc:
+            except OutboxPublishFailed as exc:
                 exc.published += moved
                 raise
             if len(rows) < self._batch_size:
@@ -151,7 +152,7 @@ class OutboxRelay:
         try:
             moved = await self.publish_pending()
             await self._prune_if_due()
-        except PublishFailed as exc:
+        except OutboxPublishFailed as exc:
             cause = type(exc.__cause__).__name__
             log.warning(
                 "relay %s: row %d: %s (attempt %d)", self._name, exc.row_id, cause, exc.attempts
@@ -185,7 +186,7 @@ class OutboxRelay:
         if done:
             await self._advance(rows[done - 1].position)
         if error is not None:
-            raise PublishFailed(rows[done].id, self._failing.attempts, done, error) from error
+            raise OutboxPublishFailed(rows[done].id, self._failing.attempts, done, error) from error
         self._failing = _Failing()
         return done
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import asyncpg
 
-from interlock.relay.errors import LeadershipLost, SchemaMissing, StoreUnavailable
+from interlock.contracts.errors import StoreUnavailable
+from interlock.relay.errors import LeadershipLost, SchemaMissing
 
 CHANNEL = "interlock_outbox"
 

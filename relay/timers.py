@@ -30,11 +30,12 @@ from nats.js import JetStreamContext
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
-from interlock.contracts.errors import ErrorCode, TransientError
+from interlock.contracts.errors import StoreUnavailable, TransientError
 from interlock.contracts.ids import derive
 from interlock.contracts.payloads import TimerFired
 from interlock.relay.backoff import Backoff
 from interlock.relay.clock import Clock, seconds_until, wait_any
+from interlock.relay.errors import TimerPublishFailed
 from interlock.relay.publish import string_headers
 from interlock.relay.store import UNAVAILABLE, close_quietly
 from interlock.relay.tracing import finish, start_publish
@@ -64,19 +65,6 @@ UPDATE timers SET status = 'published', updated_at = now() WHERE id = ANY($1::te
 NEXT_DUE = "SELECT min(fire_at) FROM timers WHERE status = 'armed'"
 
 _BROKER_ERRORS = (nats.errors.Error, TimeoutError, OSError)
-
-
-class TimerStoreUnavailable(TransientError):
-    """The database could not be reached or the connection was lost; nothing was marked."""
-
-    code = ErrorCode.STORE_UNAVAILABLE
-
-
-class TimerPublishFailed(TransientError):
-    """JetStream did not acknowledge a firing (`__cause__` says why). The batch was rolled
-    back: its timers are still armed and fire again, under the same event ids."""
-
-    code = ErrorCode.BROKER_UNAVAILABLE
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +103,7 @@ async def _store_errors() -> AsyncIterator[None]:
     try:
         yield
     except UNAVAILABLE as exc:
-        raise TimerStoreUnavailable(f"database unavailable: {type(exc).__name__}") from exc
+        raise StoreUnavailable(f"database unavailable: {type(exc).__name__}") from exc
 
 
 async def _connect(url: str) -> asyncpg.Connection:
@@ -154,7 +142,7 @@ class TimerService:
     async def fire_due(self) -> int:
         """Fire every armed timer due by `clock()`, `batch_size` rows per transaction; returns
         how many were published. Raises `TimerPublishFailed` (that batch rolled back, earlier
-        batches stay committed) or `TimerStoreUnavailable`."""
+        batches stay committed) or `StoreUnavailable`."""
         now, fired = self._clock(), 0
         async with self._session() as connection:
             while True:

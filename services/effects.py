@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from interlock.services.ports import ExternalTimeout
+from interlock.services.errors import ExternalTimeout, OutcomeUnknown
 
 RequestT_contra = TypeVar("RequestT_contra", contravariant=True)
 ReceiptT_co = TypeVar("ReceiptT_co", covariant=True)
@@ -25,11 +25,6 @@ class KeyedEffects(Protocol[RequestT_contra, ReceiptT_co]):
     async def execute(self, request: RequestT_contra) -> ReceiptT_co: ...
 
     async def lookup(self, idempotency_key: str) -> ReceiptT_co | None: ...
-
-
-class OutcomeUnknown(ExternalTimeout):
-    """The provider neither confirmed nor shows the effect; the job is redelivered later and
-    reconciles again under the same key."""
 
 
 async def execute_once(

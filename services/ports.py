@@ -1,9 +1,9 @@
 """Ports: the narrow interfaces stage services use to reach the outside world.
 
-Every port says what it guarantees and how it fails. Failures are Interlock's own errors:
-`ExternalTimeout` (no answer in time — the call may or may not have taken effect),
-`ExternalUnavailable` (refused before doing anything; safe to retry), `ExternalRejected`
-(a definitive, permanent "no"). Adapters translate driver errors into these.
+Every port says what it guarantees and how it fails. Failures are Interlock's own errors,
+from `interlock.services.errors`: `ExternalTimeout` (no answer in time — the call may or may
+not have taken effect), `ExternalUnavailable` (refused before doing anything; safe to retry),
+`ExternalRejected` (a definitive, permanent "no"). Adapters translate driver errors into these.
 """
 
 from __future__ import annotations
@@ -13,30 +13,6 @@ from functools import cache
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
-
-
-class ExternalTimeout(TransientError):
-    """No answer in time. For a write, the outcome is unknown: reconcile before retrying."""
-
-    code = ErrorCode.EXTERNAL_TIMEOUT
-
-
-class ExternalUnavailable(TransientError):
-    """The system refused or could not be reached; nothing was done. Retry later."""
-
-    code = ErrorCode.EXTERNAL_UNAVAILABLE
-
-
-class ExternalRejected(InterlockError):
-    """A definitive refusal (unknown customer, invalid operation). Do not retry."""
-
-    code = ErrorCode.EXTERNAL_REJECTED
-
-    def __init__(self, message: str, *, error_class: str) -> None:
-        super().__init__(message)
-        self.error_class = error_class
 
 
 class _Value(BaseModel):

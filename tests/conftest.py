@@ -18,14 +18,17 @@ import nats
 import pytest
 from sqlalchemy.engine import make_url
 
-from interlock import access, natsconf
-from interlock.embedded import EmbeddedNats, EmbeddedPostgres
-from interlock.embedded.postgres import SUPERUSER
-from interlock.messaging.permissions import ADMIN
-from interlock.projector.store.migrate import upgrade
-from interlock.secrets import Secrets
-from interlock.settings import Settings, asyncpg_dsn
-from interlock.tools.demo import DEMO_ENV
+# Shared suites (the store contract) assert in tests/support: show their failures in full.
+pytest.register_assert_rewrite("tests.support")
+
+from interlock import access, natsconf  # noqa: E402
+from interlock.embedded import EmbeddedNats, EmbeddedPostgres  # noqa: E402
+from interlock.embedded.postgres import SUPERUSER  # noqa: E402
+from interlock.messaging.permissions import ADMIN  # noqa: E402
+from interlock.projector.store.migrate import upgrade  # noqa: E402
+from interlock.secrets import Secrets  # noqa: E402
+from interlock.settings import Settings, asyncpg_dsn  # noqa: E402
+from interlock.tools.demo import DEMO_ENV  # noqa: E402
 
 _TIERS = ("unit", "integration", "e2e", "chaos")
 

@@ -22,6 +22,7 @@ from interlock import console, queries
 from interlock.composition import default_stack
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.contracts.ids import workflow_id_for
 from interlock.health import attached
 from interlock.options import JsonOpt, load_settings, with_stack
@@ -70,8 +71,11 @@ def bench(
         raise typer.Exit(1)
 
 
-class BenchRefused(Exception):
+class BenchRefused(InterlockError):
     """The broker already has Interlock components: a benchmark would compete with them."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
 
 
 class Driver:

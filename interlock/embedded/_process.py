@@ -19,6 +19,8 @@ from typing import TypeVar
 
 import psutil
 
+from interlock.contracts.errors import ErrorCode, InterlockError
+
 _log = logging.getLogger(__name__)
 
 _POLL_INTERVAL = 0.02
@@ -29,17 +31,23 @@ StopPlan = Sequence[tuple[signal.Signals, float]]
 T = TypeVar("T")
 
 
-class EmbeddedStartError(RuntimeError):
+class EmbeddedStartError(InterlockError):
     """An embedded server did not start; the message carries the tail of its log."""
 
+    code = ErrorCode.EMBEDDED_START_FAILED
+    retryable = False
 
-class ExitedEarly(Exception):
+
+class ExitedEarly(InterlockError):
     """The server process ended before it became ready."""
+
+    code = ErrorCode.EMBEDDED_START_FAILED
+    retryable = False
 
 
 def raise_if_exited(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is not None:
-        raise ExitedEarly
+        raise ExitedEarly(f"exited with status {process.returncode}")
 
 
 def nothing() -> None:

@@ -1,15 +1,17 @@
-"""How a decision is written down: the values of the store's statements, as pure functions."""
+"""How a decision is written down (the values of the store's statements) and how a checkpoint is
+read back, as pure functions."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.ids import kv_key
 from interlock.contracts.jobs import OpenJobs
-from interlock.projector.engine.model import Accepted, Rejected, Workflow
-from interlock.projector.store.types import TraceInfo
+from interlock.projector.engine.model import Accepted, Execution, Rejected, Workflow
+from interlock.projector.store.types import Stored, TraceInfo
 
 
 def _event(wf: Workflow, event: Envelope, trace: TraceInfo) -> dict[str, Any]:
@@ -58,6 +60,27 @@ def accepted(
         "timer_branches": [t.branch for t in timers],
         "cancelled_timers": list(decision.timers_cancelled),
     }
+
+
+def loaded(row: Mapping[str, Any], event_id: str | None) -> Stored:
+    """The checkpoint in a `workflows` row as LOAD selects it: its columns, JSON decoded, and
+    `seen` (whether `event_id` was already processed for the workflow)."""
+    return Stored(
+        workflow=Workflow(
+            workflow_id=row["id"],
+            workflow_type=row["workflow_type"],
+            tenant_id=row["tenant_id"],
+            state=row["state"],
+            version=row["version"],
+            definition_version=row["definition_version"],
+            data=row["data"],
+            execution=Execution.model_validate(row["execution"]),
+            correlation_id=row["correlation_id"],
+            seen_event_ids=frozenset({event_id}) if event_id and row["seen"] else frozenset(),
+        ),
+        fingerprint=row["fingerprint"],
+        updated_at=row["updated_at"],
+    )
 
 
 def rejected(

@@ -37,6 +37,7 @@ from opentelemetry import trace
 
 from interlock.otel.messaging import client_span
 from interlock.otel.propagation import inject
+from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.services.ports import (
     AccountSnapshot,
     ActionReceipt,
@@ -44,9 +45,6 @@ from interlock.services.ports import (
     Delivery,
     EffectReceipt,
     EffectRequest,
-    ExternalRejected,
-    ExternalTimeout,
-    ExternalUnavailable,
     PolicyDocument,
 )
 

@@ -18,8 +18,9 @@ import nats.errors
 from aiohttp import web
 from nats.js import JetStreamContext
 
+from interlock.contracts.errors import PublishFailed
 from interlock.contracts.urls import nats_inbox
-from interlock.services.gateway.app import Publish, PublishFailed, create_app
+from interlock.services.gateway.app import Publish, create_app
 from interlock.services.gateway.auth import SenderConfig, SenderRegistry
 
 __all__ = ["SenderConfig", "SenderRegistry", "create_app", "jetstream_publisher", "run_gateway"]

@@ -28,12 +28,14 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from interlock.contracts import registry, subjects
 from interlock.contracts.envelope import MAX_MESSAGE_BYTES, Envelope, utcnow
+from interlock.contracts.errors import PublishFailed
 from interlock.otel import metrics
 from interlock.otel.messaging import publishing
 from interlock.otel.propagation import extract
+from interlock.services.errors import Refusal
 from interlock.services.gateway import signals
 from interlock.services.gateway.auth import HEADER_SENDER, SenderRegistry
-from interlock.services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, Refusal, clean
+from interlock.services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, clean
 
 CLIENT = SOURCE
 """The gateway publishes signals as NATS client `gateway`: `wf.in.signal.<type>.gateway`."""
@@ -48,10 +50,6 @@ HEADER_CAUSATION = "interlock-causation-id"
 Publish = Callable[[str, bytes, dict[str, str]], Awaitable[None]]
 """`(subject, data, headers)`: returns once JetStream has stored the message; raises
 `PublishFailed` otherwise."""
-
-
-class PublishFailed(Exception):
-    """The broker did not acknowledge a message; it may or may not be stored."""
 
 
 @dataclass(frozen=True)

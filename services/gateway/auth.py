@@ -21,7 +21,7 @@ from standardwebhooks.webhooks import (
     WebhookVerificationError,
 )
 
-from interlock.services.gateway.refusal import Refusal
+from interlock.services.errors import Refusal
 
 HEADER_SENDER = "interlock-sender"
 SIGNATURE_HEADERS = ("webhook-id", "webhook-timestamp", "webhook-signature")

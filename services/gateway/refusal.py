@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from interlock.contracts import subjects
+from interlock.services.errors import Refusal
 
 SOURCE = "gateway"
 DLQ_SUBJECT = subjects.dlq(SOURCE)
@@ -21,19 +22,6 @@ HEADER_WEBHOOK_ID = "Interlock-Gateway-Webhook-Id"
 
 _MAX_HEADER = 1000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
-
-
-class Refusal(Exception):
-    """The gateway refuses a request: `status` to answer, `reason` (a stable code:
-    `unknown_sender`, `bad_signature`, `forged_actor`, `schema_mismatch`, `unknown_type`,
-    `unknown_workflow_type`, `oversized`) and a `detail` safe to show the caller and to record
-    (never a secret or a signature)."""
-
-    def __init__(self, status: int, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.status = status
-        self.reason = reason
-        self.detail = detail
 
 
 def clean(value: str, limit: int = _MAX_HEADER) -> str:

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from interlock.contracts import registry
 from interlock.contracts.envelope import Actor, Envelope, EventType, Identifier, summarise
-from interlock.services.gateway.refusal import Refusal
+from interlock.contracts.errors import UnknownDefinition
+from interlock.services.errors import Refusal
 
 EVENT_ID_PREFIX = "gw-"
 
@@ -50,7 +51,7 @@ def check(workflow_type: str, request: SignalRequest) -> None:
     """
     try:
         definition = registry.latest(workflow_type)
-    except registry.UnknownDefinition as exc:
+    except UnknownDefinition as exc:
         raise Refusal(404, "unknown_workflow_type", str(exc)) from None
     spec = definition.event(request.type)
     if spec is None or spec.source != "signal":

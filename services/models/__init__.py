@@ -10,6 +10,7 @@ settings.
 
 from __future__ import annotations
 
+from interlock.services.errors import RecordedFixtureError
 from interlock.services.models.openai import OpenAIChatModel
 from interlock.services.models.prompts import (
     REQUEST_CLASSIFY_V1,
@@ -17,7 +18,7 @@ from interlock.services.models.prompts import (
     SUPPORT_RECOMMEND_V1,
     TEMPLATES,
 )
-from interlock.services.models.recorded import RecordedFixtureError, RecordedModel
+from interlock.services.models.recorded import RecordedModel
 from interlock.services.models.rules import RulesModel
 from interlock.services.ports import ModelClient
 

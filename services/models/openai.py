@@ -38,6 +38,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.services.models.chat_wire import (
     Completion,
     Usage,
@@ -45,13 +46,7 @@ from interlock.services.models.chat_wire import (
     provider_error,
     request_body,
 )
-from interlock.services.ports import (
-    ExternalRejected,
-    ExternalTimeout,
-    ExternalUnavailable,
-    ModelReply,
-    ModelRequest,
-)
+from interlock.services.ports import ModelReply, ModelRequest
 
 log = logging.getLogger("interlock.models.openai")
 

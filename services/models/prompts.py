@@ -15,7 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from interlock.services.ports import ExternalRejected, ModelRequest
+from interlock.services.errors import ExternalRejected
+from interlock.services.ports import ModelRequest
 
 SUPPORT_CLASSIFY_V1 = "support-classify-v1"
 SUPPORT_RECOMMEND_V1 = "support-recommend-v1"

@@ -31,16 +31,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from interlock.contracts.errors import ErrorCode, InterlockError
-from interlock.services.ports import ExternalRejected, ExternalTimeout, ModelReply, ModelRequest
+from interlock.services.errors import ExternalRejected, ExternalTimeout, RecordedFixtureError
+from interlock.services.ports import ModelReply, ModelRequest
 
 MODEL = "recorded"
-
-
-class RecordedFixtureError(InterlockError):
-    """The fixture file cannot be read or is not in an accepted format."""
-
-    code = ErrorCode.CONFIGURATION
 
 
 class _Strict(BaseModel):
@@ -51,13 +45,13 @@ class Timeout(_Strict):
     type: Literal["timeout"]
 
 
-class Decision(_Strict):
+class Answered(_Strict):
     type: Literal["decision"]
     value: dict[str, Any]
 
 
-Outcome = Annotated[Timeout | Decision, Field(discriminator="type")]
-Outcomes = Annotated[list[Outcome], Field(min_length=1)]
+Answer = Annotated[Timeout | Answered, Field(discriminator="type")]
+Answers = Annotated[list[Answer], Field(min_length=1)]
 
 
 class _Open(BaseModel):
@@ -71,12 +65,12 @@ class _Event(_Open):
 class _Case(_Open):
     id: str
     event: _Event
-    classifier: Outcomes | None = None
+    classifier: Answers | None = None
     resume_decision: dict[str, Any] | None = None
 
-    def outcomes(self) -> list[Outcome] | None:
+    def outcomes(self) -> list[Answer] | None:
         if self.classifier is None and self.resume_decision is not None:
-            return [Decision(type="decision", value=self.resume_decision)]
+            return [Answered(type="decision", value=self.resume_decision)]
         return self.classifier
 
 
@@ -87,7 +81,7 @@ class _CaseFile(_Open):
 
 class _NativeFixture(_Strict):
     model_version: str | None = None
-    answers: dict[str, Outcomes]
+    answers: dict[str, Answers]
 
 
 class RecordedModel:
@@ -113,7 +107,7 @@ class RecordedModel:
             latency_ms=(time.perf_counter() - started) * 1000,
         )
 
-    def _outcomes(self, request: ModelRequest) -> list[Outcome]:
+    def _outcomes(self, request: ModelRequest) -> list[Answer]:
         key = request.case_key
         if key is not None:
             found = self._answers.get(f"{request.task}:{key}") or self._answers.get(key)
@@ -125,7 +119,7 @@ class RecordedModel:
         )
 
 
-def _load(path: Path) -> tuple[str, dict[str, list[Outcome]]]:
+def _load(path: Path) -> tuple[str, dict[str, list[Answer]]]:
     """Read and validate the fixture: ``(model_version, outcomes by key)``."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
@@ -145,9 +139,9 @@ def _load(path: Path) -> tuple[str, dict[str, list[Outcome]]]:
     return case_file.classifier_version or MODEL, _answers_by_event(path, case_file.cases)
 
 
-def _answers_by_event(path: Path, cases: list[_Case]) -> dict[str, list[Outcome]]:
+def _answers_by_event(path: Path, cases: list[_Case]) -> dict[str, list[Answer]]:
     """Cases keyed by event id; two cases may share one only with the same outcomes."""
-    answers: dict[str, list[Outcome]] = {}
+    answers: dict[str, list[Answer]] = {}
     owners: dict[str, str] = {}
     for case in cases:
         outcomes = case.outcomes()

@@ -39,7 +39,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from interlock.contracts.payloads import Amount
-from interlock.services.ports import ExternalRejected, ModelReply, ModelRequest
+from interlock.services.errors import ExternalRejected
+from interlock.services.ports import ModelReply, ModelRequest
 
 HOOK_INVALID_OUTPUT = "[invalid-output]"
 HOOK_INVALID_OUTPUT_ALWAYS = "[invalid-output-always]"

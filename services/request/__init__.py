@@ -14,7 +14,7 @@ from interlock.services.request.classify import ClassifyRequest
 from interlock.services.request.execute import ExecuteEffect
 from interlock.services.request.intake import Enrich, Normalize, Validate
 from interlock.services.request.route import BindApproval, RouteRequest
-from interlock.services.runtime.stage import Handler, Stage, stages_of
+from interlock.services.runtime.stage import Handler, StageWorker, stages_of
 
 WORKFLOW_TYPE = "request"
 
@@ -28,7 +28,7 @@ class RequestPorts:
 EFFECTFUL = frozenset({"execute_effect"})
 
 
-def stages(ports: RequestPorts) -> dict[str, Stage]:
+def stages(ports: RequestPorts) -> dict[str, StageWorker]:
     """Every request stage, by name, wired to `ports`."""
     handlers: dict[str, Handler] = {
         "validate": Validate(),

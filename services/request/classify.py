@@ -15,7 +15,7 @@ from typing import Any
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.contracts.payloads import ModelCall
-from interlock.contracts.request_payloads import Decision
+from interlock.contracts.request_payloads import RoutingProposal
 from interlock.services.models.prompts import REQUEST_CLASSIFY_V1
 from interlock.services.ports import ModelClient, ModelRequest, output_schema
 from interlock.services.runtime.stage import StageResult
@@ -39,11 +39,11 @@ class ClassifyRequest:
                 task="classify_request",
                 prompt_version=REQUEST_CLASSIFY_V1,
                 inputs=inputs,
-                output_schema=output_schema(Decision),
+                output_schema=output_schema(RoutingProposal),
                 case_key=envelope.correlation_id,
                 attempt=job.attempt,
             ),
-            Decision,
+            RoutingProposal,
             invalid=_invalid,
         )
         if isinstance(proposal, StageResult):

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.services.effects import execute_once
-from interlock.services.ports import EffectProvider, EffectRequest, ExternalRejected
+from interlock.services.errors import ExternalRejected
+from interlock.services.ports import EffectProvider, EffectRequest
 from interlock.services.runtime.calls import refused
 from interlock.services.runtime.stage import StageResult
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from interlock.contracts.envelope import summarise
 from interlock.contracts.payloads import PolicyCheck
-from interlock.contracts.request_payloads import APPROVAL_EFFECTS, Decision
+from interlock.contracts.request_payloads import APPROVAL_EFFECTS, RoutingProposal
 
 POLICY_VERSION = "policy-1"
 ROUTES: dict[str, str] = {
@@ -29,15 +29,15 @@ ROUTES: dict[str, str] = {
 Verdict = Literal["blocked", "approval_required", "authorized"]
 
 
-def revalidate(recorded: Any) -> tuple[Decision | None, list[str]]:
+def revalidate(recorded: Any) -> tuple[RoutingProposal | None, list[str]]:
     """The recorded decision if it still fits the closed schema, else the errors."""
     try:
-        return Decision.model_validate(recorded), []
+        return RoutingProposal.model_validate(recorded), []
     except ValidationError as exc:
         return None, [summarise(exc)]
 
 
-def checks(request: Mapping[str, Any], decision: Decision) -> list[PolicyCheck]:
+def checks(request: Mapping[str, Any], decision: RoutingProposal) -> list[PolicyCheck]:
     """Every consistency check between the decision and the normalised request."""
     route = ROUTES.get(str(request["request_type"]))
     return [
@@ -59,7 +59,7 @@ def checks(request: Mapping[str, Any], decision: Decision) -> list[PolicyCheck]:
     ]
 
 
-def verdict(report: list[PolicyCheck], decision: Decision) -> Verdict:
+def verdict(report: list[PolicyCheck], decision: RoutingProposal) -> Verdict:
     if not all(check.passed for check in report):
         return "blocked"
     if decision.requested_effect in APPROVAL_EFFECTS:

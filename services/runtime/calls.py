@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from interlock.services.ports import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.services.runtime.stage import StageResult
 
 T = TypeVar("T")

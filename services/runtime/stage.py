@@ -29,7 +29,8 @@ from opentelemetry import trace
 from pydantic import ValidationError
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import Actor, Envelope, MalformedMessage, parse_envelope, utcnow
+from interlock.contracts.envelope import Actor, Envelope, parse_envelope, utcnow
+from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.messaging.deadletter import (
@@ -57,7 +58,10 @@ Handler = Callable[[JobPayload, Envelope], Awaitable[StageResult]]
 
 
 @dataclass(frozen=True)
-class Stage:
+class StageWorker:
+    """What serves the jobs of one stage (`contracts.definition.Stage`) of a workflow type:
+    its handler and how it consumes."""
+
     workflow_type: str
     name: str
     handler: Handler
@@ -79,17 +83,17 @@ class Stage:
 
 def stages_of(
     workflow_type: str, handlers: Mapping[str, Handler], effectful: Collection[str]
-) -> dict[str, Stage]:
+) -> dict[str, StageWorker]:
     """The stages of one workflow type, by name."""
     return {
-        name: Stage(workflow_type, name, handler, effects=name in effectful)
+        name: StageWorker(workflow_type, name, handler, effects=name in effectful)
         for name, handler in handlers.items()
     }
 
 
 def register(
     broker: NatsBroker,
-    stage: Stage,
+    stage: StageWorker,
     jobs: OpenJobsReader,
     *,
     workers: int = 8,
@@ -122,7 +126,7 @@ async def _undecoded(msg: NatsMessageType) -> NatsMessageType:
 
 
 async def consume(
-    broker: NatsBroker, stage: Stage, jobs: OpenJobsReader, msg: NatsMessageType
+    broker: NatsBroker, stage: StageWorker, jobs: OpenJobsReader, msg: NatsMessageType
 ) -> None:
     raw = msg.raw_message
     with consuming(tracer, f"stage {stage.name}", raw.subject, raw.headers) as span:
@@ -158,7 +162,7 @@ async def consume(
 
 
 async def _run(
-    stage: Stage, job: JobPayload, envelope: Envelope, msg: NatsMessageType
+    stage: StageWorker, job: JobPayload, envelope: Envelope, msg: NatsMessageType
 ) -> StageResult | None:
     heartbeat = asyncio.create_task(_keep_alive(msg, stage.heartbeat_s))
     try:
@@ -189,7 +193,7 @@ async def _keep_alive(msg: NatsMessageType, every: float) -> None:
 
 async def submit(
     broker: NatsBroker,
-    stage: Stage,
+    stage: StageWorker,
     job_envelope: Envelope,
     job: JobPayload,
     result: StageResult,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from interlock.services.ports import AccountApi, ActionProvider, ModelClient, Notifier, PolicyStore
-from interlock.services.runtime.stage import Handler, Stage, stages_of
+from interlock.services.runtime.stage import Handler, StageWorker, stages_of
 from interlock.services.support.act import Compensate, ExecuteAction, NotifyCustomer
 from interlock.services.support.classify import Classify
 from interlock.services.support.evidence import InspectAccount, RetrievePolicy
@@ -27,7 +27,7 @@ class SupportPorts:
 EFFECTFUL = frozenset({"execute_action", "compensate", "notify_customer"})
 
 
-def stages(ports: SupportPorts) -> dict[str, Stage]:
+def stages(ports: SupportPorts) -> dict[str, StageWorker]:
     """Every support stage, by name, wired to `ports`."""
     handlers: dict[str, Handler] = {
         "classify": Classify(ports.model),

@@ -14,12 +14,8 @@ from typing import Any
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.services.effects import execute_once
-from interlock.services.ports import (
-    ActionProvider,
-    ActionRequest,
-    ExternalRejected,
-    Notifier,
-)
+from interlock.services.errors import ExternalRejected
+from interlock.services.ports import ActionProvider, ActionRequest, Notifier
 from interlock.services.runtime.calls import call, refused
 from interlock.services.runtime.stage import StageResult
 

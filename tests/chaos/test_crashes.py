@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock.composition import default_stack
 from interlock.contracts import subjects
-from interlock.projector.store.engine import create_engine
+from interlock.projector.store.database import database_pool
 from interlock.runtime import supervised
 from interlock.settings import Settings
 from interlock.signals import Clients
@@ -67,7 +67,7 @@ async def stack(
         ) as supervisor:
             bus = await Clients.connect(e2e_settings, module_nats, "chaos")
             admin = await nats.connect(module_nats)
-            engine = create_engine(module_database, pool_size=4)
+            engine = database_pool(module_database, pool_size=4)
             desk = ApprovalDesk(bus.approvals)
             await desk.start()
             try:

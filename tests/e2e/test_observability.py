@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
 from interlock.settings import Settings
-from interlock.tools.demo import Outcome, run_demo
+from interlock.tools.demo import ScenarioResult, run_demo
 from interlock.tools.demo.scenarios import SCENARIOS
 from tests.support.inprocess import stack_in_process
 from tests.support.telemetry import Recorded, recorded
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.timeout(300)
 
 @dataclass
 class Observed:
-    outcomes: dict[str, Outcome]
+    outcomes: dict[str, ScenarioResult]
     views: dict[str, dict[str, Any]]
     outcome_counts: Counter[str]
     recorded: Recorded

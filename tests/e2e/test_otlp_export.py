@@ -19,7 +19,7 @@ from interlock.composition import default_stack
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.projector.store.engine import create_engine
+from interlock.projector.store.database import database_pool
 from interlock.runtime import supervised
 from interlock.settings import Settings
 from tests.support.payloads import REQUEST
@@ -54,7 +54,7 @@ async def _one_workflow(nats_url: str, database_url: str) -> dict[str, Any]:
     event_id = f"otlp-{uuid.uuid4()}"
     workflow_id = workflow_id_for("support", "acme", event_id)
     nc = await nats.connect(nats_url)
-    engine = create_engine(database_url, pool_size=1)
+    engine = database_pool(database_url, pool_size=1)
 
     def in_state(state: str) -> Callable[[], Awaitable[dict[str, Any] | None]]:
         async def probe() -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from interlock.settings import Settings
-from interlock.tools.demo import Outcome, run_demo
+from interlock.tools.demo import ScenarioResult, run_demo
 from interlock.tools.demo.scenarios import SCENARIOS
 from tests.support.workflow_rows import workflow_views
 
@@ -29,7 +29,7 @@ EVIDENCE = {"POLICY_RETRIEVED", "ACCOUNT_INSPECTED"}
 @pytest.fixture(scope="module")
 async def results(
     e2e_settings: Settings, module_nats: str, module_database: str
-) -> dict[str, tuple[Outcome, dict[str, Any]]]:
+) -> dict[str, tuple[ScenarioResult, dict[str, Any]]]:
     outcomes = await run_demo(
         e2e_settings, module_nats, module_database, list(SCENARIOS), quiet=True
     )
@@ -40,7 +40,7 @@ async def results(
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", [s.name for s in SCENARIOS])
 def test_scenario_reaches_its_expected_outcome(
-    results: dict[str, tuple[Outcome, dict[str, Any]]], name: str
+    results: dict[str, tuple[ScenarioResult, dict[str, Any]]], name: str
 ) -> None:
     outcome, view = results[name]
     assert (outcome.actual, outcome.failed_checks) == (outcome.expected, [])
@@ -128,14 +128,14 @@ def _normalised(events: list[str]) -> list[str]:
     ],
 )
 def test_audit_sequence(
-    results: dict[str, tuple[Outcome, dict[str, Any]]], name: str, sequence: list[str]
+    results: dict[str, tuple[ScenarioResult, dict[str, Any]]], name: str, sequence: list[str]
 ) -> None:
     _, view = results[name]
     assert _normalised(accepted(view)) == sequence
 
 
 def test_versions_rise_by_one_per_accepted_event(
-    results: dict[str, tuple[Outcome, dict[str, Any]]],
+    results: dict[str, tuple[ScenarioResult, dict[str, Any]]],
 ) -> None:
     for _, view in results.values():
         versions = [a["state_version"] for a in view["audit"] if a["accepted"]]
@@ -144,7 +144,7 @@ def test_versions_rise_by_one_per_accepted_event(
 
 
 def test_every_entry_into_the_effect_state_was_authorised(
-    results: dict[str, tuple[Outcome, dict[str, Any]]],
+    results: dict[str, tuple[ScenarioResult, dict[str, Any]]],
 ) -> None:
     """The invariant, from the audit trail alone, across every scenario run."""
     entries = 0
@@ -163,7 +163,7 @@ def test_every_entry_into_the_effect_state_was_authorised(
     assert entries >= 8  # the scenarios that reach the effect: the check is not vacuous
 
 
-def test_no_workflow_acted_twice(results: dict[str, tuple[Outcome, dict[str, Any]]]) -> None:
+def test_no_workflow_acted_twice(results: dict[str, tuple[ScenarioResult, dict[str, Any]]]) -> None:
     keys = Counter(
         view["data"]["action"]["idempotency_key"]
         for _, view in results.values()

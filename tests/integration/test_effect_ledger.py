@@ -13,7 +13,8 @@ from nats.aio.client import Client
 
 from interlock.services.adapters.sim import SimEffectProvider
 from interlock.services.effects import execute_once
-from interlock.services.ports import EffectRequest, ExternalRejected
+from interlock.services.errors import ExternalRejected
+from interlock.services.ports import EffectRequest
 from interlock.simulators import effect_rows
 from tests.support.simulation import simulator
 

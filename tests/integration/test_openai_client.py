@@ -14,13 +14,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.services.models import SUPPORT_CLASSIFY_V1, TEMPLATES, OpenAIChatModel
-from interlock.services.ports import (
-    ExternalRejected,
-    ExternalTimeout,
-    ExternalUnavailable,
-    ModelRequest,
-)
+from interlock.services.ports import ModelRequest
 from tests.support.fake_openai import FakeOpenAI, Reply, completion, error
 
 API_KEY = "sk-test-7c1e-never-print-me"

@@ -16,8 +16,9 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import MAX_MESSAGE_BYTES
 from interlock.contracts.ids import workflow_id_for
 from interlock.contracts.registry import DEFINITIONS
-from interlock.projector.service import NotDueYet, Projector
-from interlock.projector.store.repository import open_store
+from interlock.projector.errors import NotDueYet
+from interlock.projector.service import Projector
+from interlock.projector.store.postgres import open_store
 from tests.support.drive import answer, signal, start, to_awaiting_approval
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import REQUEST, envelope

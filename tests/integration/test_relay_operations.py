@@ -12,7 +12,8 @@ import pytest
 from nats.js import JetStreamContext
 
 from interlock.contracts import subjects
-from interlock.relay import DEAD_LETTER_SUBJECT, Backoff, OutboxRelay, StoreUnavailable
+from interlock.contracts.errors import StoreUnavailable
+from interlock.relay import DEAD_LETTER_SUBJECT, Backoff, OutboxRelay
 from tests.support.relay_rows import (
     TRACEPARENT,
     Recorder,

@@ -16,7 +16,7 @@ import pytest
 from nats.aio.client import Client
 
 from interlock.services.adapters.sim import SimAccountApi, SimActionProvider
-from interlock.services.ports import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.simulators import action_count, reversal_count, seed_customer
 from tests.support.simulation import (
     CUSTOMER,

@@ -16,7 +16,7 @@ import pytest
 from nats.aio.client import Client
 
 from interlock.services.adapters.sim import ACTION_EXECUTE, SimAccountApi, SimActionProvider
-from interlock.services.ports import ExternalTimeout, ExternalUnavailable
+from interlock.services.errors import ExternalTimeout, ExternalUnavailable
 from interlock.simulators import action_count, calls, seed_customer
 from interlock.simulators.db import connection
 from tests.support.simulation import (

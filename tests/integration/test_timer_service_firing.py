@@ -19,8 +19,9 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import parse_envelope
 from interlock.contracts.ids import derive
 from interlock.contracts.payloads import TimerFired
-from interlock.projector.service import NotDueYet, Projector
-from interlock.projector.store.repository import open_store
+from interlock.projector.errors import NotDueYet
+from interlock.projector.service import Projector
+from interlock.projector.store.postgres import open_store
 from interlock.relay.timers import TimerService
 from tests.support.payloads import envelope
 from tests.support.relay_rows import TRACEPARENT

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import uuid
 from typing import Any
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import Actor, Envelope, utcnow
-from interlock.contracts.ids import result_event_id, workflow_id_for
+from interlock.contracts.ids import workflow_id_for
 from tests.support.harness import Harness
-from tests.support.payloads import PAYLOADS, envelope
-
-BRANCH_OF = {"POLICY_RETRIEVED": "policy", "ACCOUNT_INSPECTED": "account"}
+from tests.support.payloads import PAYLOADS, envelope, result_event
 
 
 async def start(h: Harness, payload: dict[str, Any] | None = None) -> str:
@@ -38,24 +34,10 @@ async def answer(
 ) -> dict[str, Any]:
     """Publish a stage result answering the workflow's open job, and await the decision."""
     view = await h.view(workflow_id)
-    jobs = view["execution"]["open_jobs"]
-    branch = BRANCH_OF.get(event_type)
-    job_id = next(
-        (j for j, spec in jobs.items() if branch in (None, spec.get("branch"))),
-        next(iter(jobs), "no-open-job"),
-    )
-    event = Envelope(
-        event_id=result_event_id(job_id),
-        type=event_type,
-        workflow_type="support",
-        workflow_id=workflow_id,
-        tenant_id="acme",
-        actor=Actor(id="stage", role="service"),
-        causation_id=job_id,
-        occurred_at=utcnow(),
-        payload=copy.deepcopy(PAYLOADS[event_type] if payload is None else payload),
-    )
-    stage = str(jobs.get(job_id, {}).get("stage", "classify"))
+    open_jobs = view["execution"]["open_jobs"]
+    jobs = {j: spec.get("branch") for j, spec in open_jobs.items()}
+    event = result_event(workflow_id, jobs, event_type, payload)
+    stage = str(open_jobs.get(event.causation_id, {}).get("stage", "classify"))
     await h.publish(event, subjects.result("support", stage))
     return await h.decided(workflow_id, event.event_id) if wait else {}
 

@@ -21,8 +21,8 @@ from interlock.contracts.envelope import Envelope
 from interlock.messaging.streams import provision
 from interlock.projector.consumer import run as run_projector
 from interlock.projector.service import Projector
-from interlock.projector.store.engine import create_engine
-from interlock.projector.store.repository import open_store
+from interlock.projector.store.database import database_pool
+from interlock.projector.store.postgres import open_store
 from tests.support.polling import eventually
 
 
@@ -91,7 +91,7 @@ async def projector_running(
         nc = await nats.connect(nats_url)
         stack.push_async_callback(nc.close)
         await provision(nc.jetstream())
-        engine = create_engine(database_url, pool_size=workers)
+        engine = database_pool(database_url, pool_size=workers)
         stack.push_async_callback(engine.dispose)
         stop = asyncio.Event()
         for _ in range(projectors):

@@ -3,11 +3,14 @@ envelope builder."""
 
 from __future__ import annotations
 
+import copy
 import itertools
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from interlock.contracts.envelope import Actor, Envelope
+from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.ids import result_event_id
 from tests.support.request_payloads import REQUEST_PAYLOADS
 
 CALL = {
@@ -131,4 +134,34 @@ def envelope(
         occurred_at=occurred_at or datetime.now(UTC),
         payload=payloads_for(workflow_type)[event_type] if payload is None else payload,
         **extra,
+    )
+
+
+BRANCH_OF = {"POLICY_RETRIEVED": "policy", "ACCOUNT_INSPECTED": "account"}
+"""The parallel branch whose job a support result answers."""
+
+
+def result_event(
+    workflow_id: str,
+    open_jobs: Mapping[str, str | None],
+    event_type: str,
+    payload: dict[str, Any] | None = None,
+) -> Envelope:
+    """A support stage's result answering one of `open_jobs` (job id -> branch): the job of
+    the result's branch, else any; its event id derives from the job id, as a stage's does."""
+    branch = BRANCH_OF.get(event_type)
+    job_id = next(
+        (j for j, job_branch in open_jobs.items() if branch in (None, job_branch)),
+        next(iter(open_jobs), "no-open-job"),
+    )
+    return Envelope(
+        event_id=result_event_id(job_id),
+        type=event_type,
+        workflow_type="support",
+        workflow_id=workflow_id,
+        tenant_id="acme",
+        actor=Actor(id="stage", role="service"),
+        causation_id=job_id,
+        occurred_at=utcnow(),
+        payload=copy.deepcopy(PAYLOADS[event_type] if payload is None else payload),
     )

@@ -17,7 +17,7 @@ from nats.js.api import RawStreamMsg
 
 from interlock.contracts import subjects
 from interlock.projector.service import Projector
-from interlock.projector.store.repository import WorkflowStore
+from interlock.projector.store.port import WorkflowStore
 from tests.support.payloads import PAYLOADS, REQUEST, envelope
 from tests.support.streams import messages_of
 

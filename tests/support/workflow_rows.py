@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 
 from interlock import queries
-from interlock.projector.store.engine import create_engine
+from interlock.projector.store.database import database_pool
 
 
 async def insert_workflow(
@@ -42,7 +42,7 @@ async def insert_workflow(
 
 async def workflow_views(database_url: str, ids: Iterable[str]) -> dict[str, dict[str, Any] | None]:
     """Each workflow's `queries.workflow_view` (None for an unknown id), by workflow id."""
-    engine = create_engine(database_url, pool_size=2)
+    engine = database_pool(database_url, pool_size=2)
     try:
         return {w: await queries.workflow_view(engine, w) for w in ids}
     finally:

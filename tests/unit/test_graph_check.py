@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from interlock.contracts.definition import REVIEW_TARGET, Transition, WorkflowDefinition
-from interlock.contracts.graphcheck import DefinitionError, assert_valid, check
+from interlock.contracts.errors import DefinitionError
+from interlock.contracts.graphcheck import assert_valid, check
 from interlock.contracts.registry import DEFINITIONS
 from interlock.contracts.support import SUPPORT_V1, SUPPORT_V2
 from interlock.projector.engine import ACTIONS, GUARDS

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from interlock.services.errors import ExternalRejected, ExternalTimeout
 from interlock.services.models import REQUEST_CLASSIFY_V1, RecordedFixtureError, RecordedModel
-from interlock.services.ports import ExternalRejected, ExternalTimeout, ModelRequest
+from interlock.services.ports import ModelRequest
 from tests.support.model_requests import seed_fixture
 
 DECISION = {"category": "billing", "recommended_route": "finance", "reason_code": "billing"}

@@ -9,8 +9,9 @@ from typing import Any, get_args
 import pytest
 
 from interlock.contracts.support_payloads import ActionType, Category
+from interlock.services.errors import ExternalRejected
 from interlock.services.models import REQUEST_CLASSIFY_V1, SUPPORT_RECOMMEND_V1, RulesModel
-from interlock.services.ports import ExternalRejected, ModelRequest
+from interlock.services.ports import ModelRequest
 from tests.support.model_requests import classify
 
 CATEGORIES = set(get_args(Category))

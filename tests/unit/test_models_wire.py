@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from interlock.services.errors import ExternalRejected
 from interlock.services.models import (
     REQUEST_CLASSIFY_V1,
     SUPPORT_CLASSIFY_V1,
@@ -21,7 +22,7 @@ from interlock.services.models import (
 )
 from interlock.services.models.chat_wire import Message, output_of, provider_error
 from interlock.services.models.prompts import render_messages
-from interlock.services.ports import ExternalRejected, ModelRequest
+from interlock.services.ports import ModelRequest
 from tests.support.model_requests import classify, seed_fixture
 
 # --- prompts and the wire format ----------------------------------------------------------

@@ -16,15 +16,9 @@ from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.ids import fingerprint, result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.contracts.request_payloads import InboundRequest
-from interlock.services.effects import OutcomeUnknown
+from interlock.services.errors import ExternalTimeout, OutcomeUnknown
 from interlock.services.models import RecordedModel
-from interlock.services.ports import (
-    EffectReceipt,
-    EffectRequest,
-    ExternalTimeout,
-    ModelReply,
-    ModelRequest,
-)
+from interlock.services.ports import EffectReceipt, EffectRequest, ModelReply, ModelRequest
 from interlock.services.request.classify import ClassifyRequest
 from interlock.services.request.execute import ExecuteEffect, effect_key
 from interlock.services.request.intake import Normalize, Validate

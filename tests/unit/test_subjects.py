@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import MalformedMessage
+from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.subjects import Inbound
 
 

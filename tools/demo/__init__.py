@@ -44,7 +44,7 @@ SCENARIO_TIMEOUT = 120.0
 
 
 @dataclass
-class Outcome:
+class ScenarioResult:
     name: str
     expected: str
     actual: str
@@ -119,7 +119,7 @@ async def _run_all(
     cases: casefile.Fixture,
     *,
     quiet: bool,
-) -> tuple[list[Outcome], fixture.FixtureReport]:
+) -> tuple[list[ScenarioResult], fixture.FixtureReport]:
     """The scenarios, then the request cases, on one set of components."""
     await prepare(nats_url, database_url, component_roles(s))
     names = None if chosen else fixture.COMPONENTS
@@ -130,7 +130,7 @@ async def _run_all(
 
 async def run_demo(
     s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], *, quiet: bool = False
-) -> list[Outcome]:
+) -> list[ScenarioResult]:
     await prepare(nats_url, database_url, component_roles(s))
     async with _components(s, nats_url, database_url):
         return await _scenarios(s, nats_url, database_url, chosen, quiet)
@@ -138,7 +138,7 @@ async def run_demo(
 
 async def _scenarios(
     s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], quiet: bool
-) -> list[Outcome]:
+) -> list[ScenarioResult]:
     bus = await Clients.connect(s, nats_url, "interlock-demo")
     engine = queries.open_reader(database_url, pool_size=4)
     desk = ApprovalDesk(bus.approvals)
@@ -181,7 +181,7 @@ async def _components(
 
 async def _play(
     sc: Scenario, *, bus: Clients, engine: Any, desk: ApprovalDesk, dsn: str, progress: Progress
-) -> Outcome:
+) -> ScenarioResult:
     customer = f"demo-{uuid.uuid4().hex[:10]}"
     await seed_customer(dsn, customer, faults=sc.faults or None)
     run = Run(sc.name, "", "demo", customer, bus, engine, dsn)
@@ -196,7 +196,7 @@ async def _play(
     ledger = await _ledger(dsn, customer)
     failed = [name for name, check in sc.checks if view is None or not _holds(check, view, ledger)]
     actual = view["state"] if view else "NOT_CREATED"
-    outcome = Outcome(
+    outcome = ScenarioResult(
         sc.name,
         sc.expected,
         actual,

@@ -22,7 +22,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from interlock.contracts.errors import ErrorCode, InterlockError
-from interlock.services.models.recorded import RecordedFixtureError, RecordedModel
+from interlock.services.errors import RecordedFixtureError
+from interlock.services.models.recorded import RecordedModel
 
 SHIPPED = Path(__file__).with_name("fixtures") / "request_cases.json"
 """The eleven shipped request cases, run by plain `interlock demo` after the support
@@ -51,6 +52,7 @@ class FixtureError(InterlockError):
     """The case file cannot be read or is not in the case-file format."""
 
     code = ErrorCode.CONFIGURATION
+    retryable = False
 
 
 class ApprovalFacts(BaseModel):

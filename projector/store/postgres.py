@@ -1,4 +1,4 @@
-"""The workflow store: loads checkpoints and commits decisions atomically.
+"""The workflow store on PostgreSQL: loads checkpoints and commits decisions atomically.
 
 An accepted decision is one statement (see `projector.store.sql`): the compare-and-set update
 of the workflow row, the processed-event row, the audit row, the outbox rows and the timer
@@ -20,27 +20,24 @@ from typing import Any
 import asyncpg
 
 from interlock.contracts.envelope import Envelope
-from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
+from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.urls import asyncpg_dsn
-from interlock.projector.engine.model import Accepted, Execution, Rejected, Workflow
+from interlock.projector.engine.model import Accepted, Rejected, Workflow
 from interlock.projector.store import rows, sql
+from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.types import Stored, TraceInfo
 
-
-class ConcurrencyConflict(TransientError):
-    """Another writer advanced the workflow first; reload and decide again."""
-
-    code = ErrorCode.CONCURRENCY_CONFLICT
-
-
-class DuplicateEvent(InterlockError):
-    """The event id was already processed for this workflow by a concurrent writer."""
-
-    code = ErrorCode.DUPLICATE_EVENT
-
-
-class StoreUnavailable(TransientError):
-    code = ErrorCode.STORE_UNAVAILABLE
+_LOST = (
+    OSError,
+    TimeoutError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
+    # A connection the server ended while it sat idle in the pool fails its next statement
+    # with asyncpg's internal protocol-state error; the pool then discards it.
+    asyncpg.InternalClientError,
+)
+"""Driver errors that mean the database went away (nothing of the call is known written)."""
 
 
 class _SessionFree(asyncpg.Connection):  # type: ignore[misc]
@@ -57,7 +54,7 @@ async def _codecs(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
-async def open_store(database_url: str, *, size: int = 10) -> WorkflowStore:
+async def open_store(database_url: str, *, size: int = 10) -> PostgresWorkflowStore:
     """A store on a new pool for the plain postgresql:// URL; `close()` it when done."""
     try:
         pool = await asyncpg.create_pool(
@@ -69,10 +66,12 @@ async def open_store(database_url: str, *, size: int = 10) -> WorkflowStore:
         )
     except (OSError, asyncpg.PostgresError) as exc:
         raise StoreUnavailable(f"cannot reach the database: {type(exc).__name__}") from exc
-    return WorkflowStore(pool)
+    return PostgresWorkflowStore(pool)
 
 
-class WorkflowStore:
+class PostgresWorkflowStore:
+    """The `WorkflowStore` port on an asyncpg pool."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 
@@ -81,13 +80,20 @@ class WorkflowStore:
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[asyncpg.Connection]:
+        acquired = False
         try:
             async with self._pool.acquire() as conn:
+                acquired = True
                 yield conn
         except asyncpg.UniqueViolationError as exc:
             raise DuplicateEvent("event already processed") from exc
-        except (OSError, asyncpg.InterfaceError, asyncpg.ConnectionDoesNotExistError) as exc:
+        except _LOST as exc:
             raise StoreUnavailable(f"lost the database: {type(exc).__name__}") from exc
+        except asyncpg.PostgresError as exc:
+            if acquired:
+                raise  # a statement failed: a bug, not an outage
+            # The pool replaces closed connections on acquire; the server refused a new one.
+            raise StoreUnavailable(f"cannot reach the database: {type(exc).__name__}") from exc
 
     async def _run(self, statement: sql.Statement, values: dict[str, Any]) -> Any:
         async with self._connection() as conn:
@@ -98,24 +104,7 @@ class WorkflowStore:
         values = {"workflow_id": workflow_id, "event_id": event_id or ""}
         async with self._connection() as conn:
             row = await conn.fetchrow(sql.LOAD.sql, *sql.LOAD.args(values))
-        if row is None:
-            return None
-        return Stored(
-            workflow=Workflow(
-                workflow_id=row["id"],
-                workflow_type=row["workflow_type"],
-                tenant_id=row["tenant_id"],
-                state=row["state"],
-                version=row["version"],
-                definition_version=row["definition_version"],
-                data=row["data"],
-                execution=Execution.model_validate(row["execution"]),
-                correlation_id=row["correlation_id"],
-                seen_event_ids=frozenset({event_id}) if event_id and row["seen"] else frozenset(),
-            ),
-            fingerprint=row["fingerprint"],
-            updated_at=row["updated_at"],
-        )
+        return None if row is None else rows.loaded(row, event_id)
 
     async def trace_headers(self, workflow_id: str) -> dict[str, str]:
         """The trace context of the workflow's latest transition ({} if none)."""

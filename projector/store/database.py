@@ -1,4 +1,6 @@
-"""Database engine construction from the plain `postgresql://` URLs of the public contract."""
+"""The SQLAlchemy connection pool of the read side (`show`, `list`, the demo and the bench),
+from the plain `postgresql://` URLs of the public contract. The projector's hot path does not
+use it: its store runs on an asyncpg pool of its own (`projector.store.postgres`)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), default=str)
 
 
-def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
-    """An asyncpg-backed engine; JSONB values are plain JSON-safe dicts."""
+def database_pool(url: str, *, pool_size: int = 10) -> AsyncEngine:
+    """A SQLAlchemy `AsyncEngine` on asyncpg; JSONB values are plain JSON-safe dicts.
+    `dispose()` it when done."""
     return create_async_engine(
         sqlalchemy_url(url),
         pool_size=pool_size,

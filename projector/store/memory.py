@@ -1,0 +1,229 @@
+"""A workflow store in memory that keeps the promises of the PostgreSQL store and fails the same
+way: a compare-and-set on the version (`ConcurrencyConflict`), one processing per (workflow,
+event id) (`DuplicateEvent`), creation that does nothing when the id exists, and every write
+all or nothing. The same contract suite runs against both.
+
+It writes the values the PostgreSQL statements are given (`projector.store.rows`), through
+the same JSON round trip, and keeps what PostgreSQL keeps in tables, for tests to read back:
+the audit trail in commit order, processed events, outbox rows and timer rows.
+
+Each call lets other tasks run before it takes effect, as a database round trip does, so
+concurrent callers interleave (and race) the way they do against PostgreSQL. Set `available`
+to False to make every call fail with `StoreUnavailable`, as when the database is unreachable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from interlock.contracts.envelope import Envelope, utcnow
+from interlock.contracts.errors import StoreUnavailable
+from interlock.projector.engine.model import Accepted, Rejected, Workflow
+from interlock.projector.store import rows
+from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
+from interlock.projector.store.records import (
+    AuditRecord,
+    OutboxRecord,
+    ProcessedEvent,
+    TimerRecord,
+)
+from interlock.projector.store.types import Stored, TraceInfo
+
+Values = dict[str, Any]
+
+
+_SET_ON_CREATE = (
+    "workflow_type",
+    "tenant_id",
+    "definition_version",
+    "fingerprint",
+    "correlation_id",
+)
+_SET_ON_COMMIT = ("state", "version", "data", "execution", "trace_headers")
+"""The `workflows` columns CREATE writes besides these, and the ones COMMIT updates."""
+
+
+class InMemoryWorkflowStore:
+    """The `WorkflowStore` port in memory, for tests (one event loop, no persistence)."""
+
+    def __init__(self, *, clock: Callable[[], datetime] = utcnow) -> None:
+        self._clock = clock
+        self.available = True
+        self._workflows: dict[str, Values] = {}  # `workflows` rows by id
+        self._processed: dict[tuple[str, str], bool] = {}
+        self._audit: list[AuditRecord] = []
+        self._outbox: list[OutboxRecord] = []
+        self._timers: dict[str, TimerRecord] = {}
+
+    # --- the port ----------------------------------------------------------------------
+
+    async def load(self, workflow_id: str, event_id: str | None = None) -> Stored | None:
+        """The current checkpoint, with `seen_event_ids` = {event_id} if already processed."""
+        await self._round_trip()
+        row = self._workflows.get(workflow_id)
+        if row is None:
+            return None
+        seen = event_id is not None and (workflow_id, event_id) in self._processed
+        return rows.loaded({**_json(row), "seen": seen}, event_id)
+
+    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
+        """The trace context of the workflow's latest transition ({} if none)."""
+        await self._round_trip()
+        row = self._workflows.get(workflow_id)
+        return _json(row)["trace_headers"] if row else {}
+
+    async def create(
+        self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
+    ) -> bool:
+        """Insert a new workflow and its first transition; False if the id already exists."""
+        values = _json(rows.accepted(decision, event, trace, fingerprint))
+        await self._round_trip()
+        if values["workflow_id"] in self._workflows:
+            return False
+        columns = (*_SET_ON_CREATE, *_SET_ON_COMMIT)
+        self._record(values, {"id": values["workflow_id"], **{k: values[k] for k in columns}})
+        return True
+
+    async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
+        """Apply an accepted decision; `ConcurrencyConflict` if the version moved meanwhile."""
+        values = _json(rows.accepted(decision, event, trace))
+        await self._round_trip()
+        current = self._workflows.get(values["workflow_id"])
+        if current is None or current["version"] != values["version"] - 1:
+            raise ConcurrencyConflict(
+                f"{values['workflow_id']} moved past v{values['version'] - 1}"
+            )
+        self._record(values, {**current, **{k: values[k] for k in _SET_ON_COMMIT}})
+
+    async def reject(
+        self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+    ) -> None:
+        """Record a rejected event: audit (and processed-event) rows, no state change."""
+        values = _json(rows.rejected(workflow, event, rejection, trace))
+        await self._round_trip()
+        key = (values["workflow_id"], values["event_id"])
+        if values["final"]:
+            self._check_unprocessed(key)
+            self._processed[key] = False
+        self._audit.append(_audit(values, to_state=None, accepted=False, reason=values["reason"]))
+
+    # --- what a test reads back ----------------------------------------------------------
+
+    def audit(self, workflow_id: str | None = None) -> list[AuditRecord]:
+        """Audit rows in commit order (of one workflow, or all)."""
+        return [a for a in self._audit if workflow_id in (None, a.workflow_id)]
+
+    def processed(self, workflow_id: str) -> list[ProcessedEvent]:
+        """The events of `workflow_id` that can never be decided again, in processing order."""
+        return [
+            ProcessedEvent(wf, event_id, accepted)
+            for (wf, event_id), accepted in self._processed.items()
+            if wf == workflow_id
+        ]
+
+    def outbox(self, workflow_id: str | None = None) -> list[OutboxRecord]:
+        """Outbox rows in commit order (of one workflow, or all)."""
+        return [o for o in self._outbox if workflow_id in (None, o.workflow_id)]
+
+    def timers(self, workflow_id: str | None = None) -> list[TimerRecord]:
+        """Timer rows by id (of one workflow, or all)."""
+        found = [t for t in self._timers.values() if workflow_id in (None, t.workflow_id)]
+        return sorted(found, key=lambda t: t.id)
+
+    # --- one statement -------------------------------------------------------------------
+
+    async def _round_trip(self) -> None:
+        await asyncio.sleep(0)  # other tasks run while the call is "on the wire"
+        if not self.available:
+            raise StoreUnavailable("the in-memory store is set unavailable")
+
+    def _check_unprocessed(self, key: tuple[str, str]) -> None:
+        if key in self._processed:
+            raise DuplicateEvent("event already processed")
+
+    def _record(self, values: Values, workflow: Values) -> None:
+        """Write an accepted transition, or nothing if any row would be a duplicate."""
+        key = (values["workflow_id"], values["event_id"])
+        self._check_unprocessed(key)
+        armed = _armed(values)
+        if len({t.id for t in armed}) < len(armed) or any(t.id in self._timers for t in armed):
+            raise DuplicateEvent("timer already armed")
+        self._workflows[key[0]] = {**workflow, "updated_at": self._clock()}
+        self._processed[key] = True
+        self._audit.append(_audit(values, to_state=values["state"], accepted=True, reason=None))
+        self._outbox += [
+            OutboxRecord(subject, headers, body, key[0])
+            for subject, headers, body in zip(
+                values["subjects"], values["headers"], values["bodies"], strict=True
+            )
+        ]
+        for timer_id in values["cancelled_timers"]:
+            timer = self._timers.get(timer_id)
+            if timer is not None and timer.status == "armed":
+                self._timers[timer_id] = replace(timer, status="cancelled")
+        self._timers.update((t.id, t) for t in armed)
+
+
+_JSON_COLUMNS = frozenset({"data", "execution", "trace_headers", "headers", "guard_results"})
+
+
+def _json(values: Values) -> Values:
+    """`values` as they come back from PostgreSQL: JSON columns through a JSON round trip
+    (what PostgreSQL cannot store fails here too, and nothing is shared with the caller)."""
+    return {k: json.loads(json.dumps(v)) if k in _JSON_COLUMNS else v for k, v in values.items()}
+
+
+def _armed(values: Values) -> list[TimerRecord]:
+    return [
+        TimerRecord(
+            id=timer_id,
+            workflow_id=values["workflow_id"],
+            workflow_type=values["workflow_type"],
+            tenant_id=values["tenant_id"],
+            kind=kind,
+            event_type=event_type,
+            fire_at=fire_at,
+            branch=branch,
+            status="armed",
+            armed_version=values["version"],
+            headers=values["trace_headers"],
+        )
+        for timer_id, kind, event_type, fire_at, branch in zip(
+            values["timer_ids"],
+            values["timer_kinds"],
+            values["timer_events"],
+            values["timer_fire_at"],
+            values["timer_branches"],
+            strict=True,
+        )
+    ]
+
+
+def _audit(
+    values: Values, *, to_state: str | None, accepted: bool, reason: str | None
+) -> AuditRecord:
+    return AuditRecord(
+        workflow_id=values["workflow_id"],
+        workflow_type=values["workflow_type"],
+        event_id=values["event_id"],
+        event_type=values["event_type"],
+        from_state=values["from_state"],
+        to_state=to_state,
+        accepted=accepted,
+        reason=reason,
+        detail=values["detail"],
+        actor_id=values["actor_id"],
+        actor_role=values["actor_role"],
+        state_version=values["version"],
+        definition_version=values["definition_version"],
+        causation_id=values["causation_id"],
+        correlation_id=values["audit_correlation_id"],
+        trace_id=values["trace_id"],
+        guard_results=tuple(values["guard_results"]),
+        occurred_at=values["occurred_at"],
+    )

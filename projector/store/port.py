@@ -1,0 +1,54 @@
+"""The store port: what the projector needs from persistence, and how each call may fail.
+
+Two implementations keep the same promises and fail the same way (one contract suite runs
+against both): `PostgresWorkflowStore` (`projector.store.postgres`), the one production uses,
+and `InMemoryWorkflowStore` (`projector.store.memory`), for fast tests. Every write is atomic:
+it happens entirely or not at all.
+
+Failures are `ConcurrencyConflict` and `DuplicateEvent` (`projector.store.errors`) and
+`StoreUnavailable` (`contracts.errors`): the database cannot be reached, nothing is known to
+be written, every method may raise it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from interlock.contracts.envelope import Envelope
+from interlock.projector.engine.model import Accepted, Rejected, Workflow
+from interlock.projector.store.types import Stored, TraceInfo
+
+
+class WorkflowStore(Protocol):
+    """Where the projector keeps workflows. Every method raises `StoreUnavailable` when the
+    database cannot be reached: nothing of that call is known to be written."""
+
+    async def load(self, workflow_id: str, event_id: str | None = None) -> Stored | None:
+        """The workflow's current checkpoint, or None if there is none; `seen_event_ids` holds
+        `event_id` if that event was already processed for this workflow."""
+        ...
+
+    async def create(
+        self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
+    ) -> bool:
+        """Create the workflow with its first transition (state, audit, processed event,
+        outbox, timers); False, writing nothing, if a workflow with that id already exists."""
+        ...
+
+    async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
+        """Apply an accepted decision if the workflow is still at the version it was decided
+        on; else `ConcurrencyConflict`, or `DuplicateEvent` if the event was already processed
+        for this workflow. Either failure writes nothing."""
+        ...
+
+    async def reject(
+        self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+    ) -> None:
+        """Audit a refused event without changing the workflow. A final refusal (not a repeated
+        request, not a premature timer firing) also marks the event processed, and raises
+        `DuplicateEvent`, writing nothing, if it already was."""
+        ...
+
+    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
+        """The trace context of the workflow's latest accepted transition ({} if none)."""
+        ...

@@ -1,0 +1,72 @@
+"""What a workflow store has written besides checkpoints, as tests read it back: audit rows,
+processed events, outbox rows and timer rows. `InMemoryWorkflowStore` keeps these; a test of
+the PostgreSQL store reads the same shapes from its tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+TimerStatus = Literal["armed", "published", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One decided event, accepted or refused (`to_state` is None on a refusal)."""
+
+    workflow_id: str
+    workflow_type: str
+    event_id: str
+    event_type: str
+    from_state: str | None
+    to_state: str | None
+    accepted: bool
+    reason: str | None
+    detail: str | None
+    actor_id: str
+    actor_role: str
+    state_version: int
+    definition_version: int | None
+    causation_id: str | None
+    correlation_id: str | None
+    trace_id: str | None
+    guard_results: tuple[str, ...]
+    occurred_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessedEvent:
+    """An event that can never be decided again for this workflow."""
+
+    workflow_id: str
+    event_id: str
+    accepted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRecord:
+    """A message the relay will publish, in the order the decisions were committed."""
+
+    subject: str
+    headers: Mapping[str, str]
+    body: bytes
+    workflow_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TimerRecord:
+    """A timer the timer service will fire while it is `armed`."""
+
+    id: str
+    workflow_id: str
+    workflow_type: str
+    tenant_id: str
+    kind: str
+    event_type: str
+    fire_at: datetime
+    branch: str | None
+    status: TimerStatus
+    armed_version: int
+    headers: Mapping[str, str]

@@ -1,0 +1,67 @@
+"""The errors of the stage services, their ports and adapters, and the gateway.
+
+Ports fail with these, never with a driver's exceptions: `ExternalTimeout` (no answer in
+time — the call may or may not have taken effect), `ExternalUnavailable` (refused before doing
+anything; safe to retry), `ExternalRejected` (a definitive, permanent "no"). Adapters
+translate transport errors into them (`raise ExternalUnavailable(...) from exc`).
+"""
+
+from __future__ import annotations
+
+from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
+
+
+class ExternalTimeout(TransientError):
+    """No answer in time. For a write, the outcome is unknown: reconcile before retrying."""
+
+    code = ErrorCode.EXTERNAL_TIMEOUT
+    retryable = True
+
+
+class ExternalUnavailable(TransientError):
+    """The system refused or could not be reached; nothing was done. Retry later."""
+
+    code = ErrorCode.EXTERNAL_UNAVAILABLE
+    retryable = True
+
+
+class ExternalRejected(InterlockError):
+    """A definitive refusal (unknown customer, invalid operation). Do not retry."""
+
+    code = ErrorCode.EXTERNAL_REJECTED
+    retryable = False
+
+    def __init__(self, message: str, *, error_class: str) -> None:
+        super().__init__(message)
+        self.error_class = error_class
+
+
+class OutcomeUnknown(ExternalTimeout):
+    """The provider neither confirmed nor shows the effect; the job is redelivered later and
+    reconciles again under the same key."""
+
+    code = ErrorCode.EXTERNAL_TIMEOUT
+    retryable = True
+
+
+class RecordedFixtureError(InterlockError):
+    """A recorded model's fixture file cannot be read or is not in an accepted format."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
+
+
+class Refusal(InterlockError):
+    """The gateway refuses a request: `status` to answer, `reason` (a stable code:
+    `unknown_sender`, `bad_signature`, `forged_actor`, `schema_mismatch`, `unknown_type`,
+    `unknown_workflow_type`, `oversized`) and a `detail` safe to show the caller and to record
+    (never a secret or a signature)."""
+
+    code = ErrorCode.REFUSED
+    retryable = False
+
+    def __init__(self, status: int, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.status = status
+        self.reason = reason
+        self.detail = detail

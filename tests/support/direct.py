@@ -1,0 +1,104 @@
+"""Drive a support workflow through `Projector.handle` directly (no broker), and a store
+through which a rival writer gets in between a projector's load and its commit."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from interlock.contracts.envelope import Envelope
+from interlock.projector.engine import Accepted, Rejected, Workflow
+from interlock.projector.service import EventOutcome, Projector
+from interlock.projector.store import ConcurrencyConflict, Stored, TraceInfo, WorkflowStore
+from tests.support.payloads import PAYLOADS, envelope, result_event
+
+
+async def checkpoint(store: WorkflowStore, workflow_id: str) -> Workflow:
+    stored = await store.load(workflow_id)
+    assert stored is not None, f"no workflow {workflow_id}"
+    return stored.workflow
+
+
+async def answer(
+    projector: Projector,
+    store: WorkflowStore,
+    workflow_id: str,
+    event_type: str,
+    payload: dict[str, Any] | None = None,
+) -> EventOutcome:
+    """Decide a stage result answering the workflow's open job."""
+    jobs = (await checkpoint(store, workflow_id)).execution.open_jobs
+    event = result_event(
+        workflow_id, {j: job.branch for j, job in jobs.items()}, event_type, payload
+    )
+    return await projector.handle(event)
+
+
+async def accepted(outcome: Awaitable[EventOutcome]) -> EventOutcome:
+    decided = await outcome
+    assert decided.accepted, decided
+    return decided
+
+
+async def to_gathering_evidence(projector: Projector, store: WorkflowStore, wf: str) -> None:
+    await accepted(projector.handle(envelope("START", workflow_id=wf, payload=PAYLOADS["START"])))
+    await accepted(answer(projector, store, wf, "CLASSIFICATION_SUCCEEDED"))
+
+
+async def to_awaiting_approval(projector: Projector, store: WorkflowStore, wf: str) -> None:
+    await to_gathering_evidence(projector, store, wf)
+    for result in ("POLICY_RETRIEVED", "ACCOUNT_INSPECTED", "RECOMMENDATION_GENERATED"):
+        await accepted(answer(projector, store, wf, result))
+    await accepted(answer(projector, store, wf, "POLICY_VALID"))
+    assert (await checkpoint(store, wf)).state == "AWAITING_APPROVAL"
+
+
+async def to_executing_action(projector: Projector, store: WorkflowStore, wf: str) -> None:
+    await to_awaiting_approval(projector, store, wf)
+    await accepted(projector.handle(envelope("APPROVED", workflow_id=wf)))
+    assert (await checkpoint(store, wf)).state == "EXECUTING_ACTION"
+
+
+Rival = Callable[[], Awaitable[object]]
+
+
+class Interleaved:
+    """A `WorkflowStore` through which `rival()` (if any) runs just before each of the next
+    `times` commits reaches the store: between the projector's load and its commit, where a
+    real race between two projectors happens. Records what the store answered: the conflicts
+    it raised and the result of each creation."""
+
+    def __init__(self, store: WorkflowStore, rival: Rival | None = None, *, times: int = 1) -> None:
+        self._store = store
+        self._rival = rival
+        self._times = times if rival else 0
+        self.conflicts = 0
+        self.creations: list[bool] = []
+
+    async def load(self, workflow_id: str, event_id: str | None = None) -> Stored | None:
+        return await self._store.load(workflow_id, event_id)
+
+    async def create(
+        self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
+    ) -> bool:
+        created = await self._store.create(decision, event, fingerprint, trace)
+        self.creations.append(created)
+        return created
+
+    async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
+        if self._rival and self._times > 0:
+            self._times -= 1
+            await self._rival()
+        try:
+            await self._store.commit(decision, event, trace)
+        except ConcurrencyConflict:
+            self.conflicts += 1
+            raise
+
+    async def reject(
+        self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+    ) -> None:
+        await self._store.reject(workflow, event, rejection, trace)
+
+    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
+        return await self._store.trace_headers(workflow_id)

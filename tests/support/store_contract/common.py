@@ -1,0 +1,44 @@
+"""What every part of the store contract shares: how it reads records back, and helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from interlock.projector.store import WorkflowStore
+from interlock.projector.store.records import (
+    AuditRecord,
+    OutboxRecord,
+    ProcessedEvent,
+    TimerRecord,
+)
+from interlock.projector.store.types import TraceInfo
+from tests.support.decisions import TRACE, Start, started
+
+CutOff = Callable[[], Awaitable[None]]
+OTHER_TRACE = TraceInfo(
+    trace_id="0af7651916cd43dd8448eb211c80319c",
+    headers={"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+)
+
+
+class StoreRecords(Protocol):
+    async def audit(self, workflow_id: str) -> list[AuditRecord]: ...
+
+    async def processed(self, workflow_id: str) -> set[ProcessedEvent]: ...
+
+    async def outbox(self, workflow_id: str) -> list[OutboxRecord]: ...
+
+    async def timers(self, workflow_id: str) -> list[TimerRecord]:
+        """By timer id."""
+        ...
+
+
+async def created(store: WorkflowStore, workflow_id: str = "wf-1") -> Start:
+    start = started(workflow_id)
+    assert await store.create(start.decision, start.event, start.fingerprint, TRACE)
+    return start
+
+
+async def audited(records: StoreRecords, workflow_id: str = "wf-1") -> list[tuple[str, bool]]:
+    return [(a.event_id, a.accepted) for a in await records.audit(workflow_id)]

@@ -1,0 +1,193 @@
+"""The store contract: refusing, timers, the trace, audit order and an outage."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from interlock.contracts.errors import StoreUnavailable
+from interlock.projector.engine import Rejected
+from interlock.projector.store import DuplicateEvent, WorkflowStore
+from interlock.projector.store.records import ProcessedEvent, TimerRecord
+from interlock.projector.store.rows import outbox_messages
+from tests.support.decisions import T0, TRACE, event, refusal, step, timer
+from tests.support.store_contract.common import OTHER_TRACE, CutOff, StoreRecords, audited, created
+
+
+class RefusalsContract:
+    # --- refusing ------------------------------------------------------------------------
+
+    async def test_a_refusal_is_audited_with_its_reason_and_changes_nothing_else(
+        self, store: WorkflowStore, records: StoreRecords
+    ) -> None:
+        start = await created(store)
+        late = event("wf-1", "APPROVED")
+
+        await store.reject(start.workflow, late, refusal("guard_rejected"), OTHER_TRACE)
+
+        stored = await store.load("wf-1", late.event_id)
+        assert stored is not None
+        assert stored.workflow == start.workflow.model_copy(
+            update={"seen_event_ids": frozenset({late.event_id})}
+        )
+        refused = (await records.audit("wf-1"))[-1]
+        assert (refused.accepted, refused.to_state, refused.reason) == (
+            False,
+            None,
+            "guard_rejected",
+        )
+        assert (refused.from_state, refused.state_version) == (start.workflow.state, 1)
+        assert (refused.detail, refused.trace_id) == (
+            "refused: guard_rejected",
+            OTHER_TRACE.trace_id,
+        )
+        assert ProcessedEvent("wf-1", late.event_id, False) in await records.processed("wf-1")
+        assert await store.trace_headers("wf-1") == TRACE.headers  # a refusal moves no trace
+        assert len(await records.outbox("wf-1")) == len(outbox_messages(start.decision, TRACE))
+
+    async def test_a_refused_event_cannot_be_refused_or_committed_again(
+        self, store: WorkflowStore, records: StoreRecords
+    ) -> None:
+        start = await created(store)
+        late = event("wf-1", "APPROVED")
+        await store.reject(start.workflow, late, refusal(), TRACE)
+
+        with pytest.raises(DuplicateEvent):
+            await store.reject(start.workflow, late, refusal(), TRACE)
+        with pytest.raises(DuplicateEvent):
+            await store.commit(step(start.workflow), late, TRACE)
+
+        assert await audited(records) == [(start.event.event_id, True), (late.event_id, False)]
+        stored = await store.load("wf-1")
+        assert stored is not None
+        assert stored.workflow.version == 1
+
+    async def test_of_two_concurrent_refusals_of_one_event_exactly_one_is_recorded(
+        self, store: WorkflowStore, records: StoreRecords
+    ) -> None:
+        start = await created(store)
+        late = event("wf-1", "APPROVED")
+
+        results = await asyncio.gather(
+            *(store.reject(start.workflow, late, refusal(), TRACE) for _ in range(2)),
+            return_exceptions=True,
+        )
+
+        assert sorted(type(r).__name__ for r in results) == ["DuplicateEvent", "NoneType"]
+        assert await audited(records) == [(start.event.event_id, True), (late.event_id, False)]
+
+    @pytest.mark.parametrize(
+        "rejection",
+        [
+            Rejected("idempotent_replay", "same request"),
+            Rejected("idempotency_conflict", "changed request"),
+            Rejected("stale_version", "timer not due", retry_at=T0 + timedelta(minutes=1)),
+        ],
+        ids=lambda r: r.reason,
+    )
+    async def test_replays_and_premature_events_are_audited_each_time_and_never_processed(
+        self, store: WorkflowStore, records: StoreRecords, rejection: Rejected
+    ) -> None:
+        start = await created(store)
+        replay = event("wf-1", "START")
+
+        for _ in range(2):
+            await store.reject(start.workflow, replay, rejection, TRACE)
+
+        stored = await store.load("wf-1", replay.event_id)
+        assert stored is not None
+        assert stored.workflow.seen_event_ids == frozenset()
+        assert (
+            await audited(records)
+            == [(start.event.event_id, True)] + [(replay.event_id, False)] * 2
+        )
+        assert await records.processed("wf-1") == {
+            ProcessedEvent("wf-1", start.event.event_id, True)
+        }
+
+    # --- timers, trace, order, outage ----------------------------------------------------
+
+    async def test_transitions_arm_and_cancel_timers_atomically(
+        self, store: WorkflowStore, records: StoreRecords
+    ) -> None:
+        start = await created(store)
+        first = step(start.workflow, arm=(timer("t-1"), timer("t-2", minutes=9, branch="b")))
+        await store.commit(first, event("wf-1"), OTHER_TRACE)
+        await store.commit(step(first.workflow, cancel=("t-1", "t-absent")), event("wf-1"), TRACE)
+
+        ours = [t for t in await records.timers("wf-1") if t.id.startswith("t-")]
+        armed = TimerRecord(
+            id="t-1",
+            workflow_id="wf-1",
+            workflow_type="support",
+            tenant_id="acme",
+            kind="retry",
+            event_type="RETRY_DUE",
+            fire_at=T0 + timedelta(minutes=5),
+            branch=None,
+            status="armed",
+            armed_version=2,
+            headers=OTHER_TRACE.headers,
+        )
+        assert ours == [
+            replace(armed, status="cancelled"),
+            replace(armed, id="t-2", fire_at=T0 + timedelta(minutes=9), branch="b"),
+        ]
+
+    async def test_arming_a_timer_id_that_exists_is_a_duplicate_and_writes_nothing(
+        self, store: WorkflowStore, records: StoreRecords
+    ) -> None:
+        start = await created(store)
+        first = step(start.workflow, arm=(timer("t-1"),))
+        await store.commit(first, event("wf-1"), TRACE)
+
+        with pytest.raises(DuplicateEvent):
+            await store.commit(step(first.workflow, arm=(timer("t-1"),)), event("wf-1"), TRACE)
+
+        stored = await store.load("wf-1")
+        assert stored is not None
+        assert stored.workflow.version == 2
+        assert len(await records.audit("wf-1")) == 2
+
+    async def test_the_trace_context_is_the_latest_accepted_transitions(
+        self, store: WorkflowStore
+    ) -> None:
+        start = await created(store)
+
+        await store.commit(step(start.workflow), event("wf-1"), OTHER_TRACE)
+
+        assert await store.trace_headers("wf-1") == OTHER_TRACE.headers
+
+    async def test_the_audit_trail_is_kept_in_commit_order(
+        self, store: WorkflowStore, records: StoreRecords
+    ) -> None:
+        start = await created(store)
+        events = [event("wf-1") for _ in range(4)]
+        await store.reject(start.workflow, events[0], refusal(), TRACE)
+        moved = step(start.workflow)
+        await store.commit(moved, events[1], TRACE)
+        await store.reject(moved.workflow, events[2], refusal("terminal"), TRACE)
+        await store.commit(step(moved.workflow), events[3], TRACE)
+
+        assert [(a.event_id, a.accepted, a.state_version) for a in await records.audit("wf-1")] == [
+            (start.event.event_id, True, 1),
+            (events[0].event_id, False, 1),
+            (events[1].event_id, True, 2),
+            (events[2].event_id, False, 2),
+            (events[3].event_id, True, 3),
+        ]
+
+    async def test_a_store_cut_off_from_its_database_raises_store_unavailable(
+        self, store: WorkflowStore, cut_off: CutOff
+    ) -> None:
+        start = await created(store)
+
+        await cut_off()
+
+        with pytest.raises(StoreUnavailable):
+            await store.load("wf-1")
+        with pytest.raises(StoreUnavailable):
+            await store.commit(step(start.workflow), event("wf-1"), TRACE)
