@@ -4,7 +4,8 @@ The supervisor starts every component with this environment instead of its own: 
 variables a Python process needs, the OpenTelemetry ones, and the `INTERLOCK_*` settings the
 component reads — its own NATS URL (its identity's credentials embedded), its own database
 URL if it has database access at all (stages have none), the OpenAI key only for a stage
-that asks a model, the gateway's senders only for the gateway.
+that asks a model, the gateway's senders only for the gateway, the job-signing key only for
+the projector.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from interlock.access import client_policies
+from interlock.access import client_policies, secrets_of
 from interlock.settings import Settings
 
 _SYSTEM = frozenset(
@@ -56,7 +57,9 @@ def settings_of(component: str) -> tuple[str, ...]:
 def child_environment(
     settings: Settings, component: str, nats_url: str, database_url: str | None
 ) -> dict[str, str]:
-    """The whole environment of `component`'s process."""
+    """The whole environment of `component`'s process. The projector gets the private key
+    it signs jobs with, the stages the public key they verify them with (PEM)."""
+    secrets = secrets_of(settings)
     env = {k: v for k, v in os.environ.items() if k in _SYSTEM or k.startswith(_SYSTEM_PREFIXES)}
     env["INTERLOCK_NATS_URL"] = nats_url
     if database_url is not None:
@@ -68,8 +71,10 @@ def child_environment(
         if value is not None:
             env[f"INTERLOCK_{name.upper()}"] = _env_value(value)
     if component == "projector":
-        policies = client_policies(settings)
-        env["INTERLOCK_CLIENTS"] = _env_value(policies)
+        env["INTERLOCK_CLIENTS"] = _env_value(client_policies(settings))
+        env["INTERLOCK_JOB_SIGNING_KEY"] = secrets.job_signing_key()
+    elif "." in component:
+        env["INTERLOCK_JOB_PUBLIC_KEY"] = secrets.job_public_key()
     return env
 
 

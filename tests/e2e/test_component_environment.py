@@ -52,6 +52,8 @@ def test_a_stage_gets_no_database_url_and_no_secret_it_does_not_use(
     env = environments["support.execute_action"]
 
     assert "INTERLOCK_DATABASE_URL" not in env
+    assert "INTERLOCK_JOB_SIGNING_KEY" not in env
+    assert "PUBLIC KEY" in env["INTERLOCK_JOB_PUBLIC_KEY"]
     assert nats_user(env["INTERLOCK_NATS_URL"]) == "stage-support-execute_action"
     for secret in (OPENAI_KEY, WEBHOOK_SECRET, UNRELATED, module_database):
         assert secret not in _values(env)
@@ -70,6 +72,7 @@ def test_the_relay_connects_as_its_own_role_and_identity(
     env = environments["relay"]
 
     assert env["INTERLOCK_DATABASE_URL"].startswith("postgresql://interlock_relay:")
+    assert "INTERLOCK_JOB_SIGNING_KEY" not in env
     assert nats_user(env["INTERLOCK_NATS_URL"]) == "relay"
     for secret in (OPENAI_KEY, WEBHOOK_SECRET, UNRELATED, module_database, module_nats):
         assert secret not in _values(env)

@@ -4,6 +4,7 @@ of the settings and the installed workflow types."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +33,12 @@ def _matches(pattern: str, subject: str) -> bool:
 
 def _may_publish(allowed: Permissions, subject: str) -> bool:
     return any(_matches(p, subject) for p in allowed.publish)
+
+
+@pytest.fixture(autouse=True)
+def _own_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Credentials a test makes stay in its own directory."""
+    monkeypatch.setenv("INTERLOCK_SECRETS_DIR", str(tmp_path / "secrets"))
 
 
 @pytest.fixture(scope="module")
@@ -171,3 +178,15 @@ def test_the_model_stages_are_the_stages_wired_to_a_model(
     }
 
     assert wired == set(MODEL_STAGES)
+
+
+def test_only_the_projector_holds_the_job_signing_key() -> None:
+    envs = {
+        name: child_environment(Settings(), name, "nats://x:y@h:1", None)
+        for name in ("projector", "relay", "gateway", "support.execute_action")
+    }
+
+    assert "PRIVATE KEY" in envs["projector"]["INTERLOCK_JOB_SIGNING_KEY"]
+    holders = {name for name, env in envs.items() if "INTERLOCK_JOB_SIGNING_KEY" in env}
+    assert holders == {"projector"}
+    assert "PUBLIC KEY" in envs["support.execute_action"]["INTERLOCK_JOB_PUBLIC_KEY"]
