@@ -131,7 +131,7 @@ class Secrets:
             with (self.directory / ".lock").open("a") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 yield
-        except PermissionError as exc:
+        except OSError as exc:  # a read-only mount, another user's directory
             raise SecretsError(
                 f"cannot create credentials in {self.directory}: {exc.strerror}; give this "
                 "process its own credentials, or run `interlock migrate` where they can be made"
