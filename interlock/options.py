@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -67,23 +68,27 @@ def with_component(
     configured URLs and the installation's secrets."""
     s = load_settings()
     identity, role = access.nats_identity(component), access.database_role(component)
-    if s.nats_url is not None and (role is None or s.database_url is not None):
-        secrets = access.secrets_of(s)
-        nats_url = access.nats_url_as(s.nats_url, identity, secrets)
-        database_url = None if role is None else s.database_url
-        if database_url is not None:
-            database_url = access.database_url_as(database_url, None, secrets)
-        return _run_checked(s, nats_url, work(s, nats_url, database_url))
-    with resolve_urls(s) as (base_nats, base_database):
-        secrets = access.secrets_of(s)
+    secrets = access.secrets_of(s)
+    with _servers(s, database=role is not None) as (base_nats, base_database):
         nats_url = access.nats_url_as(base_nats, identity, secrets)
-        if role is None:
+        if role is None or base_database is None:
             database_url = None
-        elif s.database_url is not None:
+        elif s.database_url is not None:  # as configured, its own password filled in
             database_url = access.database_url_as(s.database_url, None, secrets)
         else:
             database_url = access.database_url_as(base_database, role, secrets)
         return _run_checked(s, nats_url, work(s, nats_url, database_url))
+
+
+@contextmanager
+def _servers(s: Settings, *, database: bool) -> Iterator[tuple[str, str | None]]:
+    """The configured URLs, or the embedded stack's where one is missing: a component
+    without database access does not start (or attach to) the stack for its database."""
+    if s.nats_url is not None and (s.database_url is not None or not database):
+        yield s.nats_url, s.database_url
+        return
+    with resolve_urls(s) as urls:
+        yield urls
 
 
 def _run_checked(s: Settings, nats_url: str, work: Coroutine[Any, Any, T]) -> T:
