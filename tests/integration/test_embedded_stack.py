@@ -205,6 +205,39 @@ def test_stop_closes_the_ports_and_leaves_no_server_process(tmp_path: Path) -> N
     assert not (tmp_path / "stack.json").exists()
 
 
+async def test_embedded_postgres_asks_every_connection_for_the_password(tmp_path: Path) -> None:
+    server = EmbeddedPostgres(tmp_path, password=PASSWORD)
+    url = server.start()
+    try:
+        with pytest.raises(asyncpg.InvalidPasswordError):
+            await asyncpg.connect(url, password="guessed")
+        connection = await asyncpg.connect(url, password=PASSWORD)
+        await connection.close()
+    finally:
+        server.stop()
+
+
+async def test_a_cluster_that_trusted_local_connections_is_given_a_password(
+    tmp_path: Path,
+) -> None:
+    made_before = EmbeddedPostgres(tmp_path, password=PASSWORD)
+    made_before.start()
+    made_before.stop()
+    hba = tmp_path / "data" / "pg_hba.conf"
+    hba.write_text("host all all 127.0.0.1/32 trust\n")  # as clusters were made before
+
+    server = EmbeddedPostgres(tmp_path, password="the-new-one")
+    url = server.start()
+    try:
+        connection = await asyncpg.connect(url, password="the-new-one")
+        await connection.close()
+        assert "trust" not in hba.read_text()
+        with pytest.raises(asyncpg.InvalidPasswordError):
+            await asyncpg.connect(url, password=PASSWORD)
+    finally:
+        server.stop()
+
+
 async def test_restarted_postgres_keeps_its_data(tmp_path: Path) -> None:
     await _create_table(EmbeddedPostgres(tmp_path, password=PASSWORD), crash=False)
 
