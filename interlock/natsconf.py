@@ -14,6 +14,9 @@ from pathlib import Path
 
 from interlock.messaging.permissions import Permissions
 
+SYNC_INTERVAL = "always"
+"""When JetStream fsyncs: before every acknowledgement (what the relay, the timer service and
+the stages rely on when they forget what JetStream acknowledged)."""
 MAX_PAYLOAD = 1024 * 1024
 """Largest message the server accepts at all (bytes). The inbound stream bounds its own
 messages lower, and the projector refuses anything above its envelope limit."""
@@ -40,7 +43,7 @@ jetstream {{
   store_dir: {json.dumps(str(store_dir))}
   # Acknowledge a publish only once it is on disk: the relay, the timer service and the
   # stages forget what they published as soon as JetStream acknowledges it.
-  sync_interval: always
+  sync_interval: {SYNC_INTERVAL}
 }}
 
 # One user per component and external client. A user not listed cannot connect; a user may
