@@ -19,10 +19,18 @@ class ExternalTimeout(TransientError):
 
 
 class ExternalUnavailable(TransientError):
-    """The system refused or could not be reached; nothing was done. Retry later."""
+    """The system refused or could not be reached; nothing was done. Retry later.
+
+    `retry_after` is how many seconds the system asked us to wait (an HTTP `Retry-After`),
+    when it said; a retry sooner than that is likely to be refused again.
+    """
 
     code = ErrorCode.EXTERNAL_UNAVAILABLE
     retryable = True
+
+    def __init__(self, message: str, *, hint: str = "", retry_after: float | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
 
 
 class ExternalRejected(InterlockError):
@@ -42,6 +50,15 @@ class OutcomeUnknown(ExternalTimeout):
 
     code = ErrorCode.EXTERNAL_TIMEOUT
     retryable = True
+
+
+class AdapterConfigurationError(InterlockError):
+    """An adapter's configuration cannot work: a secret it references is not set, or a path
+    template names a parameter the call does not supply. The message names the setting,
+    never a secret's value. Fix the configuration; retrying cannot help."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
 
 
 class RecordedFixtureError(InterlockError):
