@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from interlock.services.adapters.http import (
     HttpEffectConfig,
+    HttpEffects,
     HttpReadConfig,
     SecretRef,
     retry_after,
@@ -23,6 +24,7 @@ from interlock.services.errors import (
     ExternalTimeout,
     ExternalUnavailable,
 )
+from interlock.services.ports import EffectProvider, EffectReceipt, EffectRequest
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -189,3 +191,22 @@ def test_a_missing_secret_names_its_source_and_nothing_else(tmp_path: Path) -> N
         by_env.resolved_headers({})
     with pytest.raises(AdapterConfigurationError, match="absent cannot be read"):
         by_file.resolved_headers({})
+    (tmp_path / "empty").write_text("\n")
+    empty = HttpEffectConfig(
+        base_url="http://h/", headers={"X-Api-Key": SecretRef(file=tmp_path / "empty")}
+    )
+    with pytest.raises(AdapterConfigurationError, match="empty is empty"):
+        empty.resolved_headers({})
+
+
+async def test_an_effect_adapter_serves_the_effect_port_and_shows_only_its_host() -> None:
+    config = HttpEffectConfig(
+        base_url="http://effects.internal:8080/v1/",
+        headers={"Authorization": SecretRef(env="TOKEN")},
+    )
+    async with HttpEffects[EffectRequest, EffectReceipt](
+        config, EffectReceipt, environ={"TOKEN": "hunter2"}
+    ) as adapter:
+        port: EffectProvider = adapter
+
+        assert repr(port) == "HttpEffects(host='effects.internal:8080')"

@@ -58,11 +58,14 @@ class SecretRef(_Config):
             return self.prefix + secret
         assert self.file is not None  # guaranteed by `_one_source`
         try:
-            return self.prefix + self.file.read_text(encoding="utf-8").strip()
+            secret = self.file.read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise AdapterConfigurationError(
                 f"the secret file {self.file} cannot be read ({type(exc).__name__})"
             ) from None
+        if not secret:
+            raise AdapterConfigurationError(f"the secret file {self.file} is empty")
+        return self.prefix + secret
 
 
 class HttpEndpointConfig(_Config):

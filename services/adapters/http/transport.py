@@ -89,6 +89,7 @@ class HttpAdapter:
         attributes: dict[str, Any] = {
             "http.request.method": request.method,
             "server.address": request.url.host,
+            "server.port": request.url.port or (443 if request.url.scheme == "https" else 80),
             "url.template": template,
         }
         if key is not None:
