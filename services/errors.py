@@ -8,6 +8,8 @@ translate transport errors into them (`raise ExternalUnavailable(...) from exc`)
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
 
 
@@ -82,3 +84,9 @@ class Refusal(InterlockError):
         self.status = status
         self.reason = reason
         self.detail = detail
+
+
+def invalid_fields(error: ValidationError, most: int = 3) -> str:
+    """Where an answer failed validation (field paths, or the error type for a body that is
+    not JSON), never the values: an error may say what was unreadable without repeating it."""
+    return ", ".join(".".join(map(str, e["loc"])) or e["type"] for e in error.errors()[:most])

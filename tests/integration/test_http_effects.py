@@ -13,6 +13,7 @@ import logging
 import socket
 import traceback
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from email.utils import format_datetime
@@ -67,8 +68,10 @@ async def service() -> AsyncIterator[LedgerService]:
 
 @pytest.fixture
 async def provider(service: LedgerService) -> AsyncIterator[Provider]:
-    async with HttpEffects[ActionRequest, ActionReceipt](
-        config(service.base_url), ActionReceipt, environ=ENV
+    async with aclosing(
+        HttpEffects[ActionRequest, ActionReceipt](
+            config(service.base_url), ActionReceipt, environ=ENV
+        )
     ) as adapter:
         yield adapter
 
@@ -106,10 +109,22 @@ async def test_a_clean_call_posts_once_with_the_key_and_the_secret_header(
     assert post.headers["Authorization"] == f"Bearer {TOKEN}"
 
 
-async def test_a_response_lost_after_the_effect_is_reconciled_by_lookup(
-    service: LedgerService, provider: Provider
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault(drop=True),
+        Fault(status=500),
+        Fault(status=504),
+        Fault(status=409),
+        Fault(status=200, body=b"<html>upstream hiccup</html>"),
+        Fault(status=201, body=b'{"idempotency_key": "support-action:wf-1:v1"}'),
+    ],
+    ids=["response-lost", "500", "504", "409-in-progress", "garbled-receipt", "partial-receipt"],
+)
+async def test_an_unknown_outcome_after_the_effect_is_reconciled_by_lookup_not_resent(
+    service: LedgerService, provider: Provider, fault: Fault
 ) -> None:
-    service.inject(Fault(drop=True))
+    service.inject(fault)
 
     [outcome] = await intend(provider, refund())
 
@@ -121,21 +136,12 @@ async def test_a_slow_response_after_the_effect_times_out_and_is_reconciled(
     service: LedgerService,
 ) -> None:
     service.inject(Fault(stall=True))
-    async with HttpEffects[ActionRequest, ActionReceipt](
-        config(service.base_url, timeout_s=0.5), ActionReceipt, environ=ENV
+    async with aclosing(
+        HttpEffects[ActionRequest, ActionReceipt](
+            config(service.base_url, timeout_s=0.5), ActionReceipt, environ=ENV
+        )
     ) as impatient:
         [outcome] = await intend(impatient, refund())
-
-    assert outcome == (assert_one_effect(service), True)
-    assert service.trail() == [("GET", KEY), ("POST", KEY), ("GET", KEY)]
-
-
-async def test_a_500_after_the_effect_is_reconciled_by_lookup(
-    service: LedgerService, provider: Provider
-) -> None:
-    service.inject(Fault(status=500))
-
-    [outcome] = await intend(provider, refund())
 
     assert outcome == (assert_one_effect(service), True)
     assert service.trail() == [("GET", KEY), ("POST", KEY), ("GET", KEY)]
@@ -195,27 +201,6 @@ async def test_503_carries_a_retry_after_given_as_an_http_date(
     assert second == (assert_one_effect(service), False)
 
 
-async def test_a_malformed_receipt_after_the_effect_is_unknown_and_reconciled(
-    service: LedgerService, provider: Provider
-) -> None:
-    service.inject(Fault(status=200, body=b"<html>upstream hiccup</html>"))
-
-    [outcome] = await intend(provider, refund())
-
-    assert outcome == (assert_one_effect(service), True)
-    assert service.trail() == [("GET", KEY), ("POST", KEY), ("GET", KEY)]
-
-
-async def test_409_key_in_progress_is_unknown_and_reconciled(
-    service: LedgerService, provider: Provider
-) -> None:
-    service.inject(Fault(status=409))
-
-    [outcome] = await intend(provider, refund())
-
-    assert outcome == (assert_one_effect(service), True)
-
-
 async def test_a_4xx_is_permanent_with_the_status_as_error_class_and_not_retried(
     service: LedgerService, provider: Provider
 ) -> None:
@@ -257,8 +242,8 @@ def free_port() -> int:
 async def test_a_service_that_cannot_be_reached_is_unavailable_and_nothing_was_sent(
     base_url: str,
 ) -> None:
-    async with HttpEffects[ActionRequest, ActionReceipt](
-        config(base_url), ActionReceipt, environ=ENV
+    async with aclosing(
+        HttpEffects[ActionRequest, ActionReceipt](config(base_url), ActionReceipt, environ=ENV)
     ) as unreachable:
         with pytest.raises(ExternalUnavailable, match="not sent"):
             await unreachable.execute(refund())

@@ -5,6 +5,7 @@ failure a transient or permanent error — a read has no unknown outcome — whi
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 
 import pytest
 
@@ -42,7 +43,7 @@ def reader_of(service: LedgerService, *, timeout_s: float = 5.0) -> HttpReader:
 
 @pytest.fixture
 async def reader(service: LedgerService) -> AsyncIterator[HttpReader]:
-    async with reader_of(service) as adapter:
+    async with aclosing(reader_of(service)) as adapter:
         yield adapter
 
 
@@ -121,7 +122,7 @@ async def test_throttling_is_unavailable_with_the_servers_retry_after(
 
 async def test_a_slow_answer_is_a_timeout(service: LedgerService) -> None:
     service.inject(Fault(stall=True), method="GET")
-    async with reader_of(service, timeout_s=0.3) as impatient:
+    async with aclosing(reader_of(service, timeout_s=0.3)) as impatient:
         with pytest.raises(ExternalTimeout, match=r"GET 127\.0\.0\.1:\d+ accounts/\{customer_id\}"):
             await inspect(impatient)
         result = await call(inspect(impatient), "account_api")

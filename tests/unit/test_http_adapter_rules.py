@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from contextlib import aclosing
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -204,8 +205,10 @@ async def test_an_effect_adapter_serves_the_effect_port_and_shows_only_its_host(
         base_url="http://effects.internal:8080/v1/",
         headers={"Authorization": SecretRef(env="TOKEN")},
     )
-    async with HttpEffects[EffectRequest, EffectReceipt](
-        config, EffectReceipt, environ={"TOKEN": "hunter2"}
+    async with aclosing(
+        HttpEffects[EffectRequest, EffectReceipt](
+            config, EffectReceipt, environ={"TOKEN": "hunter2"}
+        )
     ) as adapter:
         port: EffectProvider = adapter
 

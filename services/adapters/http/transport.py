@@ -17,8 +17,7 @@ import asyncio
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from opentelemetry import trace
@@ -28,7 +27,12 @@ from interlock.contracts.errors import InterlockError
 from interlock.otel.messaging import client_span
 from interlock.otel.propagation import inject
 from interlock.services.adapters.http.config import HttpEndpointConfig
-from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.services.errors import (
+    ExternalRejected,
+    ExternalTimeout,
+    ExternalUnavailable,
+    invalid_fields,
+)
 
 tracer = trace.get_tracer("interlock.adapters.http")
 
@@ -45,7 +49,8 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class HttpAdapter:
-    """Owns the connection pool of one configured service; close it with `aclose()`."""
+    """Owns the connection pool of one configured service; close it with `aclose()` (or use
+    it in ``async with contextlib.aclosing(adapter)``)."""
 
     def __init__(
         self, config: HttpEndpointConfig, *, environ: Mapping[str, str] | None = None
@@ -61,14 +66,6 @@ class HttpAdapter:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(host={self.host!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Close the connection pool; the adapter cannot be used afterwards."""
@@ -162,9 +159,9 @@ def parsed(response: httpx.Response, model: type[M], what: str) -> M:
     try:
         return model.model_validate_json(response.content)
     except ValidationError as exc:
-        fields = ", ".join(".".join(map(str, e["loc"])) or e["type"] for e in exc.errors()[:3])
         raise ExternalUnavailable(
-            f"{what} answered HTTP {response.status_code} with an unreadable body ({fields})"
+            f"{what} answered HTTP {response.status_code} with an unreadable body "
+            f"({invalid_fields(exc)})"
         ) from None
 
 
