@@ -7,6 +7,7 @@ import asyncio
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 import uvicorn
 
@@ -39,13 +40,19 @@ def on_embedded_stack(settings: Settings, database_url: str) -> bool:
         record = StackRecord.model_validate_json((settings.home / "stack.json").read_text())
     except (OSError, ValueError):
         return False
-    return record.database_url == database_url
+    # The console connects as its own role: compare the server and database, not the user.
+    return _server(record.database_url) == _server(database_url)
+
+
+def _server(url: str) -> tuple[str | None, int | None, str]:
+    parts = urlsplit(url)
+    return parts.hostname, parts.port, parts.path
 
 
 async def serve(settings: Settings, nats_url: str, database_url: str, stop: asyncio.Event) -> None:
     """Serve until `stop` is set. Operators come from the configuration, or, with the
     embedded stack (no database URL configured), the development operator."""
-    secrets = ConsoleSecrets(settings.home)
+    secrets = ConsoleSecrets(settings.home, settings.secrets_dir)
     embedded = on_embedded_stack(settings, database_url)
     app = create_app(
         settings,
@@ -78,7 +85,7 @@ def banner(settings: Settings, embedded: bool) -> str:
     if settings.console_operators:
         return f"console {url}"
     if embedded:
-        secrets = ConsoleSecrets(settings.home)
+        secrets = ConsoleSecrets(settings.home, settings.secrets_dir)
         return (
             f"console {url}  (development operator {DEV_OPERATOR!r}, password "
             f"{secrets.dev_password()}, kept in {secrets.path})"

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
+from interlock.contracts.errors import MalformedMessage
+
 IN_PREFIX = "wf.in"
 JOB_PREFIX = "wf.job"
 OUT_PREFIX = "wf.out"
@@ -36,20 +41,79 @@ HEADER_DLQ_DETAIL = "Interlock-Dlq-Detail"
 HEADER_DLQ_SUBJECT = "Interlock-Dlq-Subject"
 
 
-def request(workflow_type: str) -> str:
-    return f"{IN_PREFIX}.request.{workflow_type}"
+INBOUND_KINDS = ("request", "signal", "result", "timer")
+"""What an inbound subject may carry; its sender token names a client (requests and
+signals), a stage (results) or nobody (timer firings, sent by the timer service alone)."""
+
+_TOKEN = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def signal(workflow_type: str) -> str:
-    return f"{IN_PREFIX}.signal.{workflow_type}"
+def is_token(value: str) -> bool:
+    """Whether `value` can be one token of a subject (no dots, wildcards or spaces)."""
+    return _TOKEN.fullmatch(value) is not None
 
 
-def result(workflow_type: str) -> str:
-    return f"{IN_PREFIX}.result.{workflow_type}"
+def request(workflow_type: str, client: str) -> str:
+    """Where client `client` publishes requests (START) of `workflow_type`."""
+    return f"{IN_PREFIX}.request.{workflow_type}.{client}"
+
+
+def signal(workflow_type: str, client: str) -> str:
+    """Where client `client` publishes signals (approvals, cancellations, ...)."""
+    return f"{IN_PREFIX}.signal.{workflow_type}.{client}"
+
+
+def result(workflow_type: str, stage: str) -> str:
+    """Where stage `stage` of `workflow_type` submits the result of a job."""
+    return f"{IN_PREFIX}.result.{workflow_type}.{stage}"
 
 
 def timer(workflow_type: str) -> str:
     return f"{IN_PREFIX}.timer.{workflow_type}"
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """What an inbound subject says about its message: the kind of event, the workflow
+    type, and who sent it (the broker lets only that identity publish there)."""
+
+    kind: str
+    workflow_type: str
+    sender: str | None
+    """The client (request, signal) or stage (result); None for a timer firing."""
+
+
+def parse_inbound(subject: str) -> Inbound:
+    """Read `wf.in.<kind>.<type>[.<sender>]`. Anything else (an unknown kind, a missing or
+    extra token, a sender on a timer firing) is a `MalformedMessage` (`bad_subject`)."""
+    prefix, _, rest = subject.partition(f"{IN_PREFIX}.")
+    tokens = rest.split(".")
+    if prefix or tokens[0] not in INBOUND_KINDS:
+        raise MalformedMessage("bad_subject", f"not {IN_PREFIX}.<kind>.…: {_shown(subject)}")
+    kind = tokens[0]
+    expected = 2 if kind == "timer" else 3
+    if len(tokens) != expected or not all(is_token(t) for t in tokens):
+        raise MalformedMessage("bad_subject", f"{kind} subjects are {IN_PREFIX}.{_FORMS[kind]}")
+    return Inbound(kind, tokens[1], tokens[2] if expected == 3 else None)
+
+
+def _shown(subject: str) -> str:
+    return subject if len(subject) <= 100 else f"{subject[:100]}…"
+
+
+_FORMS = {
+    "request": "request.<type>.<client>",
+    "signal": "signal.<type>.<client>",
+    "result": "result.<type>.<stage>",
+    "timer": "timer.<type>",
+}
+
+
+def inbox_prefix(identity: str) -> str:
+    """The reply-subject prefix of a connection as `identity`: the only inbox it may
+    subscribe to, so no identity can read the replies (JetStream acks, simulator answers,
+    pulled messages) meant for another."""
+    return f"_INBOX_{identity}"
 
 
 def job(workflow_type: str, stage: str) -> str:

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
+from interlock.contracts.subjects import inbox_prefix
+
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
 NATS_SCHEMES = ("nats", "tls", "ws", "wss")
 
@@ -17,6 +21,19 @@ def asyncpg_dsn(url: str) -> str:
     """Return the plain `postgresql://` form of `url`, without any `+driver`."""
     _, rest = split_postgres_url(url, setting="database URL")
     return f"postgresql://{rest}"
+
+
+def nats_user(url: str) -> str | None:
+    """The user a `nats://user:password@host:port` URL connects as (None: anonymous)."""
+    userinfo, at, _ = url.partition("://")[2].partition("/")[0].rpartition("@")
+    return unquote(userinfo.partition(":")[0]) if at and userinfo else None
+
+
+def nats_inbox(url: str) -> str:
+    """The inbox prefix a connection to `url` must use: its user's own (see
+    `subjects.inbox_prefix`), or the client library's default for an anonymous one."""
+    user = nats_user(url)
+    return inbox_prefix(user) if user else "_INBOX"
 
 
 def scheme(url: str) -> str:

@@ -10,7 +10,9 @@ from typing import Any
 import nats
 
 from interlock import queries
+from interlock.access import OPERATOR
 from interlock.contracts.envelope import Actor
+from interlock.contracts.urls import nats_inbox, nats_user
 from interlock.signals import publish, signal_envelope
 
 DECISION_TIMEOUT = 15.0
@@ -25,16 +27,17 @@ async def send_and_wait(
     payload: Callable[[dict[str, Any]], dict[str, Any]],
     actor: Actor,
 ) -> dict[str, Any]:
-    """Send `event_type` to the workflow and wait (bounded) for the recorded decision."""
+    """Send `event_type` to the workflow as the client `nats_url` connects as, and wait
+    (bounded) for the recorded decision."""
     engine = queries.open_reader(database_url)
     try:
         view = await queries.workflow_view(engine, workflow_id)
         if view is None:
             return {"accepted": False, "reason": "unknown_workflow", "detail": workflow_id}
         event = signal_envelope(view, event_type, payload(view), actor)
-        nc = await nats.connect(nats_url, name="interlock-cli")
+        nc = await nats.connect(nats_url, name="interlock-cli", inbox_prefix=nats_inbox(nats_url))
         try:
-            await publish(nc.jetstream(), event)
+            await publish(nc.jetstream(), event, nats_user(nats_url) or OPERATOR)
         finally:
             await nc.drain()
         deadline = time.monotonic() + DECISION_TIMEOUT

@@ -44,7 +44,11 @@ def check_definitions() -> None:
 
 def broker(rt: Runtime, name: str) -> NatsBroker:
     return NatsBroker(
-        rt.nats_url, name=f"interlock-{name}", log_level=logging.DEBUG, graceful_timeout=10.0
+        rt.nats_url,
+        name=f"interlock-{name}",
+        inbox_prefix=rt.inbox_prefix,
+        log_level=logging.DEBUG,
+        graceful_timeout=10.0,
     )
 
 
@@ -64,7 +68,7 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     gauges = Gauges(rt.database_url, stuck_after=rt.settings.stuck_after)
     sampling = asyncio.create_task(gauges.run(stop))
-    nc = await nats.connect(rt.nats_url, name="interlock-relay")
+    nc = await nats.connect(rt.nats_url, name="interlock-relay", inbox_prefix=rt.inbox_prefix)
     try:
         relay = OutboxRelay(
             rt.database_url, nc.jetstream(), batch_size=rt.settings.relay_batch_size
@@ -76,7 +80,7 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
-    nc = await nats.connect(rt.nats_url, name="interlock-timer")
+    nc = await nats.connect(rt.nats_url, name="interlock-timer", inbox_prefix=rt.inbox_prefix)
     try:
         await TimerService(rt.database_url, nc.jetstream()).run(stop)
     finally:
@@ -105,7 +109,9 @@ async def run_console(rt: Runtime, stop: asyncio.Event) -> None:
 def stage_component(workflow_type: str, stage: str) -> Component:
     async def run(rt: Runtime, stop: asyncio.Event) -> None:
         async with AsyncExitStack() as exit_stack:
-            nc = await nats.connect(rt.nats_url, name=f"interlock-{stage}")
+            nc = await nats.connect(
+                rt.nats_url, name=f"interlock-{stage}", inbox_prefix=rt.inbox_prefix
+            )
             exit_stack.push_async_callback(nc.drain)
             handlers = stage_handlers(rt, nc, workflow_type)
             nats_broker = broker(rt, stage)
@@ -114,6 +120,7 @@ def stage_component(workflow_type: str, stage: str) -> Component:
                 handlers[stage],
                 OpenJobsReader(nc.jetstream()),
                 workers=rt.settings.stage_workers,
+                inbox_prefix=rt.inbox_prefix,
             )
             await nats_broker.start()
             exit_stack.push_async_callback(nats_broker.stop)

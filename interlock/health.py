@@ -14,7 +14,9 @@ import nats
 from nats.aio.client import Client
 from nats.js.errors import NotFoundError
 
+from interlock.access import without_credentials
 from interlock.contracts import subjects
+from interlock.contracts.urls import nats_inbox
 from interlock.services.adapters.sim import POLICY_CURRENT
 
 
@@ -30,7 +32,9 @@ def _consumer_of(component: str) -> tuple[str, str] | None:
 async def attached(component: str, nats_url: str) -> tuple[bool, str]:
     """(healthy, a one-line explanation)."""
     try:
-        nc = await nats.connect(nats_url, connect_timeout=2, max_reconnect_attempts=0)
+        nc = await nats.connect(
+            nats_url, connect_timeout=2, max_reconnect_attempts=0, inbox_prefix=nats_inbox(nats_url)
+        )
     except Exception as exc:
         return False, f"broker unreachable: {type(exc).__name__}"
     try:
@@ -50,6 +54,27 @@ async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
     if info.num_waiting:
         return True, f"{component}: {info.num_waiting} pull request(s) waiting"
     return False, f"{component}: nobody is fetching from {target[1]}"
+
+
+async def accepts_anonymous(nats_url: str) -> bool:
+    """Whether the server behind `nats_url` lets a client in without credentials. An
+    unreachable server answers False: the caller's own connection reports that better."""
+    try:
+        nc = await nats.connect(
+            without_credentials(nats_url),
+            connect_timeout=2,
+            max_reconnect_attempts=0,
+            allow_reconnect=False,
+            error_cb=_ignore,
+        )
+    except Exception:
+        return False
+    await nc.close()
+    return True
+
+
+async def _ignore(_error: Exception) -> None:
+    """The refusal is the answer; nats-py would log it as an error."""
 
 
 async def wait_until_ready(nats_url: str, components: list[str], within: float = 90.0) -> None:

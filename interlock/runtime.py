@@ -4,26 +4,42 @@ supervised component processes."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import nats
 
+from interlock import access
+from interlock.childenv import child_environment
+from interlock.contracts.urls import nats_inbox
 from interlock.health import wait_until_ready
 from interlock.messaging.streams import all_stages, provision
 from interlock.projector.store.migrate import upgrade_async
+from interlock.projector.store.roles import provision_roles
 from interlock.settings import Settings
 from interlock.supervisor import Supervisor
 
 
 @dataclass(frozen=True)
 class Runtime:
-    """What every component needs: settings and the resolved URLs."""
+    """What every component needs: settings and its own URLs (credentials included)."""
 
     settings: Settings
     nats_url: str
-    database_url: str
+    database_url_or_none: str | None = None
+    """None for a component without database access (the stages, the gateway)."""
+
+    @property
+    def database_url(self) -> str:
+        if self.database_url_or_none is None:
+            raise RuntimeError("this component has no database access")
+        return self.database_url_or_none
+
+    @property
+    def inbox_prefix(self) -> str:
+        """The only inbox this component's NATS user may subscribe to."""
+        return nats_inbox(self.nats_url)
 
 
 Component = Callable[[Runtime, asyncio.Event], Awaitable[None]]
@@ -44,9 +60,13 @@ def default_components(*workflow_types: str, extras: Sequence[str] = ()) -> list
     ]
 
 
-async def prepare(nats_url: str, database_url: str) -> None:
-    """Apply migrations and provision streams; idempotent, safe from several processes."""
+async def prepare(nats_url: str, database_url: str, roles: Mapping[str, str] | None = None) -> None:
+    """Apply migrations, create or update the components' database `roles` (name ->
+    password) and provision streams; idempotent, safe from several processes. Needs the
+    administrators' URLs."""
     await upgrade_async(database_url)
+    if roles is not None:
+        await provision_roles(database_url, roles)
     nc = await nats.connect(nats_url, name="interlock-prepare")
     try:
         await provision(nc.jetstream())
@@ -58,14 +78,21 @@ async def prepare(nats_url: str, database_url: str) -> None:
 async def supervised(
     settings: Settings, nats_url: str, database_url: str, names: list[str]
 ) -> AsyncIterator[Supervisor]:
-    """Run the named components as child processes for the duration."""
-    await prepare(nats_url, database_url)
-    env = {
-        "INTERLOCK_NATS_URL": nats_url,
-        "INTERLOCK_DATABASE_URL": database_url,
-        "INTERLOCK_HOME": str(settings.home.resolve()),
-    }
-    supervisor = Supervisor(names, env, settings.home / "logs")
+    """Run the named components as child processes for the duration, each with its own
+    credentials and settings only (`nats_url` and `database_url`: the administrators')."""
+    secrets = access.secrets_of(settings)
+    await prepare(nats_url, database_url, access.component_roles(settings))
+    server = access.without_credentials(nats_url)
+    envs = {}
+    for name in names:
+        role = access.database_role(name)
+        envs[name] = child_environment(
+            settings,
+            name,
+            access.nats_url_as(server, access.nats_identity(name), secrets),
+            None if role is None else access.database_url_as(database_url, role, secrets),
+        )
+    supervisor = Supervisor(envs, settings.home / "logs")
     await supervisor.start()
     try:
         await wait_until_ready(nats_url, names)

@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from interlock.contracts.clients import ClientName, ClientPolicy
 from interlock.contracts.urls import NATS_SCHEMES, asyncpg_dsn, bad_url, scheme, split_postgres_url
 
 __all__ = ["Settings", "asyncpg_dsn"]
@@ -57,6 +58,28 @@ class Settings(BaseSettings):
     home: Path = Field(
         default=Path(".interlock"),
         description="Directory where the embedded stack keeps its data, logs and stack.json.",
+    )
+
+    secrets_dir: Path | None = Field(
+        default=None,
+        description="Directory of the installation's credentials (NATS and PostgreSQL "
+        "passwords, the job-signing key), default <home>/secrets; mode 0700, files 0600.",
+    )
+    insecure_nats: bool = Field(
+        default=False,
+        description="Run against a NATS server that accepts anonymous connections (a "
+        "development setup only; a warning is logged on every start). Without it Interlock "
+        "refuses to start on such a server.",
+    )
+    clients: dict[ClientName, ClientPolicy] | None = Field(
+        default=None,
+        description="External clients, as JSON: "
+        '{"<name>": {"publish": ["request"|"signal"], "types": [...] | ["*"], "tenants": '
+        '[...] | ["*"], "roles": [actor roles it may sign for]}}. Each connects to NATS as '
+        "user <name> (`interlock client-url NAME`) and may publish only "
+        "wf.in.<kind>.<type>.<name>. Unset: `upstream` (requests) and `approvals` (signals "
+        "with every approver and operator role), all types and tenants. The CLI's own "
+        "`operator` client is always added.",
     )
 
     log_level: str = Field(default="INFO", description="Python log level of every process.")

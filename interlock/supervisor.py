@@ -1,6 +1,7 @@
 """Runs components as child processes and restarts the ones that die.
 
-Each child is `python -m interlock service NAME` with the resolved URLs in its environment,
+Each child is `python -m interlock service NAME` with the environment it is given (its own
+settings and credentials, nothing inherited),
 logging to `<home>/logs/NAME.log`. A child that exits while the supervisor is running is
 restarted after a growing delay (capped), so a crash — or a deliberate SIGKILL in a chaos
 test — takes one component down for a moment, never the others.
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 import sys
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,9 +45,10 @@ class Child:
 
 
 class Supervisor:
-    def __init__(self, names: list[str], env: dict[str, str], log_dir: Path) -> None:
-        self.children = {name: Child(name) for name in names}
-        self._env = {**os.environ, **env}
+    def __init__(self, environments: Mapping[str, dict[str, str]], log_dir: Path) -> None:
+        """`environments`: each child's name and its whole environment."""
+        self.children = {name: Child(name) for name in environments}
+        self._envs = dict(environments)
         self._log_dir = log_dir
         self._stopping = False
 
@@ -64,7 +66,7 @@ class Supervisor:
                 "interlock",
                 "service",
                 child.name,
-                env=self._env,
+                env=self._envs[child.name],
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
                 stdin=asyncio.subprocess.DEVNULL,

@@ -12,8 +12,9 @@ FastStream broker, which still owns connecting, publishing dead letters and shut
 
 Ack policy, per outcome:
 * decided (accepted or rejected, including duplicates) -> ack;
-* malformed (bad JSON, unknown type, schema mismatch, oversized, unknown workflow)
-  -> dead-letter on `wf.dlq.projector` with the reason, and terminate;
+* malformed (bad JSON, unknown type, schema mismatch, oversized, unknown workflow, a subject
+  that is not `wf.in.<kind>.<type>[.<sender>]`) -> dead-letter on `wf.dlq.projector` with the
+  reason, and terminate;
 * a timer firing before its time -> nak until it is due;
 * anything else (database down, lost races, a bug) -> nak with a growing delay, and
   dead-letter with `max_deliver_exceeded` on the last permitted delivery.
@@ -95,7 +96,9 @@ async def consume(broker: NatsBroker, projector: Projector, parsed: Parsed) -> N
         try:
             if isinstance(event, MalformedMessage):
                 raise event
-            outcome = await projector.handle(event, TraceInfo(current_trace_id(), inject()))
+            inbound = subjects.parse_inbound(raw.subject)
+            trace_info = TraceInfo(current_trace_id(), inject())
+            outcome = await projector.handle(event, trace_info, inbound=inbound)
             _describe(span, outcome)
         except MalformedMessage as exc:
             span.set_attribute("interlock.dead_letter_reason", exc.reason)

@@ -28,6 +28,7 @@ from interlock.contracts.envelope import (
 )
 from interlock.contracts.errors import MalformedMessage, UnknownDefinition
 from interlock.contracts.ids import fingerprint
+from interlock.contracts.subjects import Inbound
 from interlock.otel import metrics
 from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
@@ -71,7 +72,12 @@ class Projector:
         self._max_conflicts = max_conflicts
         self._checkpoints = CheckpointCache()
 
-    async def handle(self, event: Envelope, trace: TraceInfo = NO_TRACE) -> EventOutcome:
+    async def handle(
+        self, event: Envelope, trace: TraceInfo = NO_TRACE, *, inbound: Inbound | None = None
+    ) -> EventOutcome:
+        """Decide `event`. `inbound` is what its subject says: the kind of event, the
+        workflow type and the sender the broker admitted on it (None: an in-process caller
+        that did not go through the broker)."""
         definition = _latest(event.workflow_type)
         if not registry.knows_event(event.workflow_type, event.type):
             raise MalformedMessage(

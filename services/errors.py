@@ -8,6 +8,8 @@ translate transport errors into them (`raise ExternalUnavailable(...) from exc`)
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
 
 
@@ -19,10 +21,18 @@ class ExternalTimeout(TransientError):
 
 
 class ExternalUnavailable(TransientError):
-    """The system refused or could not be reached; nothing was done. Retry later."""
+    """The system refused or could not be reached; nothing was done. Retry later.
+
+    `retry_after` is how many seconds the system asked us to wait (an HTTP `Retry-After`),
+    when it said; a retry sooner than that is likely to be refused again.
+    """
 
     code = ErrorCode.EXTERNAL_UNAVAILABLE
     retryable = True
+
+    def __init__(self, message: str, *, hint: str = "", retry_after: float | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
 
 
 class ExternalRejected(InterlockError):
@@ -42,6 +52,15 @@ class OutcomeUnknown(ExternalTimeout):
 
     code = ErrorCode.EXTERNAL_TIMEOUT
     retryable = True
+
+
+class AdapterConfigurationError(InterlockError):
+    """An adapter's configuration cannot work: a secret it references is not set, or a path
+    template names a parameter the call does not supply. The message names the setting,
+    never a secret's value. Fix the configuration; retrying cannot help."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
 
 
 class RecordedFixtureError(InterlockError):
@@ -65,3 +84,9 @@ class Refusal(InterlockError):
         self.status = status
         self.reason = reason
         self.detail = detail
+
+
+def invalid_fields(error: ValidationError, most: int = 3) -> str:
+    """Where an answer failed validation (field paths, or the error type for a body that is
+    not JSON), never the values: an error may say what was unreadable without repeating it."""
+    return ", ".join(".".join(map(str, e["loc"])) or e["type"] for e in error.errors()[:most])

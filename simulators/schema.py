@@ -17,7 +17,6 @@ _LAST_OBJECT = "sim.effects_by_workflow"
 """Created last, in the same transaction as the rest: if it exists, everything does."""
 
 _DDL = """
-CREATE SCHEMA IF NOT EXISTS sim;
 CREATE TABLE IF NOT EXISTS sim.accounts (
     customer_id text PRIMARY KEY,
     account_ref text NOT NULL,
@@ -103,12 +102,16 @@ ON CONFLICT DO NOTHING
 async def ensure_schema(target: Target) -> None:
     """Create the `sim` schema, its tables and the default policies if absent.
 
-    Cheap when everything exists (no DDL runs, so no table locks are taken). Raises
-    asyncpg's errors if the database cannot be reached.
+    Cheap when everything exists (no DDL runs, so no table locks are taken). The schema is
+    created only when missing: a simulator whose role owns the schema (`interlock migrate`
+    makes it so) may not create schemas at all. Raises asyncpg's errors if the database
+    cannot be reached.
     """
     async with connection(target) as conn:
         if await conn.fetchval("SELECT to_regclass($1)", _LAST_OBJECT) is None:
             async with conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", _LOCK_KEY)
+                if await conn.fetchval("SELECT to_regnamespace('sim')") is None:
+                    await conn.execute("CREATE SCHEMA sim")
                 await conn.execute(_DDL)
         await conn.executemany(_SEED_POLICY, DEFAULT_POLICIES)

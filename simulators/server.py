@@ -18,6 +18,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 
+from interlock.contracts.urls import nats_inbox
 from interlock.services.adapters.sim import (
     ACCOUNT_INSPECT,
     ACTION_EXECUTE,
@@ -70,7 +71,7 @@ async def run_simulator(
     await ensure_schema(database_url)
     pool = await create_pool(database_url, pool_size)
     try:
-        nc = await nats.connect(nats_url, name="interlock-sim")
+        nc = await nats.connect(nats_url, name="interlock-sim", inbox_prefix=nats_inbox(nats_url))
         try:
             await _serve(nc, _Dispatcher(pool, latency_ms), stop, ready)
         finally:

@@ -9,7 +9,7 @@ import asyncio
 import shutil
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 
@@ -21,8 +21,12 @@ from sqlalchemy.engine import make_url
 # Shared suites (the store contract) assert in tests/support: show their failures in full.
 pytest.register_assert_rewrite("tests.support")
 
+from interlock import access, natsconf  # noqa: E402
 from interlock.embedded import EmbeddedNats, EmbeddedPostgres  # noqa: E402
+from interlock.embedded.postgres import SUPERUSER  # noqa: E402
+from interlock.messaging.permissions import ADMIN  # noqa: E402
 from interlock.projector.store.migrate import upgrade  # noqa: E402
+from interlock.secrets import Secrets  # noqa: E402
 from interlock.settings import Settings, asyncpg_dsn  # noqa: E402
 from interlock.tools.demo import DEMO_ENV  # noqa: E402
 
@@ -41,13 +45,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def stack_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """``(nats_url, postgres_server_url)`` for the whole session."""
+def session_secrets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secrets]:
+    """The credentials of the session's servers. Every process of the session (and every
+    CLI subprocess, see `tests.support.cli`) finds them through INTERLOCK_SECRETS_DIR."""
+    directory = tmp_path_factory.mktemp("secrets-home") / "secrets"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("INTERLOCK_SECRETS_DIR", str(directory))
+        yield Secrets(directory)
+
+
+@pytest.fixture(scope="session")
+def stack_urls(
+    tmp_path_factory: pytest.TempPathFactory, session_secrets: Secrets
+) -> Iterator[tuple[str, str]]:
+    """``(nats_url, postgres_server_url)`` for the whole session, both the administrator's
+    (credentials included)."""
     settings = Settings()
     with ExitStack() as servers:
         nats_url = settings.nats_url
         if nats_url is None:
-            nats_server = EmbeddedNats(tmp_path_factory.mktemp("nats"))
+            store = tmp_path_factory.mktemp("nats")
+            nats_server = EmbeddedNats(store, config=nats_config(settings, session_secrets, store))
             servers.callback(nats_server.stop)
             nats_url = nats_server.start()
         database_url = settings.database_url
@@ -56,10 +74,35 @@ def stack_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
             # any other pytest session on the machine resets that root to mode 0700.
             pg_home = Path(tempfile.mkdtemp(prefix="interlock-test-pg-"))
             servers.callback(shutil.rmtree, pg_home, True)
-            pg_server = EmbeddedPostgres(pg_home)
+            pg_server = EmbeddedPostgres(
+                pg_home, password=session_secrets.postgres_password(SUPERUSER)
+            )
             servers.callback(pg_server.stop)
             database_url = pg_server.start()
-        yield nats_url, asyncpg_dsn(database_url)
+        yield (
+            access.nats_url_as(nats_url, ADMIN, session_secrets),
+            asyncpg_dsn(access.database_url_as(database_url, None, session_secrets)),
+        )
+
+
+def nats_config(settings: Settings, secrets: Secrets, store: Path) -> str:
+    """The configuration the embedded stack runs its broker with, on the session's secrets."""
+    permissions = access.broker_permissions(settings)
+    return natsconf.render(
+        host="127.0.0.1",
+        port=-1,
+        store_dir=store,
+        passwords=secrets.nats_passwords(list(permissions)),
+        permissions=permissions,
+    )
+
+
+@pytest.fixture(scope="session")
+def identity_url(stack_urls: tuple[str, str], session_secrets: Secrets) -> Callable[[str], str]:
+    """The session broker's URL with the credentials of a NATS identity (a component, a
+    stage as `stage-<type>-<stage>`, or a client)."""
+    server = access.without_credentials(stack_urls[0])
+    return lambda identity: access.nats_url_as(server, identity, session_secrets)
 
 
 @pytest.fixture(scope="session")
@@ -155,6 +198,8 @@ async def module_nats(stack_urls: tuple[str, str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def e2e_settings(tmp_path_factory: pytest.TempPathFactory, demo_environment: None) -> Settings:
+def e2e_settings(
+    tmp_path_factory: pytest.TempPathFactory, demo_environment: None, session_secrets: Secrets
+) -> Settings:
     home: Path = tmp_path_factory.mktemp("home")
-    return Settings(home=home)
+    return Settings(home=home, secrets_dir=session_secrets.directory)

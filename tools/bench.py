@@ -16,7 +16,6 @@ from typing import Annotated, Any
 
 import nats
 import typer
-from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from interlock import queries, terminal
@@ -25,11 +24,11 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.contracts.ids import workflow_id_for
-from interlock.embedded import resolve_urls
 from interlock.health import attached
-from interlock.options import JsonOpt, load_settings
+from interlock.options import JsonOpt, load_settings, with_stack
 from interlock.runtime import supervised
 from interlock.settings import Settings
+from interlock.signals import Clients
 from interlock.tools.bench_stats import ResourceSampler, hop_latencies
 from interlock.tools.console_pages import page_times
 
@@ -54,20 +53,23 @@ def bench(
     """Drive happy-path workflows and print throughput, latency, CPU and memory."""
     s = load_settings()
     try:
-        with resolve_urls(s) as (nats_url, database_url):
-            report = asyncio.run(
-                run_bench(
-                    s,
-                    nats_url,
-                    database_url,
-                    workflows=workflows,
-                    concurrency=concurrency,
-                    warmup=warmup,
-                )
+
+        async def measured(s: Settings, nats_url: str, database_url: str) -> dict[str, Any]:
+            report = await run_bench(
+                s,
+                nats_url,
+                database_url,
+                workflows=workflows,
+                concurrency=concurrency,
+                warmup=warmup,
             )
             if console_pages:
-                newest = ("bench", report["workflow_ids"][-1]) if report["workflow_ids"] else None
-                report["console_pages"] = asyncio.run(page_times(s, nats_url, database_url, newest))
+                ids = report["workflow_ids"]
+                newest = ("bench", ids[-1]) if ids else None
+                report["console_pages"] = await page_times(s, nats_url, database_url, newest)
+            return report
+
+        report = with_stack(measured, s)
     except BenchRefused as exc:
         terminal.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
@@ -90,9 +92,9 @@ class BenchRefused(InterlockError):
 class Driver:
     """Publishes requests, answers approval tasks, and times completions."""
 
-    def __init__(self, nc: Client) -> None:
-        self.nc = nc
-        self.js = nc.jetstream()
+    def __init__(self, bus: Clients) -> None:
+        self.bus = bus
+        self.js = bus.approvals.jetstream()
         self.done: dict[str, asyncio.Future[float]] = {}
         self.subs: list[Any] = []
 
@@ -124,8 +126,8 @@ class Driver:
                 "amount": task.payload["amount"],
             },
         )
-        await self.js.publish(
-            subjects.signal("support"),
+        await self.bus.approvals.jetstream().publish(
+            subjects.signal("support", self.bus.approvals_name),
             event.to_bytes(),
             headers={subjects.HEADER_MSG_ID: event.event_id},
         )
@@ -149,8 +151,8 @@ class Driver:
             payload={**REQUEST, "customer_id": f"bench-{event_id[-8:]}"},
         )
         started = time.perf_counter()
-        await self.js.publish(
-            subjects.request("support"),
+        await self.bus.upstream.jetstream().publish(
+            subjects.request("support", self.bus.upstream_name),
             event.to_bytes(),
             headers={subjects.HEADER_MSG_ID: event_id},
         )
@@ -190,8 +192,8 @@ async def run_bench(
             "and INTERLOCK_DATABASE_URL at servers no Interlock component uses."
         )
     async with supervised(s, nats_url, database_url, default_stack("support")) as supervisor:
-        nc = await nats.connect(nats_url, name="interlock-bench")
-        driver = Driver(nc)
+        bus = await Clients.connect(s, nats_url, "interlock-bench")
+        driver = Driver(bus)
         await driver.start()
         try:
             await driver.many(warmup, concurrency)
@@ -201,7 +203,7 @@ async def run_bench(
                 ids, latencies, failures = await driver.many(workflows, concurrency)
                 wall = time.perf_counter() - t0
         finally:
-            await nc.drain()
+            await bus.close()
     engine = queries.open_reader(database_url, pool_size=2)
     try:
         transitions = await queries.accepted_transitions(engine, ids)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import describe, inspect, operate, run, web
+from interlock.cli import credentials, describe, inspect, operate, run, web
 from interlock.tools.bench import bench
 from interlock.tools.demo import demo
 
@@ -32,6 +32,8 @@ app.command()(describe.graph)
 app.command(name="console")(web.console_command)
 app.command()(run.migrate)
 app.command()(run.health)
+app.command(name="nats-config")(credentials.nats_config)
+app.command(name="client-url")(credentials.client_url)
 app.command()(demo)
 app.command()(bench)
 for command in operate.COMMANDS:

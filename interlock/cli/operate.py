@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import terminal
+from interlock import access, terminal
 from interlock.commands import send_and_wait
 from interlock.contracts.envelope import Actor
 from interlock.options import JsonOpt, with_stack
@@ -49,7 +49,7 @@ def signal_command(
     ) -> None:
         outcome = with_stack(
             lambda s, n, d: send_and_wait(
-                n,
+                access.as_client(s, n, access.OPERATOR),
                 d,
                 workflow_id,
                 event_type,

@@ -10,9 +10,11 @@ from typing import Annotated
 import typer
 
 from interlock import console, telemetry, terminal
+from interlock.access import component_roles
 from interlock.composition import CONSOLE, GATEWAY, default_stack, resolve_name
+from interlock.endpoints import ENDPOINTS, write_endpoints
 from interlock.health import attached
-from interlock.options import with_stack
+from interlock.options import with_component, with_stack
 from interlock.runtime import Runtime, prepare, supervised
 from interlock.settings import Settings
 
@@ -27,7 +29,11 @@ def up(
         stop = stop_on_signals()
         names = only or [*default_stack(), GATEWAY, CONSOLE]
         async with supervised(s, nats_url, database_url, names) as supervisor:
-            terminal.console.print(f"NATS {nats_url}\nPostgreSQL {database_url}")
+            shown = write_endpoints(s, nats_url, database_url, names)
+            terminal.console.print(
+                f"NATS {shown['nats_url']} (clients: `interlock client-url NAME`)\n"
+                f"PostgreSQL {shown['database_url']}\nendpoints in {s.home / ENDPOINTS}"
+            )
             for child in supervisor.status():
                 terminal.console.print(f"  {child['name']:<32} pid {child['pid']}")
             if CONSOLE in names:
@@ -52,26 +58,28 @@ def service(
 
     component = components()[component_name]
 
-    async def run(s: Settings, nats_url: str, database_url: str) -> None:
+    async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
         telemetry.start(s, component_name)
         try:
             await component(Runtime(s, nats_url, database_url), stop_on_signals())
         finally:
             telemetry.stop()
 
-    with_stack(run)
+    with_component(component_name, run)
 
 
 def migrate() -> None:
-    """Apply database migrations and provision streams (`up` and `demo` do this themselves)."""
-    with_stack(lambda s, n, d: prepare(n, d))
-    terminal.console.print("database schema and JetStream streams are up to date")
+    """Apply database migrations, create the components' database roles and provision
+    streams (`up` and `demo` do this themselves)."""
+    with_stack(lambda s, n, d: prepare(n, d, component_roles(s)))
+    terminal.console.print("database schema, roles and JetStream streams are up to date")
 
 
 def health(name: Annotated[str, typer.Argument(help="A component, as for `service`.")]) -> None:
-    """Exit 0 if the component is attached to the broker (for container health checks)."""
+    """Exit 0 if the component is attached to the broker (for container health checks).
+    Asks as the component itself: a container holds its own credentials only."""
     component = _known(name)
-    ok, detail = with_stack(lambda s, n, d: attached(component, n))
+    ok, detail = with_component(component, lambda s, n, d: attached(component, n))
     (terminal.console if ok else terminal.errors).print(detail)
     if not ok:
         raise typer.Exit(1)

@@ -3,7 +3,7 @@
 from interlock.embedded._process import EmbeddedStartError
 from interlock.embedded.nats import EmbeddedNats
 from interlock.embedded.postgres import EmbeddedPostgres
-from interlock.embedded.stack import EmbeddedStack, StackRecord, resolve_urls
+from interlock.embedded.stack import EmbeddedStack, StackRecord, resolve_urls, running_record
 
 __all__ = [
     "EmbeddedNats",
@@ -12,4 +12,5 @@ __all__ = [
     "EmbeddedStartError",
     "StackRecord",
     "resolve_urls",
+    "running_record",
 ]

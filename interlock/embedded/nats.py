@@ -1,6 +1,7 @@
 """A JetStream-enabled nats-server, owned by this process."""
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -47,12 +48,18 @@ def nats_server_binary() -> Path:
 class EmbeddedNats:
     """nats-server with JetStream on 127.0.0.1, storing streams under ``data_dir/jetstream``.
 
-    Client and monitoring ports are chosen by the server itself (no race for a free port);
+    ``config`` is the server's configuration (users, permissions, fsync policy), written to
+    ``data_dir/nats.conf`` readable by its owner only; without one the server accepts
+    anonymous clients, which only tests of that refusal want. Client and monitoring ports are
+    chosen by the server itself (no race for a free port), overriding the configuration's;
     the server log goes to ``data_dir/nats-server.log``.
     """
 
-    def __init__(self, data_dir: Path, *, startup_timeout: float = 30.0) -> None:
+    def __init__(
+        self, data_dir: Path, *, config: str | None = None, startup_timeout: float = 30.0
+    ) -> None:
         self.data_dir = data_dir.resolve()
+        self.config = config
         self.log_path = self.data_dir / "nats-server.log"
         self.startup_timeout = startup_timeout
         self._process: Process | None = None
@@ -72,7 +79,7 @@ class EmbeddedNats:
         binary = nats_server_binary()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         since = self.log_path.stat().st_size if self.log_path.exists() else 0
-        argv = [str(binary), "-js", "-sd", str(self.data_dir), "-a", "127.0.0.1"]
+        argv = [str(binary), *self._config_argv(), "-a", "127.0.0.1"]
         argv += ["-p", "-1", "-m", "-1", "--ports_file_dir", str(self.data_dir)]
         process = launch(argv, log_path=self.log_path, death_signal=signal.SIGTERM)
         self._process = process
@@ -100,6 +107,18 @@ class EmbeddedNats:
         # The server removes its ports file on a clean exit only.
         for ports_file in self.data_dir.glob(f"*_{process.pid}.ports"):
             ports_file.unlink(missing_ok=True)
+
+    def _config_argv(self) -> list[str]:
+        """The configuration file (JetStream and its storage included), or JetStream
+        storing under ``data_dir`` for a server without one."""
+        if self.config is None:
+            return ["-js", "-sd", str(self.data_dir)]
+        path = self.data_dir / "nats.conf"
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as out:
+            out.write(self.config)
+        path.chmod(0o600)  # an older file keeps its mode through O_TRUNC
+        return ["-c", str(path)]
 
     def _ready(self, process: subprocess.Popen[bytes]) -> _Ports | None:
         """The server's ports once it accepts clients and reports JetStream healthy."""

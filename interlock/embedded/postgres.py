@@ -2,6 +2,7 @@
 
 import functools
 import importlib.util
+import os
 import pwd
 import re
 import signal
@@ -49,12 +50,15 @@ def postgres_bin_dir() -> Path:
 class EmbeddedPostgres:
     """PostgreSQL on 127.0.0.1 (TCP only) with its cluster in ``data_dir/data``.
 
-    The server log goes to ``data_dir/postgres.log``. When we are root the server runs as
-    the unprivileged ``embedded_postgres`` account, since PostgreSQL refuses to run as root.
+    Every connection authenticates with a password (scram-sha-256), the superuser's being
+    ``password``. The server log goes to ``data_dir/postgres.log``. When we are root the
+    server runs as the unprivileged ``embedded_postgres`` account, since PostgreSQL refuses to
+    run as root.
     """
 
-    def __init__(self, data_dir: Path, *, startup_timeout: float = 60.0) -> None:
+    def __init__(self, data_dir: Path, *, password: str, startup_timeout: float = 60.0) -> None:
         self.data_dir = data_dir.resolve()
+        self._password = password
         self.pgdata = self.data_dir / "data"
         self.log_path = self.data_dir / "postgres.log"
         self.startup_timeout = startup_timeout
@@ -72,7 +76,7 @@ class EmbeddedPostgres:
     def start(self) -> str:
         """Initialise the cluster if needed, start it, create the ``interlock`` database.
 
-        Returns ``postgresql://postgres@127.0.0.1:PORT/interlock``.
+        Returns ``postgresql://postgres@127.0.0.1:PORT/interlock`` (without the password).
         """
         if self._url is not None:
             return self._url
@@ -82,11 +86,15 @@ class EmbeddedPostgres:
             make_traversable(self.data_dir)
             make_traversable(self._bin)
         self._initdb(account)
+        trusting = self._require_passwords()
         self._remove_stale_pid_file()
         self._process, port = self._launch_until_ready(account)
         self._cancel_exit_hook = on_exit(self.stop)
         server = f"postgresql://{SUPERUSER}@127.0.0.1:{port}"
         try:
+            if trusting:
+                self._psql(f"{server}/postgres", self._set_password_sql(), "setting a password")
+                self._signal_reload()
             self._create_database(f"{server}/postgres")
         except BaseException:
             self.stop()
@@ -108,8 +116,21 @@ class EmbeddedPostgres:
         self.pgdata.mkdir(mode=0o700, exist_ok=True)
         if account is not None:
             hand_over(self.pgdata, account)
+        password_file = self.data_dir / ".initdb-password"
+        descriptor = os.open(password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as out:
+            out.write(self._password)
+        if account is not None:
+            os.chown(password_file, account.pw_uid, account.pw_gid)
         argv = [str(self._bin / "initdb"), "-D", str(self.pgdata), "-U", SUPERUSER]
-        argv += ["--auth=trust", "--encoding=UTF8", "--locale=C"]
+        argv += ["--auth=scram-sha-256", f"--pwfile={password_file}"]
+        argv += ["--encoding=UTF8", "--locale=C"]
+        try:
+            self._run_initdb(argv, account)
+        finally:
+            password_file.unlink(missing_ok=True)
+
+    def _run_initdb(self, argv: list[str], account: pwd.struct_passwd | None) -> None:
         done = subprocess.run(
             argv,
             capture_output=True,
@@ -123,6 +144,35 @@ class EmbeddedPostgres:
         )
         if done.returncode != 0:
             raise EmbeddedStartError(f"initdb failed on {self.pgdata}:\n{done.stderr[-3000:]}")
+
+    def _require_passwords(self) -> bool:
+        """Make every connection authenticate with a password (loopback TCP is the only way
+        in). Returns True for a cluster made before that, whose superuser has no password
+        yet: the first start sets it, trusting the old rules one last time."""
+        hba = self.pgdata / "pg_hba.conf"
+        old = hba.read_text()
+        trusting = any(
+            line.split()[-1:] == ["trust"] for line in old.splitlines() if not line.startswith("#")
+        )
+        rules = "".join(
+            f"host all all {net} scram-sha-256\n" for net in ("127.0.0.1/32", "::1/128")
+        )
+        new = "# Written by Interlock: password authentication for every connection.\n" + rules
+        if trusting:
+            (self.pgdata / "pg_hba.conf.scram").write_text(new)
+        elif old != new:
+            hba.write_text(new)
+        return trusting
+
+    def _set_password_sql(self) -> str:
+        # psql's own quoting of a variable as a literal keeps the password out of argv.
+        return f"\\set pw {_psql_quoted(self._password)}\nALTER ROLE {SUPERUSER} PASSWORD :'pw';\n"
+
+    def _signal_reload(self) -> None:
+        """Swap in the password-only rules and have the server re-read them."""
+        (self.pgdata / "pg_hba.conf.scram").replace(self.pgdata / "pg_hba.conf")
+        assert self._process is not None
+        self._process.send_signal(signal.SIGHUP)
 
     def _remove_stale_pid_file(self) -> None:
         """PostgreSQL trusts a ``postmaster.pid`` whose pid was reused by another process of
@@ -202,12 +252,22 @@ class EmbeddedPostgres:
             f"SELECT 'CREATE DATABASE {DATABASE}' WHERE NOT EXISTS "
             f"(SELECT FROM pg_database WHERE datname = '{DATABASE}')\\gexec\n"
         )
-        argv = [str(self._bin / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", admin_url]
+        self._psql(admin_url, sql, f"creating database {DATABASE}")
+
+    def _psql(self, url: str, sql: str, what: str) -> None:
+        """Run `sql` through psql as the superuser; the password travels in the environment."""
+        argv = [str(self._bin / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url]
+        env = {**os.environ, "PGPASSWORD": self._password}
         done = subprocess.run(
-            argv, input=sql, capture_output=True, text=True, timeout=30, check=False
+            argv, input=sql, env=env, capture_output=True, text=True, timeout=30, check=False
         )
         if done.returncode != 0:
-            raise EmbeddedStartError(f"creating database {DATABASE} failed:\n{done.stderr}")
+            raise EmbeddedStartError(f"{what} failed:\n{done.stderr}")
 
     def _failure(self, what: str, tail: str) -> EmbeddedStartError:
         return EmbeddedStartError(f"PostgreSQL {what}; last lines of {self.log_path}:\n{tail}")
+
+
+def _psql_quoted(value: str) -> str:
+    """`value` as a psql single-quoted variable value."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import psutil
 from pydantic import BaseModel, ConfigDict
 
+from interlock import access, natsconf
 from interlock.embedded import nats, postgres
 from interlock.embedded._process import (
     EmbeddedStartError,
@@ -65,8 +66,11 @@ class EmbeddedStack:
     event loop, and starting takes well under a second once the cluster exists.
     """
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, settings: Settings | None = None) -> None:
+        """`settings` say which clients the broker admits and where the secrets are
+        (default: the environment's, with `home`)."""
         self.home = home.resolve()
+        self._settings = settings
         self._record: StackRecord | None = None
         self._nats: EmbeddedNats | None = None
         self._postgres: EmbeddedPostgres | None = None
@@ -163,8 +167,20 @@ class EmbeddedStack:
         return None
 
     def _start_servers(self) -> StackRecord:
-        nats_server = EmbeddedNats(self.home / "nats")
-        pg_server = EmbeddedPostgres(self.home / "pg")
+        settings = self._settings or Settings(home=self.home)
+        secrets = access.secrets_of(settings)
+        permissions = access.broker_permissions(settings)
+        config = natsconf.render(
+            host="127.0.0.1",
+            port=-1,
+            store_dir=self.home / "nats",
+            passwords=secrets.nats_passwords(list(permissions)),
+            permissions=permissions,
+        )
+        nats_server = EmbeddedNats(self.home / "nats", config=config)
+        pg_server = EmbeddedPostgres(
+            self.home / "pg", password=secrets.postgres_password(postgres.SUPERUSER)
+        )
         try:
             nats_url, database_url = nats_server.start(), pg_server.start()
         except BaseException:
@@ -187,6 +203,15 @@ class EmbeddedStack:
         return record
 
 
+def running_record(home: Path) -> StackRecord | None:
+    """The record of the stack running under `home` (its owner alive), without attaching."""
+    try:
+        record = StackRecord.model_validate_json((home / "stack.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return record if record.owner_alive() else None
+
+
 @contextmanager
 def resolve_urls(settings: Settings) -> Iterator[tuple[str, str]]:
     """Yield ``(nats_url, database_url)``: each from the settings when set, else from the
@@ -194,7 +219,7 @@ def resolve_urls(settings: Settings) -> Iterator[tuple[str, str]]:
     if settings.nats_url is not None and settings.database_url is not None:
         yield settings.nats_url, settings.database_url
         return
-    with EmbeddedStack(settings.home) as stack:
+    with EmbeddedStack(settings.home, settings) as stack:
         yield settings.nats_url or stack.nats_url, settings.database_url or stack.database_url
 
 

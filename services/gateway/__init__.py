@@ -19,6 +19,7 @@ from aiohttp import web
 from nats.js import JetStreamContext
 
 from interlock.contracts.errors import PublishFailed
+from interlock.contracts.urls import nats_inbox
 from interlock.services.gateway.app import Publish, create_app
 from interlock.services.gateway.auth import SenderConfig, SenderRegistry
 
@@ -59,7 +60,9 @@ async def run_gateway(
     if not registry:
         log.warning("no gateway senders configured: every request will be refused (401)")
     async with AsyncExitStack() as stack:
-        nc = await nats.connect(nats_url, name="interlock-gateway")
+        nc = await nats.connect(
+            nats_url, name="interlock-gateway", inbox_prefix=nats_inbox(nats_url)
+        )
         stack.push_async_callback(nc.drain)
         app = create_app(
             jetstream_publisher(nc.jetstream()), registry, connected=lambda: nc.is_connected

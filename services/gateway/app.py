@@ -37,6 +37,9 @@ from interlock.services.gateway import signals
 from interlock.services.gateway.auth import HEADER_SENDER, SenderRegistry
 from interlock.services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, clean
 
+CLIENT = SOURCE
+"""The gateway publishes signals as NATS client `gateway`: `wf.in.signal.<type>.gateway`."""
+
 log = logging.getLogger("interlock.gateway")
 tracer = trace.get_tracer("interlock.gateway")
 
@@ -134,7 +137,7 @@ async def _read(request: web.Request) -> bytes:
 
 
 async def _publish_signal(gw: Gateway, event: Envelope) -> web.Response:
-    event_id, subject = event.event_id, subjects.signal(event.workflow_type)
+    event_id, subject = event.event_id, subjects.signal(event.workflow_type, CLIENT)
     try:
         await _send(gw, subject, event.to_bytes(), {subjects.HEADER_MSG_ID: event_id}, event_id)
     except PublishFailed as exc:
@@ -164,7 +167,7 @@ async def _record(gw: Gateway, request: web.Request, refusal: Refusal, body: byt
         path=request.path,
         sender=request.headers.get(HEADER_SENDER),
         webhook_id=request.headers.get("webhook-id"),
-        signal_subject=subjects.signal(workflow_type) if known else None,
+        signal_subject=subjects.signal(workflow_type, CLIENT) if known else None,
     )
     metrics.dead_letter(SOURCE, refusal.reason)
     log.warning("refused %r: %s (%s)", request.path, refusal.reason, clean(refusal.detail))

@@ -38,7 +38,12 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.services.errors import (
+    ExternalRejected,
+    ExternalTimeout,
+    ExternalUnavailable,
+    invalid_fields,
+)
 from interlock.services.models.chat_wire import (
     Completion,
     Usage,
@@ -170,10 +175,9 @@ class OpenAIChatModel:
         try:
             return Completion.model_validate_json(response.content)
         except ValidationError as exc:
-            where = ", ".join(".".join(map(str, e["loc"])) or e["type"] for e in exc.errors()[:3])
             raise ExternalUnavailable(
                 f"model endpoint {self._host} returned HTTP {response.status_code} "
-                f"but not a chat completion ({where})"
+                f"but not a chat completion ({invalid_fields(exc)})"
             ) from None
 
 

@@ -4,8 +4,9 @@ Per job, in order:
 1. parse the envelope and the job (malformed -> dead-letter `wf.dlq.<type>-<stage>`);
 2. skip the job if the open-jobs record says the workflow no longer waits for it;
 3. run the stage handler (a long call keeps the message alive with `in_progress`);
-4. publish exactly one result on `wf.in.result.<type>` whose event id is derived from the
-   job id, so a redelivered or doubly consumed job yields the same event and is deduplicated;
+4. publish exactly one result on `wf.in.result.<type>.<stage>` (the only result subject its
+   NATS user may publish on) whose event id is derived from the job id, so a redelivered or
+   doubly consumed job yields the same event and is deduplicated;
 5. ack.
 A handler failure naks with a growing delay; on the last permitted delivery the stage submits
 an `ESCALATE` instead, so the workflow goes to manual review rather than hanging.
@@ -91,9 +92,15 @@ def stages_of(
 
 
 def register(
-    broker: NatsBroker, stage: StageWorker, jobs: OpenJobsReader, *, workers: int = 8
+    broker: NatsBroker,
+    stage: StageWorker,
+    jobs: OpenJobsReader,
+    *,
+    workers: int = 8,
+    inbox_prefix: str = "_INBOX",
 ) -> None:
-    """Subscribe `stage` to its job subject on `broker` (a durable pull consumer)."""
+    """Subscribe `stage` to its job subject on `broker` (a durable pull consumer), pulling
+    into `inbox_prefix` (the only inbox the stage's NATS user may subscribe to)."""
 
     @broker.subscriber(
         subjects.job(stage.workflow_type, stage.name),
@@ -102,6 +109,7 @@ def register(
         # One message per pull: delivered the moment it arrives (a bigger batch would wait
         # to fill, adding its timeout to every hop); `max_workers` gives the concurrency.
         pull_sub=PullSub(batch_size=1, timeout=5.0),
+        inbox_prefix=f"{inbox_prefix}.".encode(),
         max_workers=workers,
         ack_policy=AckPolicy.MANUAL,
         decoder=_undecoded,
@@ -203,7 +211,7 @@ async def submit(
         occurred_at=utcnow(),
         payload=dict(result.payload),
     )
-    subject = subjects.result(job_envelope.workflow_type)
+    subject = subjects.result(job_envelope.workflow_type, stage.name)
     headers = {subjects.HEADER_MSG_ID: event.event_id}
     span = publishing(tracer, subject, headers, message_id=event.event_id)
     try:

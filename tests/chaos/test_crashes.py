@@ -19,6 +19,7 @@ from interlock.contracts import subjects
 from interlock.projector.store.database import database_pool
 from interlock.runtime import supervised
 from interlock.settings import Settings
+from interlock.signals import Clients
 from interlock.simulators import action_count, calls, seed_customer
 from interlock.supervisor import Supervisor
 from interlock.tools.demo.runner import ApprovalDesk, Run, approve, start_request
@@ -32,7 +33,9 @@ pytestmark = pytest.mark.timeout(120)
 @dataclass
 class Stack:
     supervisor: Supervisor
-    nc: Client
+    bus: Clients
+    admin: Client
+    """Re-delivers jobs as only the relay may: the crash it stands for."""
     engine: AsyncEngine
     desk: ApprovalDesk
     dsn: str
@@ -40,7 +43,7 @@ class Stack:
     async def workflow(self, faults: dict[str, list[str]] | None = None) -> Run:
         customer = f"chaos-{uuid.uuid4().hex[:10]}"
         await seed_customer(self.dsn, customer, faults=faults)
-        run = Run("chaos", "", "chaos", customer, self.nc, self.engine, self.dsn)
+        run = Run("chaos", "", "chaos", customer, self.bus, self.engine, self.dsn)
         await start_request(run, dict(REQUEST), before_publish=self.desk.watch)
         return run
 
@@ -62,16 +65,18 @@ async def stack(
         async with supervised(
             e2e_settings, module_nats, module_database, default_stack("support")
         ) as supervisor:
-            nc = await nats.connect(module_nats)
+            bus = await Clients.connect(e2e_settings, module_nats, "chaos")
+            admin = await nats.connect(module_nats)
             engine = database_pool(module_database, pool_size=4)
-            desk = ApprovalDesk(nc)
+            desk = ApprovalDesk(bus.approvals)
             await desk.start()
             try:
-                yield Stack(supervisor, nc, engine, desk, module_database)
+                yield Stack(supervisor, bus, admin, engine, desk, module_database)
             finally:
                 await desk.stop()
                 await engine.dispose()
-                await nc.drain()
+                await bus.close()
+                await admin.drain()
 
 
 async def _approved(run: Run) -> None:
@@ -124,7 +129,7 @@ async def _held_at_execution(stack: Stack, run: Run) -> None:
 async def _captured_job(stack: Stack, run: Run) -> Any:
     """Approve while the execute service is down and read the job waiting for it."""
     await _held_at_execution(stack, run)
-    return await stack.nc.jetstream().get_last_msg(
+    return await stack.admin.jetstream().get_last_msg(
         subjects.STREAM_JOBS, subjects.job("support", "execute_action")
     )
 
@@ -132,7 +137,7 @@ async def _captured_job(stack: Stack, run: Run) -> Any:
 async def _deliver_again(stack: Stack, job: Any) -> None:
     """What a crash between submitting the result and acking the job amounts to."""
     headers = {**(job.headers or {}), subjects.HEADER_MSG_ID: f"again-{uuid.uuid4()}"}
-    await stack.nc.jetstream().publish(job.subject, job.data, headers=headers)
+    await stack.admin.jetstream().publish(job.subject, job.data, headers=headers)
 
 
 def _executed(view: dict[str, Any]) -> int:
@@ -173,7 +178,7 @@ async def test_a_job_delivered_to_two_workers_commits_once_with_one_effect(
 
 
 async def _stream_drained(stack: Stack) -> bool:
-    info = await stack.nc.jetstream().consumer_info(
+    info = await stack.admin.jetstream().consumer_info(
         subjects.STREAM_JOBS, subjects.stage_consumer("support", "execute_action")
     )
     return bool(info.num_pending == 0 and info.num_ack_pending == 0)

@@ -16,7 +16,9 @@ from typing import Any
 import nats
 import pytest
 
+from interlock import access
 from interlock.contracts.ids import workflow_id_for
+from interlock.settings import Settings
 from tests.support.cli import cli_env
 from tests.support.polling import eventually
 
@@ -35,7 +37,7 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def running_up(tmp_path: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+def running_up(tmp_path: Path) -> Iterator[tuple[Path, dict[str, Any], str]]:
     """`interlock up` (projector and relay only: no stage consumes the first job) on a fresh
     embedded stack, until the test ends."""
     home = tmp_path / "home"
@@ -54,16 +56,16 @@ def running_up(tmp_path: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
             if "Ctrl-C stops everything" in line:
                 break
         assert up.poll() is None, "".join(seen)
-        yield home, json.loads((home / "stack.json").read_text())
+        yield home, json.loads((home / "stack.json").read_text()), "".join(seen)
     finally:
         up.send_signal(signal.SIGINT)
         up.wait(60)
 
 
 async def test_a_request_from_plain_nats_py_is_visible_through_the_cli(
-    running_up: tuple[Path, dict[str, Any]],
+    running_up: tuple[Path, dict[str, Any], str],
 ) -> None:
-    home, stack = running_up
+    home, stack, _ = running_up
     event_id = f"contract-{uuid.uuid4()}"
     workflow_id = workflow_id_for("support", "acme", event_id)
     request = {
@@ -81,11 +83,18 @@ async def test_a_request_from_plain_nats_py_is_visible_through_the_cli(
             "currency": "EUR",
         },
     }
-    nc = await nats.connect(stack["nats_url"])
+    upstream = _cli(home, "client-url", "upstream").stdout.strip()
+    nc = await nats.connect(upstream, inbox_prefix="_INBOX_upstream")
     try:
-        js = nc.jetstream()
-        await js.publish("wf.in.request.support", json.dumps(request).encode())
-        job_consumer = await js.pull_subscribe_bind(durable="support-classify", stream="WF_JOBS")
+        await nc.jetstream().publish("wf.in.request.support.upstream", json.dumps(request).encode())
+    finally:
+        await nc.drain()
+    admin = access.nats_url_as(stack["nats_url"], "admin", access.secrets_of(Settings(home=home)))
+    nc = await nats.connect(admin)
+    try:
+        job_consumer = await nc.jetstream().pull_subscribe_bind(
+            durable="support-classify", stream="WF_JOBS"
+        )
         (job,) = await job_consumer.fetch(1, timeout=60)
     finally:
         await nc.drain()
@@ -147,3 +156,33 @@ async def test_a_request_from_plain_nats_py_is_visible_through_the_cli(
     late = _cli(home, "approve", workflow_id, "--json")
     assert late.returncode == 3  # refused by the projector
     assert json.loads(late.stdout)["reason"] == "terminal"
+
+
+def _secret_values(home: Path) -> list[str]:
+    directory = access.secrets_of(Settings(home=home)).directory
+    return [
+        value
+        for name in ("nats.json", "postgres.json")
+        for value in json.loads((directory / name).read_text()).values()
+    ]
+
+
+def test_up_prints_no_password_and_writes_its_endpoints(
+    running_up: tuple[Path, dict[str, Any], str],
+) -> None:
+    home, stack, printed = running_up
+    secrets = _secret_values(home)
+
+    assert stack["database_url"] in printed
+    assert not [s for s in secrets if s in printed]
+    endpoints = json.loads((home / "endpoints.json").read_text())
+    assert (home / "endpoints.json").stat().st_mode & 0o077 == 0
+    assert endpoints["nats_url"] == stack["nats_url"]
+    assert endpoints["database_url"] == stack["database_url"]
+    assert not [s for s in secrets if s in endpoints["database_url"]]
+    assert {"upstream", "approvals", "operator"} <= set(endpoints["clients"])
+    upstream = _cli(home, "client-url", "upstream").stdout.strip()
+    assert endpoints["clients"]["upstream"]["nats_url"] == upstream
+    unknown = _cli(home, "client-url", "mallory")
+    assert unknown.returncode == 2
+    assert "upstream" in unknown.stderr

@@ -21,6 +21,7 @@ import pytest
 from playwright.async_api import BrowserContext, Page, Playwright, async_playwright, expect
 
 from interlock import queries
+from interlock.access import UPSTREAM
 from interlock.settings import Settings
 from interlock.signals import publish
 from tests.support.console import PASSWORD, console_settings, served
@@ -89,7 +90,7 @@ async def start_workflow(nats_url: str) -> str:
     event = envelope("START", workflow_id=workflow_id, event_id=f"req-{uuid.uuid4()}")
     nc = await nats.connect(nats_url)
     try:
-        await publish(nc.jetstream(), event)
+        await publish(nc.jetstream(), event, UPSTREAM)
     finally:
         await nc.drain()
     return workflow_id

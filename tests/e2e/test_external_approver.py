@@ -64,7 +64,7 @@ async def _approver(nc: Client, workflow_id: str, seen: list[dict[str, Any]]) ->
     }
     approver = {"id": "alice", "role": "support_approver"}
     await _publish(
-        nc, "wf.in.signal.support", _envelope("APPROVED", workflow_id, approver, decision)
+        nc, "wf.in.signal.support.approvals", _envelope("APPROVED", workflow_id, approver, decision)
     )
     await sub.unsubscribe()
 
@@ -82,7 +82,7 @@ async def test_a_plain_nats_client_requests_approves_and_sees_completion(
             approving = asyncio.create_task(_approver(nc, workflow_id, seen))
             upstream = {"id": "crm", "role": "upstream"}
             start = _envelope("START", workflow_id, upstream, REQUEST)
-            await _publish(nc, "wf.in.request.support", start)
+            await _publish(nc, "wf.in.request.support.upstream", start)
             done = await _next_for(completed, workflow_id)
             await approving
         finally:

@@ -79,7 +79,7 @@ def test_a_workflow_is_one_connected_trace_through_every_hop(observed: Observed)
     spans = observed.trace("happy_path")
     by_id = _by_id(spans)
     roots = [s for s in spans if s.parent is None]
-    assert [r.name for r in roots] == ["wf.in.request.support publish"]  # the ingress
+    assert [r.name for r in roots] == ["wf.in.request.support.upstream publish"]  # the ingress
     for span in spans:
         if span.parent is not None:
             assert span.parent.span_id in by_id, f"{span.name}: parent outside the trace"

@@ -67,7 +67,7 @@ async def _one_workflow(nats_url: str, database_url: str) -> dict[str, Any]:
         js = nc.jetstream()
         await _publish(
             js,
-            subjects.request("support"),
+            subjects.request("support", "upstream"),
             Envelope(
                 event_id=event_id,
                 type="START",
@@ -82,7 +82,7 @@ async def _one_workflow(nats_url: str, database_url: str) -> dict[str, Any]:
         view = await eventually(in_state("AWAITING_APPROVAL"), within=60, what="approval requested")
         await _publish(
             js,
-            subjects.signal("support"),
+            subjects.signal("support", "approvals"),
             Envelope(
                 event_id=f"otlp-ok-{uuid.uuid4()}",
                 type="APPROVED",

@@ -22,6 +22,7 @@ from interlock.embedded import EmbeddedNats, EmbeddedPostgres, EmbeddedStack
 from interlock.embedded._process import port_accepts
 
 pytestmark = pytest.mark.timeout(60)
+PASSWORD = "superuser-password"
 
 # Holds a stack open until its stdin closes, after printing what it got. Starts it on a
 # worker thread when asked, where no parent-death signal can be armed.
@@ -111,8 +112,8 @@ async def test_embedded_nats_round_trips_a_jetstream_message(tmp_path: Path) -> 
 
 
 async def test_embedded_postgres_commits_and_rolls_back(tmp_path: Path) -> None:
-    server = EmbeddedPostgres(tmp_path)
-    connection = await asyncpg.connect(server.start())
+    server = EmbeddedPostgres(tmp_path, password=PASSWORD)
+    connection = await asyncpg.connect(server.start(), password=PASSWORD)
     try:
         assert await connection.fetchval("SELECT current_database()") == "interlock"
         await connection.execute("CREATE TABLE t (n int)")
@@ -204,10 +205,43 @@ def test_stop_closes_the_ports_and_leaves_no_server_process(tmp_path: Path) -> N
     assert not (tmp_path / "stack.json").exists()
 
 
-async def test_restarted_postgres_keeps_its_data(tmp_path: Path) -> None:
-    await _create_table(EmbeddedPostgres(tmp_path), crash=False)
+async def test_embedded_postgres_asks_every_connection_for_the_password(tmp_path: Path) -> None:
+    server = EmbeddedPostgres(tmp_path, password=PASSWORD)
+    url = server.start()
+    try:
+        with pytest.raises(asyncpg.InvalidPasswordError):
+            await asyncpg.connect(url, password="guessed")
+        connection = await asyncpg.connect(url, password=PASSWORD)
+        await connection.close()
+    finally:
+        server.stop()
 
-    await _assert_table_survived(EmbeddedPostgres(tmp_path))
+
+async def test_a_cluster_that_trusted_local_connections_is_given_a_password(
+    tmp_path: Path,
+) -> None:
+    made_before = EmbeddedPostgres(tmp_path, password=PASSWORD)
+    made_before.start()
+    made_before.stop()
+    hba = tmp_path / "data" / "pg_hba.conf"
+    hba.write_text("host all all 127.0.0.1/32 trust\n")  # as clusters were made before
+
+    server = EmbeddedPostgres(tmp_path, password="the-new-one")
+    url = server.start()
+    try:
+        connection = await asyncpg.connect(url, password="the-new-one")
+        await connection.close()
+        assert "trust" not in hba.read_text()
+        with pytest.raises(asyncpg.InvalidPasswordError):
+            await asyncpg.connect(url, password=PASSWORD)
+    finally:
+        server.stop()
+
+
+async def test_restarted_postgres_keeps_its_data(tmp_path: Path) -> None:
+    await _create_table(EmbeddedPostgres(tmp_path, password=PASSWORD), crash=False)
+
+    await _assert_table_survived(EmbeddedPostgres(tmp_path, password=PASSWORD))
 
 
 async def test_restarted_nats_keeps_its_streams(tmp_path: Path) -> None:
@@ -227,23 +261,23 @@ async def test_restarted_nats_keeps_its_streams(tmp_path: Path) -> None:
 
 
 async def test_postgres_restarts_over_the_pid_file_of_a_killed_postmaster(tmp_path: Path) -> None:
-    await _create_table(EmbeddedPostgres(tmp_path), crash=True)
+    await _create_table(EmbeddedPostgres(tmp_path, password=PASSWORD), crash=True)
     assert (tmp_path / "data" / "postmaster.pid").exists()
 
-    await _assert_table_survived(EmbeddedPostgres(tmp_path))
+    await _assert_table_survived(EmbeddedPostgres(tmp_path, password=PASSWORD))
 
 
 async def test_postgres_restarts_when_its_stale_pid_now_names_another_process(
     tmp_path: Path,
 ) -> None:
-    await _create_table(EmbeddedPostgres(tmp_path), crash=True)
+    await _create_table(EmbeddedPostgres(tmp_path, password=PASSWORD), crash=True)
     pid_file = tmp_path / "data" / "postmaster.pid"
     # A live process of the server's own user, as when a reboot hands the pid out again.
     with _process_of(pid_file.stat().st_uid) as squatter:
         _, rest = pid_file.read_text().split("\n", 1)
         pid_file.write_text(f"{squatter}\n{rest}")
 
-        await _assert_table_survived(EmbeddedPostgres(tmp_path))
+        await _assert_table_survived(EmbeddedPostgres(tmp_path, password=PASSWORD))
 
 
 @pytest.mark.parametrize("run", [1, 2])
@@ -265,7 +299,7 @@ async def test_nats_fixture_gives_each_test_a_server_without_streams(nc: Client,
 
 async def _create_table(server: EmbeddedPostgres, *, crash: bool) -> None:
     """Create and fill a table, then stop the server, or SIGKILL it to simulate a crash."""
-    connection = await asyncpg.connect(server.start())
+    connection = await asyncpg.connect(server.start(), password=PASSWORD)
     try:
         await connection.execute("CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)")
     finally:
@@ -276,7 +310,7 @@ async def _create_table(server: EmbeddedPostgres, *, crash: bool) -> None:
 
 
 async def _assert_table_survived(server: EmbeddedPostgres) -> None:
-    connection = await asyncpg.connect(server.start())
+    connection = await asyncpg.connect(server.start(), password=PASSWORD)
     try:
         assert await connection.fetchval("SELECT n FROM kept") == 42
     finally:

@@ -38,7 +38,7 @@ async def test_a_bad_signature_is_refused_recorded_and_never_published(
     letter = await dead_letter(nc)
     letter_headers = letter.headers or {}
     assert letter_headers[subjects.HEADER_DLQ_REASON] == "bad_signature"
-    assert letter_headers[subjects.HEADER_DLQ_SUBJECT] == subjects.signal("support")
+    assert letter_headers[subjects.HEADER_DLQ_SUBJECT] == subjects.signal("support", "gateway")
     assert not letter.data, "an unauthenticated body is not kept"
     recorded_text = json.dumps(letter_headers)
     assert headers["webhook-signature"] not in recorded_text
@@ -93,4 +93,4 @@ async def test_a_signed_body_cannot_be_replayed_against_another_workflow(
     status, answer, _ = await post(client, APPROVAL, "/v1/workflows/support/wf-other/signals")
 
     assert (status, answer["error"]) == (400, "schema_mismatch")
-    assert await count(nc, subjects.STREAM_IN, subjects.signal("support")) == 0
+    assert await count(nc, subjects.STREAM_IN, subjects.signal("support", "gateway")) == 0

@@ -63,7 +63,7 @@ async def test_the_gateway_component_serves_its_settings_until_stopped(
     finally:
         stop.set()
         await asyncio.wait_for(task, 10)
-    assert await count(nc, subjects.STREAM_IN, subjects.signal("support")) == 1
+    assert await count(nc, subjects.STREAM_IN, subjects.signal("support", "gateway")) == 1
 
 
 async def test_an_approval_through_the_gateway_moves_the_workflow_and_a_forged_one_never_arrives(

@@ -46,8 +46,13 @@ async def test_a_valid_approval_is_published_as_a_signal_envelope(
 
     event_id = f"gw-tickets-{headers['webhook-id']}"
     assert response.status == 202
-    assert await response.json() == {"event_id": event_id, "subject": "wf.in.signal.support"}
-    raw = await nc.jetstream().get_last_msg(subjects.STREAM_IN, subjects.signal("support"))
+    assert await response.json() == {
+        "event_id": event_id,
+        "subject": "wf.in.signal.support.gateway",
+    }
+    raw = await nc.jetstream().get_last_msg(
+        subjects.STREAM_IN, subjects.signal("support", "gateway")
+    )
     event = parse_envelope(raw.data or b"")
     assert (event.event_id, event.type, event.workflow_type, event.workflow_id) == (
         event_id,
@@ -75,7 +80,7 @@ async def test_a_webhook_delivered_twice_is_one_message_and_one_event(
 
     assert answers[0] == answers[1]
     assert answers[0][0] == 202
-    assert await count(nc, subjects.STREAM_IN, subjects.signal("support")) == 1
+    assert await count(nc, subjects.STREAM_IN, subjects.signal("support", "gateway")) == 1
 
 
 @pytest.mark.parametrize("event_type", ["TELEPORT", "ACTION_EXECUTED", "START", "RETRY_DUE"])
@@ -159,5 +164,7 @@ async def test_a_request_is_one_server_span_continuing_the_callers_trace(
     text = json.dumps([dict(s.attributes or {}) for s in mine], default=str)
     for secret in (headers["webhook-signature"], SECRET.removeprefix("whsec_"), "20.00"):
         assert secret not in text, "no signature, secret or body on spans"
-    raw = await nc.jetstream().get_last_msg(subjects.STREAM_IN, subjects.signal("support"))
+    raw = await nc.jetstream().get_last_msg(
+        subjects.STREAM_IN, subjects.signal("support", "gateway")
+    )
     assert trace_id in (raw.headers or {})["traceparent"]

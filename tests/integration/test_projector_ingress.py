@@ -59,7 +59,7 @@ async def test_poison_messages_are_dead_lettered_and_the_next_good_message_is_pr
         "unknown_workflow": envelope("CANCEL_REQUESTED", workflow_id="no-such").to_bytes(),
     }
     for body in poison.values():
-        await js.publish(subjects.signal("support"), body)
+        await js.publish(subjects.signal("support", "approvals"), body)
     await h.publish(good)
 
     letters = await _dead_letters(h, len(poison))
@@ -67,7 +67,8 @@ async def test_poison_messages_are_dead_lettered_and_the_next_good_message_is_pr
     reasons = sorted(m.headers[subjects.HEADER_DLQ_REASON] for m in letters)
     assert reasons == sorted(poison)
     assert all(
-        m.headers[subjects.HEADER_DLQ_SUBJECT] == subjects.signal("support") for m in letters
+        m.headers[subjects.HEADER_DLQ_SUBJECT] == subjects.signal("support", "approvals")
+        for m in letters
     )
     assert all(m.headers[subjects.HEADER_DLQ_DETAIL] for m in letters)
     await h.at_state(workflow_id_for("support", "acme", good.event_id), "CLASSIFYING")

@@ -43,9 +43,9 @@ async def test_duplicate_event_has_no_second_effect(h: Harness) -> None:
     (job_id,) = view["execution"]["open_jobs"]
     event = envelope("CLASSIFICATION_SUCCEEDED", workflow_id=workflow_id, causation_id=job_id)
 
-    await h.publish(event, subjects.result("support"), msg_id="first")
+    await h.publish(event, subjects.result("support", "classify"), msg_id="first")
     await h.at_state(workflow_id, "GATHERING_EVIDENCE")
-    await h.publish(event, subjects.result("support"), msg_id="second-delivery")
+    await h.publish(event, subjects.result("support", "classify"), msg_id="second-delivery")
     marker = await signal(h, workflow_id, "CANCEL_REQUESTED", role="operator")
 
     after = await h.view(workflow_id)

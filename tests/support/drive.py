@@ -34,9 +34,11 @@ async def answer(
 ) -> dict[str, Any]:
     """Publish a stage result answering the workflow's open job, and await the decision."""
     view = await h.view(workflow_id)
-    jobs = {j: spec.get("branch") for j, spec in view["execution"]["open_jobs"].items()}
+    open_jobs = view["execution"]["open_jobs"]
+    jobs = {j: spec.get("branch") for j, spec in open_jobs.items()}
     event = result_event(workflow_id, jobs, event_type, payload)
-    await h.publish(event, subjects.result("support"))
+    stage = str(open_jobs.get(event.causation_id, {}).get("stage", "classify"))
+    await h.publish(event, subjects.result("support", stage))
     return await h.decided(workflow_id, event.event_id) if wait else {}
 
 

@@ -35,8 +35,11 @@ class Harness:
         self, event: Envelope, subject: str | None = None, msg_id: str | None = None
     ) -> None:
         if subject is None:
-            kind = "request" if event.type == "START" else "signal"
-            subject = f"{subjects.IN_PREFIX}.{kind}.{event.workflow_type}"
+            subject = (
+                subjects.request(event.workflow_type, "upstream")
+                if event.type == "START"
+                else subjects.signal(event.workflow_type, "approvals")
+            )
         headers = {subjects.HEADER_MSG_ID: msg_id} if msg_id else None
         await self.nc.jetstream().publish(subject, event.to_bytes(), headers=headers)
 
@@ -79,8 +82,10 @@ async def projector_running(
     *,
     workers: int = 8,
     projectors: int = 1,
+    store_url: str | None = None,
 ) -> AsyncIterator[Harness]:
-    """Provisioned streams and `projectors` projector apps for the duration."""
+    """Provisioned streams and `projectors` projector apps for the duration; they write
+    through `store_url` (default `database_url`, which the harness reads through)."""
     logging.getLogger("faststream").setLevel(logging.WARNING)
     async with AsyncExitStack() as stack:
         nc = await nats.connect(nats_url)
@@ -93,7 +98,7 @@ async def projector_running(
             broker = NatsBroker(nats_url, log_level=logging.DEBUG)
             await broker.start()
             stack.push_async_callback(broker.stop)
-            own_store = await open_store(database_url, size=workers)
+            own_store = await open_store(store_url or database_url, size=workers)
             stack.push_async_callback(own_store.close)
             task = asyncio.create_task(
                 run_projector(broker, Projector(own_store), stop, workers=workers)

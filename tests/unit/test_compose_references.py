@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import opentelemetry.sdk.environment_variables as otel_variables
 import pytest
 
+from interlock.access import database_role
 from interlock.components import components
 from interlock.messaging.streams import all_stages
 from interlock.settings import Settings
@@ -116,19 +117,35 @@ def test_interlock_environment_is_accepted_by_settings(
         monkeypatch.setenv(key, value)
     loaded = Settings()
     assert urlsplit(loaded.nats_url or "").hostname in services()
-    assert urlsplit(loaded.database_url or "").hostname in services()
+    if loaded.database_url is not None:
+        assert urlsplit(loaded.database_url).hostname in services()
 
 
-def test_database_url_carries_the_postgres_service_credentials() -> None:
+def test_only_migrate_holds_the_administrators_database_url() -> None:
     postgres = {k: with_defaults(v) for k, v in environment(services()["postgres"]).items()}
-    for name, svc in interlock_services().items():
-        raw = environment(svc)["INTERLOCK_DATABASE_URL"]
-        assert "${POSTGRES_PASSWORD" in raw, f"{name}: password must come from the variable"
-        url = urlsplit(with_defaults(raw))
-        assert (url.hostname, url.port) == ("postgres", 5432)
-        assert url.username == postgres["POSTGRES_USER"]
-        assert url.password == postgres["POSTGRES_PASSWORD"]
-        assert url.path == "/" + postgres["POSTGRES_DB"]
+    raw = environment(services()["migrate"])["INTERLOCK_DATABASE_URL"]
+    assert "${POSTGRES_PASSWORD" in raw, "the password must come from the variable"
+    url = urlsplit(with_defaults(raw))
+    assert (url.hostname, url.port) == ("postgres", 5432)
+    assert (url.username, url.password) == (
+        postgres["POSTGRES_USER"],
+        postgres["POSTGRES_PASSWORD"],
+    )
+    assert url.path == "/" + postgres["POSTGRES_DB"]
+
+
+@pytest.mark.parametrize(("service", "component"), sorted(component_services().items()))
+def test_a_component_connects_as_its_own_database_role_or_not_at_all(
+    service: str, component: str
+) -> None:
+    raw = environment(services()[service]).get("INTERLOCK_DATABASE_URL")
+    role = database_role(component)
+    if role is None:
+        assert raw is None, f"{service} has no business with the database"
+        return
+    assert raw is not None
+    url = urlsplit(with_defaults(raw))
+    assert (url.hostname, url.username, url.password) == ("postgres", role, None)
 
 
 def test_otel_variables_are_standard_sdk_variables() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from interlock import access
 from interlock.cli import app, operate
 from interlock.contracts.envelope import Actor
 
@@ -27,9 +28,10 @@ class Sent:
     async def __call__(
         self, *urls_id_event: str, payload: Callable[[dict[str, Any]], dict[str, Any]], actor: Actor
     ) -> dict[str, Any]:
-        _, _, workflow_id, event_type = urls_id_event
+        nats_url, _, workflow_id, event_type = urls_id_event
         self.calls.append(
             {
+                "as": nats_url,
                 "workflow_id": workflow_id,
                 "event": event_type,
                 "payload": payload(VIEW),
@@ -49,6 +51,7 @@ def _invoke(
 
     monkeypatch.setattr(operate, "send_and_wait", sent)
     monkeypatch.setattr(operate, "with_stack", with_stack)
+    monkeypatch.setattr(access, "as_client", lambda s, url, client: f"{client}@{url}")
     result = CliRunner().invoke(app, list(argv))
     return sent, result.exit_code
 
@@ -84,7 +87,10 @@ def test_a_signal_command_sends_its_event_with_the_payload_of_its_options(
 ) -> None:
     sent, code = _invoke(monkeypatch, ACCEPTED, *command.split())
     assert code == 0
-    assert sent.calls == [{"workflow_id": "wf", "event": event, "payload": payload, "actor": actor}]
+    sends_as = "operator@nats://n"  # the CLI's own client, never the administrator
+    assert sent.calls == [
+        {"as": sends_as, "workflow_id": "wf", "event": event, "payload": payload, "actor": actor}
+    ]
 
 
 @pytest.mark.parametrize(("reason", "code"), [("guard_failed", 3), ("no_decision", 1)])

@@ -13,20 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-import nats
 import typer
-from nats.aio.client import Client
 
 from interlock import queries, telemetry, terminal
+from interlock.access import component_roles
 from interlock.composition import default_stack
-from interlock.embedded import resolve_urls
 from interlock.health import attached
-from interlock.options import JsonOpt, load_settings
+from interlock.options import JsonOpt, load_settings, with_stack
 from interlock.runtime import prepare, supervised
 from interlock.settings import Settings
+from interlock.signals import Clients
 from interlock.simulators import (
     action_count,
-    ensure_schema,
     notification_count,
     reversal_count,
     seed_customer,
@@ -85,10 +83,12 @@ def demo(
     s = load_settings()
     telemetry.start(s, "demo")
     chosen = [] if fixture_file else [sc for sc in SCENARIOS if not only or sc.name in only]
-    with resolve_urls(s) as (nats_url, database_url):
-        outcomes, report = asyncio.run(
-            _run_all(s, nats_url, database_url, chosen, cases, quiet=json_output)
-        )
+    outcomes, report = with_stack(
+        lambda s, nats_url, database_url: _run_all(
+            s, nats_url, database_url, chosen, cases, quiet=json_output
+        ),
+        s,
+    )
     scenarios = {} if fixture_file else {"scenarios": [o.as_json() for o in outcomes]}
     if json_output:
         terminal.print_json({**scenarios, **report.as_json()})
@@ -121,29 +121,27 @@ async def _run_all(
     quiet: bool,
 ) -> tuple[list[ScenarioResult], fixture.FixtureReport]:
     """The scenarios, then the request cases, on one set of components."""
-    await prepare(nats_url, database_url)
-    await ensure_schema(database_url)
+    await prepare(nats_url, database_url, component_roles(s))
     names = None if chosen else fixture.COMPONENTS
     async with _components(s, nats_url, database_url, names) as supervisor:
-        outcomes = await _scenarios(nats_url, database_url, chosen, quiet) if chosen else []
-        return outcomes, await fixture.play(cases, supervisor, nats_url, database_url)
+        outcomes = await _scenarios(s, nats_url, database_url, chosen, quiet) if chosen else []
+        return outcomes, await fixture.play(s, cases, supervisor, nats_url, database_url)
 
 
 async def run_demo(
     s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], *, quiet: bool = False
 ) -> list[ScenarioResult]:
-    await prepare(nats_url, database_url)
-    await ensure_schema(database_url)
+    await prepare(nats_url, database_url, component_roles(s))
     async with _components(s, nats_url, database_url):
-        return await _scenarios(nats_url, database_url, chosen, quiet)
+        return await _scenarios(s, nats_url, database_url, chosen, quiet)
 
 
 async def _scenarios(
-    nats_url: str, database_url: str, chosen: list[Scenario], quiet: bool
+    s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], quiet: bool
 ) -> list[ScenarioResult]:
-    nc = await nats.connect(nats_url, name="interlock-demo")
+    bus = await Clients.connect(s, nats_url, "interlock-demo")
     engine = queries.open_reader(database_url, pool_size=4)
-    desk = ApprovalDesk(nc)
+    desk = ApprovalDesk(bus.approvals)
     await desk.start()
     try:
         progress = Progress(chosen, enabled=not quiet)
@@ -153,7 +151,7 @@ async def _scenarios(
                     *(
                         _play(
                             sc,
-                            nc=nc,
+                            bus=bus,
                             engine=engine,
                             desk=desk,
                             dsn=database_url,
@@ -166,7 +164,7 @@ async def _scenarios(
     finally:
         await desk.stop()
         await engine.dispose()
-        await nc.drain()
+        await bus.close()
 
 
 @asynccontextmanager
@@ -182,11 +180,11 @@ async def _components(
 
 
 async def _play(
-    sc: Scenario, *, nc: Client, engine: Any, desk: ApprovalDesk, dsn: str, progress: Progress
+    sc: Scenario, *, bus: Clients, engine: Any, desk: ApprovalDesk, dsn: str, progress: Progress
 ) -> ScenarioResult:
     customer = f"demo-{uuid.uuid4().hex[:10]}"
     await seed_customer(dsn, customer, faults=sc.faults or None)
-    run = Run(sc.name, "", "demo", customer, nc, engine, dsn)
+    run = Run(sc.name, "", "demo", customer, bus, engine, dsn)
     progress.track(run)
     started = time.monotonic()
     await start_request(run, sc.request, before_publish=desk.watch)

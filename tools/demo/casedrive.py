@@ -1,6 +1,7 @@
 """Drives request cases through the real stack, the way outside systems would.
 
-An upstream publishes each case's event as a `START` envelope on `wf.in.request.request`
+An upstream publishes each case's event as a `START` envelope on
+`wf.in.request.request.upstream`
 (exactly the fixture's fields; the event id goes in the envelope), with `causation_id`
 naming the case, so the projector's verdict on *this* publication can be told apart from
 an earlier one with the same event id. An upstream that jumps ahead sends
@@ -26,6 +27,7 @@ from interlock import queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
+from interlock.signals import Clients
 from interlock.tools.demo.casefile import Case
 
 WORKFLOW_TYPE = "request"
@@ -121,16 +123,19 @@ class Listeners:
         self.queue(str(task.get("workflow_id"))).put_nowait(task)
 
 
-async def publish(nc: Client, sub: Submission, run_id: str) -> None:
-    """Publish the case's request, acknowledged by JetStream before this returns."""
+async def publish(bus: Clients, sub: Submission, run_id: str) -> None:
+    """Publish the case's request as the upstream client, acknowledged by JetStream before
+    this returns (the exact bytes of the case, so not through `Clients.publish`)."""
     msg_id = f"{run_id}:{sub.case.id}"
-    await nc.jetstream().publish(
-        subjects.request(WORKFLOW_TYPE), sub.body, headers={subjects.HEADER_MSG_ID: msg_id}
+    await bus.upstream.jetstream().publish(
+        subjects.request(WORKFLOW_TYPE, bus.upstream_name),
+        sub.body,
+        headers={subjects.HEADER_MSG_ID: msg_id},
     )
 
 
 async def signal(
-    nc: Client,
+    bus: Clients,
     sub: Submission,
     event_type: str,
     payload: dict[str, Any],
@@ -151,11 +156,7 @@ async def signal(
         expected_version=expected_version,
         payload=payload,
     )
-    await nc.jetstream().publish(
-        subjects.signal(WORKFLOW_TYPE),
-        event.to_bytes(),
-        headers={subjects.HEADER_MSG_ID: event.event_id},
-    )
+    await bus.publish(event)
     return event.event_id
 
 
@@ -185,13 +186,13 @@ async def state_in(
     return await poll(probe)
 
 
-async def answer_approval(nc: Client, listeners: Listeners, sub: Submission) -> None:
+async def answer_approval(bus: Clients, listeners: Listeners, sub: Submission) -> None:
     """Give the case's approval when the workflow asks for one (never unasked)."""
     assert sub.case.approval is not None
     assert sub.workflow_id is not None
     task = await listeners.queue(sub.workflow_id).get()
     await signal(
-        nc,
+        bus,
         sub,
         "APPROVED",
         sub.case.approval.model_dump(),
@@ -201,16 +202,16 @@ async def answer_approval(nc: Client, listeners: Listeners, sub: Submission) -> 
     )
 
 
-async def jump_to_execution(nc: Client, engine: AsyncEngine, sub: Submission) -> None:
+async def jump_to_execution(bus: Clients, engine: AsyncEngine, sub: Submission) -> None:
     """As an upstream, command the run to execute before it was authorised, and wait for
     the projector's decision."""
     assert sub.workflow_id is not None
-    event_id = await signal(nc, sub, "EXECUTE_REQUESTED", {}, UPSTREAM, suffix="execute")
+    event_id = await signal(bus, sub, "EXECUTE_REQUESTED", {}, UPSTREAM, suffix="execute")
     workflow_id = sub.workflow_id
     await poll(lambda: queries.decision_for(engine, workflow_id, event_id))
 
 
-async def resume(nc: Client, engine: AsyncEngine, sub: Submission) -> None:
+async def resume(bus: Clients, engine: AsyncEngine, sub: Submission) -> None:
     """Once the classification is committed (the checkpoint), resume the run as an operator
     and wait for the projector's decision. A run that ended before it could be resumed is
     left alone."""
@@ -219,7 +220,7 @@ async def resume(nc: Client, engine: AsyncEngine, sub: Submission) -> None:
     if view["state"] != "classified":
         return
     event_id = await signal(
-        nc, sub, "RESUME", {}, OPERATOR, suffix="resume", expected_version=view["version"]
+        bus, sub, "RESUME", {}, OPERATOR, suffix="resume", expected_version=view["version"]
     )
     workflow_id = sub.workflow_id
     await poll(lambda: queries.decision_for(engine, workflow_id, event_id))

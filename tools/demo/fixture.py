@@ -28,12 +28,13 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import nats
-from nats.aio.client import Client
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import queries, terminal
 from interlock.composition import default_stack
+from interlock.settings import Settings
+from interlock.signals import Clients
 from interlock.simulators import effect_rows
 from interlock.supervisor import Supervisor
 from interlock.tools.demo import casedrive as drive
@@ -106,15 +107,20 @@ class FixtureReport:
 
 @dataclass(frozen=True)
 class _Context:
-    nc: Client
+    bus: Clients
     engine: AsyncEngine
     listeners: drive.Listeners
 
 
 async def play(
-    fixture: Fixture, supervisor: Supervisor | None, nats_url: str, database_url: str
+    s: Settings,
+    fixture: Fixture,
+    supervisor: Supervisor | None,
+    nats_url: str,
+    database_url: str,
 ) -> FixtureReport:
-    """Run every case on the running components and report what the stack did."""
+    """Run every case on the running components and report what the stack did (`nats_url`:
+    the administrator's, who reads the dead letters; the cases go out as clients)."""
     if supervisor is None or ROUTE not in supervisor.children:
         return FixtureReport([], {}, skipped=NOT_OURS)
     run_id = uuid.uuid4().hex[:10]
@@ -122,12 +128,14 @@ async def play(
     async with AsyncExitStack() as stack:
         nc = await nats.connect(nats_url, name="interlock-demo-cases")
         stack.push_async_callback(nc.drain)
+        bus = await Clients.connect(s, nats_url, "interlock-demo-cases")
+        stack.push_async_callback(bus.close)
         engine = queries.open_reader(database_url, pool_size=4)
         stack.push_async_callback(engine.dispose)
         listeners = drive.Listeners()
         await listeners.start(nc)
         stack.push_async_callback(listeners.stop)
-        ctx = _Context(nc, engine, listeners)
+        ctx = _Context(bus, engine, listeners)
         settled = await _run(ctx, supervisor, subs, run_id)
         return await _report(ctx, subs, settled, database_url)
 
@@ -173,7 +181,7 @@ async def _publish_in_order(ctx: _Context, subs: list[drive.Submission], run_id:
         if earlier is not None:
             with suppress(TimeoutError):
                 await asyncio.wait_for(_door(ctx, earlier), CASE_TIMEOUT)
-        await drive.publish(ctx.nc, sub, run_id)
+        await drive.publish(ctx.bus, sub, run_id)
         if sub.case.event_id:
             previous[sub.case.event_id] = sub
 
@@ -183,9 +191,9 @@ async def _at_checkpoint(ctx: _Context, sub: drive.Submission) -> None:
     if await _door(ctx, sub) is not None:
         return
     if sub.case.scenario == "resume":
-        await drive.resume(ctx.nc, ctx.engine, sub)
+        await drive.resume(ctx.bus, ctx.engine, sub)
     else:
-        await drive.jump_to_execution(ctx.nc, ctx.engine, sub)
+        await drive.jump_to_execution(ctx.bus, ctx.engine, sub)
 
 
 async def _door(ctx: _Context, sub: drive.Submission) -> Settled | None:
@@ -222,7 +230,7 @@ async def _outcome(ctx: _Context, sub: drive.Submission) -> Settled:
         return door or Settled("not_created", False, None)
     helper = None
     if sub.case.approval is not None:
-        helper = asyncio.create_task(drive.answer_approval(ctx.nc, ctx.listeners, sub))
+        helper = asyncio.create_task(drive.answer_approval(ctx.bus, ctx.listeners, sub))
     try:
         view = await drive.state_in(ctx.engine, sub.workflow_id, drive.TERMINAL)
     finally:

@@ -1,8 +1,9 @@
 """Drives scenarios through the real stack, the way outside systems would.
 
-Requests go in on `wf.in.request.support`; an approver agent listens on
-`wf.out.support.approval_requested` and answers each task from the message alone (plain
-envelopes on `wf.in.signal.support`); outcomes are read back from the projector's store.
+Requests go in on `wf.in.request.support.upstream` as client `upstream`; an approver agent
+(client `approvals`) listens on `wf.out.support.approval_requested` and answers each task from
+the message alone (plain envelopes on `wf.in.signal.support.approvals`); outcomes are read
+back from the projector's store.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from interlock import queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.signals import publish
+from interlock.signals import Clients
 
 APPROVER = Actor(id="demo-approver", role="support_approver")
 OPERATOR = Actor(id="demo-operator", role="operator")
@@ -36,7 +37,7 @@ class Run:
     workflow_id: str
     tenant_id: str
     customer_id: str
-    nc: Client
+    bus: Clients
     engine: AsyncEngine
     sim_dsn: str
     tasks: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
@@ -77,7 +78,7 @@ class Run:
             occurred_at=utcnow(),
             payload=payload,
         )
-        await publish(self.nc.jetstream(), event, self.trace_headers or None)
+        await self.bus.publish(event, self.trace_headers or None)
         return event.event_id
 
     async def decision(self, event_id: str) -> dict[str, Any]:
@@ -106,7 +107,7 @@ async def start_request(
         occurred_at=utcnow(),
         payload={**payload, "customer_id": run.customer_id},
     )
-    await publish(run.nc.jetstream(), event)
+    await run.bus.publish(event)
 
 
 class ApprovalDesk:

@@ -1,0 +1,163 @@
+"""Who connects as whom: each component's NATS identity and database role, the external
+clients (`INTERLOCK_CLIENTS` with its defaults), and URLs carrying one identity's credentials.
+
+A URL that already carries credentials is used as it is (a child process is given its own by
+the supervisor); one without gets the credentials of the identity it is used for from the
+installation's secrets.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import SplitResult, quote, urlsplit
+
+from interlock.contracts import registry
+from interlock.contracts.clients import ANY, ClientPolicy, Publishes, signing_roles
+from interlock.messaging import permissions as broker
+from interlock.messaging.streams import all_stages
+from interlock.projector.store.roles import (
+    CONSOLE_ROLE,
+    PROJECTOR_ROLE,
+    RELAY_ROLE,
+    SIMULATOR_ROLE,
+    TIMER_ROLE,
+)
+from interlock.secrets import Secrets
+from interlock.settings import Settings
+
+UPSTREAM = "upstream"
+APPROVALS = "approvals"
+OPERATOR = "operator"
+"""The CLI's own client: its approve, reject, cancel and retry commands."""
+CONSOLE = "console"
+"""The operator console: it reads as its own database role and sends the CLI's signals as the
+CLI's client, `operator`."""
+
+_ROLES = {
+    "projector": PROJECTOR_ROLE,
+    "relay": RELAY_ROLE,
+    "timer": TIMER_ROLE,
+    broker.SIMULATOR: SIMULATOR_ROLE,
+    CONSOLE: CONSOLE_ROLE,
+}
+DATABASE_ROLES = tuple(_ROLES.values())
+
+
+def secrets_of(settings: Settings) -> Secrets:
+    return Secrets.of_home(settings.home, settings.secrets_dir)
+
+
+def component_roles(settings: Settings) -> dict[str, str]:
+    """The components' database roles and their passwords (generated on first need)."""
+    return secrets_of(settings).postgres_passwords(list(DATABASE_ROLES))
+
+
+def external_clients(settings: Settings) -> list[str]:
+    """The names `interlock client-url` knows: every client but the gateway component."""
+    return sorted(name for name in client_policies(settings) if name != broker.GATEWAY)
+
+
+def nats_identity(component: str) -> str:
+    """The NATS user of a component: its own name, or `stage-<type>-<stage>` for a stage."""
+    if "." in component:
+        return broker.stage_identity(*component.split(".", 1))
+    if component == CONSOLE:
+        return OPERATOR
+    return component
+
+
+def database_role(component: str) -> str | None:
+    """The database role a component connects as; None when it has no database access."""
+    return _ROLES.get(component)
+
+
+def signing_roles_of(settings: Settings) -> list[str]:
+    """Every approver and operator role of the installed workflow types (as configured)."""
+    roles: set[str] = set()
+    for definition in registry.DEFINITIONS.values():
+        overrides = settings.parameters.get(definition.workflow_type, {})
+        roles |= signing_roles({**definition.parameters, **overrides})
+    return sorted(roles)
+
+
+def client_policies(settings: Settings) -> dict[str, ClientPolicy]:
+    """Every external client: `INTERLOCK_CLIENTS` (default: `upstream` sends requests and
+    `approvals` signals, for every type and tenant), plus the CLI's `operator` and the
+    approval gateway's `gateway`, which sign for the roles they are configured with."""
+    roles = frozenset(signing_roles_of(settings))
+    found = (
+        dict(settings.clients)
+        if settings.clients is not None
+        else {UPSTREAM: _everywhere("request"), APPROVALS: _everywhere("signal", roles)}
+    )
+    found.setdefault(OPERATOR, _everywhere("signal", roles))
+    gateway_roles = frozenset(r for s in settings.gateway_senders.values() for r in s.roles)
+    # Configured explicitly (as the projector's process is given them), it stays as it is.
+    found.setdefault(broker.GATEWAY, _everywhere("signal", gateway_roles))
+    return found
+
+
+def _everywhere(kind: Publishes, roles: frozenset[str] = frozenset()) -> ClientPolicy:
+    """A client sending `kind` for every workflow type and tenant."""
+    every = frozenset({ANY})
+    return ClientPolicy(publish=frozenset({kind}), types=every, tenants=every, roles=roles)
+
+
+def broker_permissions(settings: Settings) -> dict[str, broker.Permissions]:
+    """Every NATS identity and what it may do, for the installed workflow types."""
+    clients = {k: v for k, v in client_policies(settings).items() if k != broker.GATEWAY}
+    return broker.permissions(all_stages(), clients, registry.workflow_types())
+
+
+def as_client(settings: Settings, nats_url: str, client: str) -> str:
+    """The URL a command connects with to act as `client` (its messages carry that name):
+    `INTERLOCK_NATS_URL` itself when it names a user (the operator chose an identity), else
+    the server of `nats_url` with `client`'s credentials."""
+    if settings.nats_url is not None and urlsplit(settings.nats_url).username:
+        return settings.nats_url
+    return nats_url_as(without_credentials(nats_url), client, secrets_of(settings))
+
+
+def nats_url_as(url: str, identity: str, secrets: Secrets) -> str:
+    """`url` with `identity`'s credentials, unless it carries credentials already."""
+    if urlsplit(url).username:
+        return url
+    return with_credentials(url, identity, secrets.nats_password(identity))
+
+
+def database_url_as(url: str, role: str | None, secrets: Secrets) -> str:
+    """`url` for `role` with its password; for `role=None`, `url` with the password of its
+    own user when it has none and the secrets know one."""
+    parts = urlsplit(url)
+    if role is not None:
+        return with_credentials(url, role, secrets.postgres_password(role))
+    if parts.password or not parts.username:
+        return url
+    known = secrets.known_postgres_password(parts.username)
+    return with_credentials(url, parts.username, known) if known else url
+
+
+def with_credentials(url: str, user: str, password: str | None) -> str:
+    parts = urlsplit(url)
+    userinfo = quote(user, safe="") + (f":{quote(password, safe='')}" if password else "")
+    return _with_netloc(parts, f"{userinfo}@{_host_port(parts)}")
+
+
+def without_credentials(url: str) -> str:
+    """`url` with neither user nor password (the bare server address)."""
+    parts = urlsplit(url)
+    return _with_netloc(parts, _host_port(parts))
+
+
+def redacted(url: str) -> str:
+    """`url` as it may be printed or logged: the user kept, the password left out."""
+    parts = urlsplit(url)
+    user = f"{quote(parts.username, safe='')}@" if parts.username else ""
+    return _with_netloc(parts, f"{user}{_host_port(parts)}")
+
+
+def _host_port(parts: SplitResult) -> str:
+    return parts.netloc.rpartition("@")[2]
+
+
+def _with_netloc(parts: SplitResult, netloc: str) -> str:
+    return parts._replace(netloc=netloc).geturl()

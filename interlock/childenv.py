@@ -1,0 +1,113 @@
+"""What a component process is given: its own settings and credentials, nothing else.
+
+The supervisor starts every component with this environment instead of its own: the system
+variables a Python process needs, the OpenTelemetry ones, and the `INTERLOCK_*` settings the
+component reads — its own NATS URL (its identity's credentials embedded), its own database
+URL if it has database access at all (stages have none), the OpenAI key only for a stage
+that asks a model, the gateway's senders only for the gateway, the job-signing key only for
+the projector.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, SecretStr
+
+from interlock.access import client_policies, secrets_of
+from interlock.settings import Settings
+
+_SYSTEM = frozenset(
+    {
+        "PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "TEMP", "TMP",
+        "VIRTUAL_ENV", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+        "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+    }
+)  # fmt: skip
+_SYSTEM_PREFIXES = ("LC_", "PYTHON", "OTEL_", "COV_CORE_", "COVERAGE_")
+
+_COMMON = ("home", "log_level", "local_traces", "insecure_nats")
+_OWN: dict[str, tuple[str, ...]] = {
+    "projector": ("projector_workers", "parameters"),
+    "relay": ("relay_batch_size", "stuck_after"),
+    "timer": (),
+    "sim": (),
+    "gateway": ("gateway_host", "gateway_port", "gateway_senders"),
+    "console": (
+        "console_host",
+        "console_port",
+        "console_operators",
+        "console_redact",
+        "jaeger_url",
+        "parameters",
+        "stuck_after",
+        "secrets_dir",
+    ),
+}
+_STAGE = ("stage_workers", "external_timeout")
+_MODEL = ("model", "models", "openai_base_url", "openai_model", "openai_api_key", "model_timeout")
+
+MODEL_STAGES = frozenset(
+    {"support.classify", "support.generate_recommendation", "request.classify_request"}
+)
+"""The stages that ask a model (tests/unit check this against the wired stages)."""
+
+
+def settings_of(component: str) -> tuple[str, ...]:
+    """The settings fields `component` reads (besides its URLs)."""
+    if "." not in component:
+        return _COMMON + _OWN[component]
+    return _COMMON + _STAGE + (_MODEL if component in MODEL_STAGES else ())
+
+
+def child_environment(
+    settings: Settings, component: str, nats_url: str, database_url: str | None
+) -> dict[str, str]:
+    """The whole environment of `component`'s process. The projector gets the private key
+    it signs jobs with, the stages the public key they verify them with (PEM)."""
+    secrets = secrets_of(settings)
+    env = {k: v for k, v in os.environ.items() if k in _SYSTEM or k.startswith(_SYSTEM_PREFIXES)}
+    env["INTERLOCK_NATS_URL"] = nats_url
+    if database_url is not None:
+        env["INTERLOCK_DATABASE_URL"] = database_url
+    for name in settings_of(component):
+        value = getattr(settings, name)
+        if name == "home":
+            value = Path(value).resolve()
+        if value is not None:
+            env[f"INTERLOCK_{name.upper()}"] = _env_value(value)
+    if component == "projector":
+        env["INTERLOCK_CLIENTS"] = _env_value(client_policies(settings))
+        env["INTERLOCK_JOB_SIGNING_KEY"] = secrets.job_signing_key()
+    elif "." in component:
+        env["INTERLOCK_JOB_PUBLIC_KEY"] = secrets.job_public_key()
+    return env
+
+
+def _env_value(value: Any) -> str:
+    """`value` as pydantic-settings reads it back: plain text, or JSON for structures."""
+    if isinstance(value, str | Path | int | float) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, SecretStr):
+        return value.get_secret_value()
+    return json.dumps(_plain(value), sort_keys=True)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, SecretStr):
+        return value.get_secret_value()
+    if isinstance(value, BaseModel):
+        return {k: _plain(getattr(value, k)) for k in type(value).model_fields}
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, frozenset | set):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value

@@ -1,0 +1,59 @@
+"""Connecting from outside: the nats-server configuration to run Interlock on a NATS of your
+own (`nats-config`), and a client's URL with its credentials (`client-url`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from interlock import access, natsconf, terminal
+from interlock.embedded import running_record
+from interlock.options import load_settings
+
+
+def nats_config(
+    host: Annotated[str, typer.Option(help="Address the server listens on.")] = "0.0.0.0",
+    port: Annotated[int, typer.Option(help="Client port.", min=1, max=65535)] = 4222,
+    store_dir: Annotated[
+        Path | None,
+        typer.Option(help="JetStream storage directory (default: <home>/nats-server)."),
+    ] = None,
+) -> None:
+    """Print a complete nats-server configuration for Interlock: JetStream fsyncing before
+    every acknowledgement, and every component and client with its own password and
+    permissions (created under INTERLOCK_HOME if missing, so components and `client-url`
+    started with the same home connect). It contains passwords: keep the file private."""
+    s = load_settings()
+    permissions = access.broker_permissions(s)
+    passwords = access.secrets_of(s).nats_passwords(list(permissions))
+    text = natsconf.render(
+        host=host,
+        port=port,
+        store_dir=(store_dir or s.home / "nats-server").resolve(),
+        passwords=passwords,
+        permissions=permissions,
+    )
+    typer.echo(text, nl=False)
+
+
+def client_url(name: Annotated[str, typer.Argument(help="A client of INTERLOCK_CLIENTS.")]) -> None:
+    """Print a nats:// URL carrying the credentials of client NAME (for its publishers,
+    which must also use the inbox prefix `_INBOX_<NAME>`)."""
+    s = load_settings()
+    known = access.external_clients(s)
+    if name not in known:
+        terminal.errors.print(f"[red]unknown client {name!r}[/]; one of: {', '.join(known)}")
+        raise typer.Exit(2)
+    if s.nats_url is not None:
+        server = access.without_credentials(s.nats_url)
+    elif (record := running_record(s.home)) is not None:
+        server = record.nats_url
+    else:
+        terminal.errors.print(
+            f"no NATS: set INTERLOCK_NATS_URL, or start the embedded stack (`interlock up`) "
+            f"in {s.home}"
+        )
+        raise typer.Exit(1)
+    typer.echo(access.nats_url_as(server, name, access.secrets_of(s)))

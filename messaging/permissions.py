@@ -1,0 +1,135 @@
+"""Who may publish and subscribe to what on the broker: one NATS user per identity.
+
+Every component and every external client connects as its own user and may do only what its
+job needs: the relay alone publishes jobs, announcements and the open-jobs record; the timer
+service alone publishes timer firings; a stage pulls and acknowledges only its own jobs and
+publishes only on its own result subject; clients publish requests or signals under their own
+name and read announcements. Each identity may subscribe to its own inbox prefix only, so no
+identity reads another's replies. `admin` may do anything and is for provisioning, health
+checks and tests, never for a long-running component.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from interlock.contracts import subjects
+from interlock.contracts.clients import ClientPolicy
+
+ADMIN = "admin"
+PROJECTOR = "projector"
+RELAY = "relay"
+TIMER = "timer"
+SIMULATOR = "sim"
+GATEWAY = "gateway"
+COMPONENTS = (PROJECTOR, RELAY, TIMER, SIMULATOR, GATEWAY)
+"""Identities of the components that are not stages (each stage has its own)."""
+
+_JS_API = "$JS.API"
+
+
+@dataclass(frozen=True)
+class Permissions:
+    publish: tuple[str, ...]
+    subscribe: tuple[str, ...]
+    allow_responses: bool = False
+    """May answer requests on their reply subjects (the simulator)."""
+
+
+def stage_identity(workflow_type: str, stage: str) -> str:
+    return f"stage-{workflow_type}-{stage}"
+
+
+def _inbox(identity: str) -> str:
+    return f"{subjects.inbox_prefix(identity)}.>"
+
+
+def _pulls(stream: str, consumer: str) -> list[str]:
+    """Fetch from and acknowledge on one durable consumer (and read its configuration)."""
+    return [
+        f"{_JS_API}.CONSUMER.INFO.{stream}.{consumer}",
+        f"{_JS_API}.CONSUMER.MSG.NEXT.{stream}.{consumer}",
+        f"$JS.ACK.{stream}.{consumer}.>",
+    ]
+
+
+def _own(identity: str, publish: Iterable[str]) -> Permissions:
+    return Permissions(publish=tuple(publish), subscribe=(_inbox(identity),))
+
+
+def _stage(workflow_type: str, stage: str) -> Permissions:
+    consumer = subjects.stage_consumer(workflow_type, stage)
+    bucket_stream = f"KV_{subjects.JOBS_BUCKET}"
+    return _own(
+        stage_identity(workflow_type, stage),
+        [
+            *_pulls(subjects.STREAM_JOBS, consumer),
+            subjects.result(workflow_type, stage),
+            subjects.dlq(consumer),
+            # Reading the open-jobs record: the bucket's info, then a direct or stream get.
+            f"{_JS_API}.STREAM.INFO.{bucket_stream}",
+            f"{_JS_API}.DIRECT.GET.{bucket_stream}.>",
+            f"{_JS_API}.STREAM.MSG.GET.{bucket_stream}",
+            # The outside systems a stage calls (the simulator answers there).
+            "sim.>",
+        ],
+    )
+
+
+def _client(name: str, policy: ClientPolicy, installed: Iterable[str]) -> Permissions:
+    types = policy.published_types(installed)
+    builders = {"request": subjects.request, "signal": subjects.signal}
+    publish = [builders[kind](t, name) for kind in sorted(policy.publish) for t in types]
+    out = subjects.STREAM_OUT
+    # Reading announcements through ephemeral JetStream consumers on the announcements
+    # stream (what `js.subscribe` does), or plain subscriptions.
+    publish += [
+        f"{_JS_API}.STREAM.NAMES",
+        f"{_JS_API}.STREAM.INFO.{out}",
+        f"{_JS_API}.CONSUMER.CREATE.{out}",
+        f"{_JS_API}.CONSUMER.CREATE.{out}.>",
+        f"{_JS_API}.CONSUMER.INFO.{out}.>",
+        f"{_JS_API}.CONSUMER.DELETE.{out}.>",
+        f"{_JS_API}.CONSUMER.MSG.NEXT.{out}.>",
+        f"$JS.ACK.{out}.>",
+        f"$JS.FC.{out}.>",
+    ]
+    reads = [subjects.out(t, ">") for t in types]
+    return Permissions(publish=tuple(publish), subscribe=(_inbox(name), *reads))
+
+
+def permissions(
+    stages: Iterable[tuple[str, str]],
+    clients: Mapping[str, ClientPolicy],
+    installed: Iterable[str],
+) -> dict[str, Permissions]:
+    """Every identity's permissions: the components, a stage each of `stages`
+    ((workflow_type, stage) pairs), and `clients` for the `installed` workflow types."""
+    installed = list(installed)
+    found = {
+        ADMIN: Permissions(publish=(">",), subscribe=(">",)),
+        PROJECTOR: _own(
+            PROJECTOR,
+            [*_pulls(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR), subjects.dlq(PROJECTOR)],
+        ),
+        RELAY: _own(
+            RELAY,
+            [
+                f"{subjects.JOB_PREFIX}.>",
+                f"{subjects.OUT_PREFIX}.>",
+                f"$KV.{subjects.JOBS_BUCKET}.>",
+                subjects.dlq(RELAY),
+            ],
+        ),
+        TIMER: _own(TIMER, [f"{subjects.IN_PREFIX}.timer.>"]),
+        SIMULATOR: Permissions(publish=(), subscribe=("sim.>",), allow_responses=True),
+        GATEWAY: _own(GATEWAY, [subjects.signal("*", GATEWAY), subjects.dlq(GATEWAY)]),
+    }
+    for workflow_type, stage in stages:
+        found[stage_identity(workflow_type, stage)] = _stage(workflow_type, stage)
+    for name, policy in clients.items():
+        if name in found:
+            raise ValueError(f"client name {name!r} is taken by an Interlock component")
+        found[name] = _client(name, policy, installed)
+    return found

@@ -1,0 +1,94 @@
+"""The database roles of the components, and only the grants each one needs.
+
+`interlock migrate` creates or updates them after the schema migrations (idempotent); their
+passwords come from the installation's secrets. The projector decides and records; the relay
+reads the outbox and moves its cursor (and samples the gauges); the timer service claims and
+marks timers; the simulator owns its own schema. Notifications (LISTEN) and advisory locks
+need no grant; identity columns need none on their sequences either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import asyncpg
+
+from interlock.contracts.urls import asyncpg_dsn
+
+PROJECTOR_ROLE = "interlock_projector"
+RELAY_ROLE = "interlock_relay"
+TIMER_ROLE = "interlock_timer"
+SIMULATOR_ROLE = "interlock_sim"
+CONSOLE_ROLE = "interlock_console"
+
+GRANTS: dict[str, dict[str, str]] = {
+    PROJECTOR_ROLE: {
+        "workflows": "SELECT, INSERT, UPDATE",
+        "audit": "INSERT",
+        "processed_events": "SELECT, INSERT",
+        "outbox": "INSERT",
+        "timers": "SELECT, INSERT, UPDATE",
+    },
+    RELAY_ROLE: {
+        "interlock_meta": "SELECT",
+        "outbox": "SELECT, DELETE",
+        "relay_cursor": "SELECT, INSERT, UPDATE",
+        # The stuck-workflow gauge reads these; it never writes them.
+        "workflows": "SELECT",
+        "timers": "SELECT",
+    },
+    TIMER_ROLE: {
+        "timers": "SELECT, UPDATE",
+    },
+    SIMULATOR_ROLE: {},
+    # The operator console only reads: its pages, the stuck workflows, the outbox lag.
+    CONSOLE_ROLE: {
+        "workflows": "SELECT",
+        "audit": "SELECT",
+        "timers": "SELECT",
+        "outbox": "SELECT",
+        "relay_cursor": "SELECT",
+    },
+}
+"""Table privileges per role, on the tables of the `public` schema."""
+
+SIMULATOR_SCHEMA = "sim"
+"""The simulator's ledgers live in their own schema, which its role owns."""
+
+
+async def provision_roles(database_url: str, passwords: Mapping[str, str]) -> None:
+    """Create or update every role with its password, revoke what it should not have and
+    grant what it needs. Needs a user that may create roles (the migrating admin)."""
+    connection = await asyncpg.connect(asyncpg_dsn(database_url), timeout=10)
+    try:
+        async with connection.transaction():
+            await connection.execute("SELECT pg_advisory_xact_lock(hashtext('interlock.roles'))")
+            for role, tables in GRANTS.items():
+                await _ensure_role(connection, role, passwords[role])
+                await connection.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}")
+                for table, privileges in tables.items():
+                    await connection.execute(f"GRANT {privileges} ON {table} TO {role}")
+            await connection.execute(
+                f"CREATE SCHEMA IF NOT EXISTS {SIMULATOR_SCHEMA} AUTHORIZATION {SIMULATOR_ROLE}"
+            )
+            await connection.execute(f"ALTER SCHEMA {SIMULATOR_SCHEMA} OWNER TO {SIMULATOR_ROLE}")
+            # Tables an older installation created as another user become the role's too.
+            for (table,) in await connection.fetch(
+                "SELECT tablename FROM pg_tables WHERE schemaname = $1", SIMULATOR_SCHEMA
+            ):
+                await connection.execute(
+                    f'ALTER TABLE {SIMULATOR_SCHEMA}."{table}" OWNER TO {SIMULATOR_ROLE}'
+                )
+    finally:
+        await connection.close()
+
+
+async def _ensure_role(connection: asyncpg.Connection, role: str, password: str) -> None:
+    exists = await connection.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", role)
+    verb = "ALTER" if exists else "CREATE"
+    # Utility statements take no parameters; the password is a literal quoted by the
+    # server's own quote_literal, and the statement is never logged by us.
+    literal = await connection.fetchval("SELECT quote_literal($1)", password)
+    await connection.execute(
+        f"{verb} ROLE {role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD {literal}"
+    )

@@ -1,0 +1,149 @@
+"""The broker itself enforces who may publish what: an attacker holding one identity's
+credentials (or none) can neither forge a job, nor write the open-jobs record, nor speak for
+another stage or client. Each refusal is checked on the stream too: nothing was stored."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import nats
+import pytest
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+
+from interlock.contracts import subjects
+from interlock.contracts.urls import nats_inbox
+from interlock.messaging.permissions import stage_identity
+from tests.support.gateway_webhooks import count
+
+pytestmark = pytest.mark.timeout(60)
+EXECUTE = stage_identity("support", "execute_action")
+CLASSIFY = stage_identity("support", "classify")
+REFUSED = 0.5
+"""Seconds to wait for a publish acknowledgement that never comes: the server refuses a
+forbidden publish with an asynchronous error and the client's request times out."""
+
+
+Connect = Callable[[str], Awaitable[Client]]
+
+
+@pytest.fixture
+async def connect(identity_url: Callable[[str], str]) -> AsyncIterator[Connect]:
+    opened: list[Client] = []
+
+    async def as_identity(identity: str) -> Client:
+        url = identity_url(identity)
+        nc = await nats.connect(url, inbox_prefix=nats_inbox(url), error_cb=_quiet)
+        opened.append(nc)
+        return nc
+
+    yield as_identity
+    for nc in opened:
+        await nc.close()
+
+
+async def _quiet(_error: Exception) -> None:
+    """Permission violations arrive here; the test looks at their effect instead."""
+
+
+async def _refused(nc: Client, subject: str) -> bool:
+    try:
+        await nc.jetstream().publish(subject, b"{}", timeout=REFUSED)
+    except (TimeoutError, nats.errors.TimeoutError):
+        return True
+    return False
+
+
+async def test_anonymous_clients_cannot_connect(nats_url: str) -> None:
+    server = nats_url.split("@", 1)[-1]
+    with pytest.raises(nats.errors.Error, match="Authorization Violation"):
+        await nats.connect(
+            f"nats://{server}", max_reconnect_attempts=0, allow_reconnect=False, error_cb=_quiet
+        )
+
+
+@pytest.mark.parametrize("identity", ["upstream", "approvals", CLASSIFY, EXECUTE, "gateway"])
+async def test_only_the_relay_may_publish_a_job(
+    js: JetStreamContext, nc: Client, connect: Connect, identity: str
+) -> None:
+    forger = await connect(identity)
+    job = subjects.job("support", "execute_action")
+
+    assert await _refused(forger, job)
+    assert await count(nc, subjects.STREAM_JOBS, job) == 0
+    relay = await connect("relay")
+    assert not await _refused(relay, job)
+
+
+async def test_only_the_relay_may_write_the_open_jobs_record(
+    js: JetStreamContext, nc: Client, connect: Connect
+) -> None:
+    stage = await connect(EXECUTE)
+    record = f"$KV.{subjects.JOBS_BUCKET}.wf-1"
+
+    assert await _refused(stage, record)
+    assert await count(nc, f"KV_{subjects.JOBS_BUCKET}", record) == 0
+    bucket = await stage.jetstream().key_value(subjects.JOBS_BUCKET)
+    with pytest.raises((TimeoutError, nats.errors.TimeoutError)):
+        await bucket.put("wf-1", b"{}")
+
+
+async def test_a_stage_publishes_results_on_its_own_subject_only(
+    js: JetStreamContext, nc: Client, connect: Connect
+) -> None:
+    classify = await connect(CLASSIFY)
+    others = subjects.result("support", "execute_action")
+
+    assert await _refused(classify, others)
+    assert await count(nc, subjects.STREAM_IN, others) == 0
+    assert not await _refused(classify, subjects.result("support", "classify"))
+
+
+async def test_a_stage_cannot_take_another_stages_jobs(
+    js: JetStreamContext, connect: Connect
+) -> None:
+    relay = await connect("relay")
+    await relay.jetstream().publish(subjects.job("support", "execute_action"), b"{}")
+    classify = await connect(CLASSIFY)
+    theirs = await classify.jetstream().pull_subscribe_bind(
+        durable=subjects.stage_consumer("support", "execute_action"), stream=subjects.STREAM_JOBS
+    )
+    with pytest.raises((TimeoutError, nats.errors.TimeoutError)):
+        await theirs.fetch(1, timeout=REFUSED)
+    consumer = subjects.stage_consumer("support", "execute_action")
+    assert (await js.consumer_info(subjects.STREAM_JOBS, consumer)).num_pending == 1
+
+
+@pytest.mark.parametrize(
+    ("identity", "subject"),
+    [
+        ("upstream", subjects.request("support", "approvals")),
+        ("upstream", subjects.signal("support", "upstream")),
+        ("approvals", subjects.signal("support", "operator")),
+        ("approvals", subjects.timer("support")),
+        ("gateway", subjects.signal("support", "approvals")),
+        (EXECUTE, subjects.timer("support")),
+    ],
+)
+async def test_a_client_speaks_only_for_itself_and_only_what_it_may(
+    js: JetStreamContext, nc: Client, connect: Connect, identity: str, subject: str
+) -> None:
+    client = await connect(identity)
+
+    assert await _refused(client, subject)
+    assert await count(nc, subjects.STREAM_IN, subject) == 0
+
+
+async def test_clients_publish_under_their_own_name_and_read_announcements(
+    js: JetStreamContext, connect: Connect
+) -> None:
+    upstream = await connect("upstream")
+    approvals = await connect("approvals")
+
+    assert not await _refused(upstream, subjects.request("support", "upstream"))
+    assert not await _refused(approvals, subjects.signal("support", "approvals"))
+    relay = await connect("relay")
+    announcement = subjects.out("support", "completed")
+    await relay.jetstream().publish(announcement, b"done")
+    consumer = await approvals.jetstream().subscribe(announcement, ordered_consumer=True)
+    assert (await consumer.next_msg(timeout=5)).data == b"done"

@@ -1,0 +1,107 @@
+"""Least privilege at the database: the projector, the relay and the timer service connect as
+roles that may do their own job and nothing else, and the embedded PostgreSQL asks every
+connection for a password."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+from nats.js import JetStreamContext
+
+from interlock.access import DATABASE_ROLES, with_credentials
+from interlock.projector.store.roles import PROJECTOR_ROLE, RELAY_ROLE, TIMER_ROLE, provision_roles
+from interlock.relay.relay import OutboxRelay
+from interlock.relay.timers import TimerService
+from interlock.secrets import Secrets
+from tests.support.harness import projector_running
+from tests.support.payloads import envelope
+from tests.support.timer_rows import T0, FakeClock, arm
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+async def role_urls(database_url: str, session_secrets: Secrets) -> dict[str, str]:
+    """Each component role's URL on the test's database, once `migrate` has set them up."""
+    passwords = session_secrets.postgres_passwords(list(DATABASE_ROLES))
+    await provision_roles(database_url, passwords)
+    return {role: with_credentials(database_url, role, pw) for role, pw in passwords.items()}
+
+
+@pytest.fixture
+async def as_role(role_urls: dict[str, str]) -> AsyncIterator[dict[str, asyncpg.Connection]]:
+    connections = {role: await asyncpg.connect(url) for role, url in role_urls.items()}
+    yield connections
+    for connection in connections.values():
+        await connection.close()
+
+
+@pytest.mark.parametrize(
+    ("role", "statement"),
+    [
+        (RELAY_ROLE, "UPDATE workflows SET state = 'COMPLETED'"),
+        (RELAY_ROLE, "INSERT INTO outbox (subject, body) VALUES ('wf.job.x.y', '')"),
+        (RELAY_ROLE, "DELETE FROM audit"),
+        (RELAY_ROLE, "UPDATE timers SET status = 'published'"),
+        (TIMER_ROLE, "SELECT count(*) FROM workflows"),
+        (TIMER_ROLE, "INSERT INTO outbox (subject, body) VALUES ('wf.job.x.y', '')"),
+        (TIMER_ROLE, "DELETE FROM timers"),
+        (PROJECTOR_ROLE, "UPDATE audit SET accepted = true"),
+        (PROJECTOR_ROLE, "DELETE FROM audit"),
+        (PROJECTOR_ROLE, "DELETE FROM workflows"),
+        (PROJECTOR_ROLE, "UPDATE relay_cursor SET last_id = 0"),
+        (PROJECTOR_ROLE, "SELECT * FROM outbox"),
+        (PROJECTOR_ROLE, "CREATE TABLE sneaky (n int)"),
+        (RELAY_ROLE, "CREATE ROLE intruder"),
+    ],
+)
+async def test_a_component_role_may_not_do_another_components_work(
+    as_role: dict[str, asyncpg.Connection], role: str, statement: str
+) -> None:
+    with pytest.raises(asyncpg.InsufficientPrivilegeError):
+        await as_role[role].execute(statement)
+
+
+async def test_the_projector_decides_and_records_as_its_own_role(
+    nats_url: str, database_url: str, role_urls: dict[str, str]
+) -> None:
+    async with projector_running(nats_url, database_url, store_url=role_urls[PROJECTOR_ROLE]) as h:
+        start = envelope("START", workflow_id="wf-roles", event_id="start-roles")
+        await h.publish(start)
+        decision = await h.decided("wf-roles", "start-roles")
+
+    assert decision["accepted"]
+
+
+async def test_the_relay_publishes_and_prunes_as_its_own_role(
+    nats_url: str, js: JetStreamContext, role_urls: dict[str, str], database_url: str
+) -> None:
+    async with projector_running(nats_url, database_url, store_url=role_urls[PROJECTOR_ROLE]) as h:
+        await h.publish(envelope("START", workflow_id="wf-relay", event_id="start-relay"))
+        await h.decided("wf-relay", "start-relay")
+    relay = OutboxRelay(role_urls[RELAY_ROLE], js, retention_seconds=0)
+    try:
+        assert await relay.publish_pending() > 0
+        assert await relay.prune() > 0
+        assert await relay.lag() == 0
+    finally:
+        await relay.close()
+
+
+async def test_the_timer_service_fires_as_its_own_role(
+    js: JetStreamContext, db: asyncpg.Connection, role_urls: dict[str, str]
+) -> None:
+    await arm(db, "t-role", T0)
+    service = TimerService(role_urls[TIMER_ROLE], js, clock=FakeClock(T0))
+
+    assert await service.fire_due() == 1
+    assert await db.fetchval("SELECT status FROM timers WHERE id = 't-role'") == "published"
+
+
+async def test_postgres_refuses_a_connection_without_the_password(database_url: str) -> None:
+    with pytest.raises(asyncpg.InvalidPasswordError):
+        await asyncpg.connect(with_credentials(database_url, "postgres", None))
+    with pytest.raises(asyncpg.InvalidPasswordError):
+        await asyncpg.connect(with_credentials(database_url, PROJECTOR_ROLE, "guessed"))

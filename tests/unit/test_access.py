@@ -1,0 +1,192 @@
+"""Who may do what on the broker, and what each component process is given: pure functions
+of the settings and the installed workflow types."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from interlock import access, wiring
+from interlock.childenv import MODEL_STAGES, child_environment, settings_of
+from interlock.contracts import registry, subjects
+from interlock.contracts.clients import ClientPolicy
+from interlock.messaging.permissions import ADMIN, Permissions, stage_identity
+from interlock.messaging.streams import all_stages
+from interlock.runtime import Runtime
+from interlock.settings import Settings
+
+EXECUTE = stage_identity("support", "execute_action")
+
+
+def _matches(pattern: str, subject: str) -> bool:
+    """NATS subject matching: `*` is one token, a final `>` one or more."""
+    want, have = pattern.split("."), subject.split(".")
+    for i, token in enumerate(want):
+        if token == ">":
+            return len(have) > i
+        if i >= len(have) or token not in ("*", have[i]):
+            return False
+    return len(want) == len(have)
+
+
+def _may_publish(allowed: Permissions, subject: str) -> bool:
+    return any(_matches(p, subject) for p in allowed.publish)
+
+
+@pytest.fixture(autouse=True)
+def _own_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Credentials a test makes stay in its own directory."""
+    monkeypatch.setenv("INTERLOCK_SECRETS_DIR", str(tmp_path / "secrets"))
+
+
+@pytest.fixture(scope="module")
+def permissions() -> dict[str, Permissions]:
+    return access.broker_permissions(Settings())
+
+
+@pytest.mark.parametrize(
+    ("subject", "only"),
+    [
+        (subjects.job("support", "execute_action"), {"relay"}),
+        (subjects.out("support", "completed"), {"relay"}),
+        (f"$KV.{subjects.JOBS_BUCKET}.wf-1", {"relay"}),
+        (subjects.timer("support"), {"timer"}),
+        (
+            subjects.result("support", "execute_action"),
+            {stage_identity("support", "execute_action")},
+        ),
+        (subjects.request("support", "upstream"), {"upstream"}),
+        (subjects.signal("support", "approvals"), {"approvals"}),
+        (subjects.signal("request", "gateway"), {"gateway"}),
+        ("$JS.API.STREAM.DELETE.WF_IN", set()),
+        ("$JS.API.CONSUMER.CREATE.WF_JOBS", set()),
+    ],
+)
+def test_only_its_owner_may_publish_on_a_subject(
+    permissions: dict[str, Permissions], subject: str, only: set[str]
+) -> None:
+    publishers = {name for name, p in permissions.items() if _may_publish(p, subject)}
+    assert publishers - {ADMIN} == only
+
+
+def test_every_identity_subscribes_to_its_own_inbox_only(
+    permissions: dict[str, Permissions],
+) -> None:
+    for name, allowed in permissions.items():
+        inboxes = [s for s in allowed.subscribe if s.startswith("_INBOX")]
+        if name not in (ADMIN, "sim"):
+            assert inboxes == [f"{subjects.inbox_prefix(name)}.>"], name
+
+
+def test_every_stage_has_an_identity(permissions: dict[str, Permissions]) -> None:
+    assert {stage_identity(t, s) for t, s in all_stages()} <= set(permissions)
+
+
+def test_the_default_clients_request_and_approve_with_every_approver_role() -> None:
+    clients = access.client_policies(Settings())
+
+    assert clients["upstream"].publish == {"request"}
+    assert clients["approvals"].publish == {"signal"}
+    assert {"support_approver", "support_supervisor", "request_approver", "operator"} <= set(
+        clients["approvals"].roles
+    )
+    assert clients["operator"].roles == clients["approvals"].roles
+    assert clients["approvals"].admits_tenant("any-tenant")
+    assert clients["approvals"].admits_type("support")
+
+
+def test_configured_clients_replace_the_defaults_and_keep_the_operator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    configured = {"crm": {"publish": ["request"], "types": ["support"], "tenants": ["acme"]}}
+    monkeypatch.setenv("INTERLOCK_CLIENTS", json.dumps(configured))
+    clients = access.client_policies(Settings())
+
+    assert set(clients) == {"crm", "operator", "gateway"}
+    assert clients["crm"] == ClientPolicy.model_validate(configured["crm"])
+    assert not clients["crm"].admits_tenant("globex")
+    permissions = access.broker_permissions(Settings())
+    assert _may_publish(permissions["crm"], subjects.request("support", "crm"))
+    assert not _may_publish(permissions["crm"], subjects.request("request", "crm"))
+
+
+def test_a_client_name_must_be_a_subject_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = {"a.b": {"publish": ["request"], "types": ["*"], "tenants": ["*"]}}
+    monkeypatch.setenv("INTERLOCK_CLIENTS", json.dumps(bad))
+    with pytest.raises(ValueError, match="clients"):
+        Settings()
+
+
+def test_credentials_go_into_urls_and_out_of_what_is_printed() -> None:
+    url = access.with_credentials("postgresql://h:5432/db", "interlock_relay", "s3cr3t")
+
+    assert url == "postgresql://interlock_relay:s3cr3t@h:5432/db"
+    assert access.redacted(url) == "postgresql://interlock_relay@h:5432/db"
+    assert access.without_credentials(url) == "postgresql://h:5432/db"
+
+
+def _child_settings(component: str, parent: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    env = child_environment(parent, component, "nats://x:y@h:1", "postgresql://r:p@h/db")
+    for key in Settings.model_fields:
+        monkeypatch.delenv(f"INTERLOCK_{key.upper()}", raising=False)
+    for key, value in env.items():
+        if key.startswith("INTERLOCK_"):
+            monkeypatch.setenv(key, value)
+    return Settings()
+
+
+@pytest.mark.parametrize("component", ["projector", "relay", "gateway", "support.classify"])
+def test_a_child_reads_back_exactly_the_settings_it_is_given(
+    component: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = Settings.model_validate(
+        {
+            "parameters": {"support": {"approval_sla_seconds": 6}},
+            "openai_api_key": "sk-1",
+            "gateway_senders": {"t": {"secret": "whsec_AAAA", "roles": ["support_approver"]}},
+            "stage_workers": 3,
+            "insecure_nats": True,
+        }
+    )
+    child = _child_settings(component, parent, monkeypatch)
+
+    for name in settings_of(component):
+        if name != "home":
+            assert getattr(child, name) == getattr(parent, name), name
+    assert child.home == parent.home.resolve()
+
+
+def test_the_projector_is_given_the_client_policies(monkeypatch: pytest.MonkeyPatch) -> None:
+    child = _child_settings("projector", Settings(), monkeypatch)
+
+    assert child.clients == access.client_policies(Settings())
+
+
+def test_the_model_stages_are_the_stages_wired_to_a_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = object()
+    monkeypatch.setattr(wiring, "model_from_settings", lambda rt, workflow_type=None: model)
+    rt = Runtime(Settings(), "nats://h:1")
+    wired = {
+        f"{workflow_type}.{name}"
+        for workflow_type in registry.workflow_types()
+        for name, stage in wiring.stage_handlers(rt, None, workflow_type).items()  # type: ignore[arg-type]
+        if model in vars(stage.handler).values()
+    }
+
+    assert wired == set(MODEL_STAGES)
+
+
+def test_only_the_projector_holds_the_job_signing_key() -> None:
+    envs = {
+        name: child_environment(Settings(), name, "nats://x:y@h:1", None)
+        for name in ("projector", "relay", "gateway", "support.execute_action")
+    }
+
+    assert "PRIVATE KEY" in envs["projector"]["INTERLOCK_JOB_SIGNING_KEY"]
+    holders = {name for name, env in envs.items() if "INTERLOCK_JOB_SIGNING_KEY" in env}
+    assert holders == {"projector"}
+    assert "PUBLIC KEY" in envs["support.execute_action"]["INTERLOCK_JOB_PUBLIC_KEY"]
