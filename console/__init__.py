@@ -9,6 +9,6 @@ dead letters, recent activity). Nothing is served without a login.
 """
 
 from interlock.console.app import create_app
-from interlock.console.server import banner, console_url, serve
+from interlock.console.server import banner, console_url, serve, wait_until_serving
 
-__all__ = ["banner", "console_url", "create_app", "serve"]
+__all__ = ["banner", "console_url", "create_app", "serve", "wait_until_serving"]

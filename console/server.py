@@ -79,6 +79,23 @@ async def serve(settings: Settings, nats_url: str, database_url: str, stop: asyn
     await serving
 
 
+async def wait_until_serving(settings: Settings, within: float = 30.0) -> None:
+    """Return once the console accepts connections; TimeoutError after `within` seconds."""
+    host = "127.0.0.1" if settings.console_host in ("0.0.0.0", "") else settings.console_host
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        try:
+            _, writer = await asyncio.open_connection(host, settings.console_port)
+        except OSError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"the console is not serving after {within}s") from None
+            await asyncio.sleep(0.1)
+        else:
+            writer.close()
+            await writer.wait_closed()
+            return
+
+
 def banner(settings: Settings, embedded: bool) -> str:
     """What `interlock up` prints about the console: where it is and how to log in."""
     url = console_url(settings)

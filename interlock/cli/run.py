@@ -37,6 +37,7 @@ def up(
             for child in supervisor.status():
                 terminal.console.print(f"  {child['name']:<32} pid {child['pid']}")
             if CONSOLE in names:
+                await console.wait_until_serving(s)
                 banner = console.banner(s, embedded=s.database_url is None)
                 terminal.console.print(banner, markup=False, highlight=False)
             terminal.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")

@@ -1,0 +1,65 @@
+"""`interlock up` serves the console on a fresh embedded stack: it prints the URL and the
+development operator's password (kept with the installation's secrets), names the console in
+`endpoints.json`, and the development operator can log in and read every page through the
+console's own read-only database role."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from interlock.console.devsecrets import ConsoleSecrets
+from tests.support.cli import cli_env
+from tests.support.console import csrf_of, free_port
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture
+def up_with_console(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    home = tmp_path / "home"
+    port = free_port()
+    up = subprocess.Popen(
+        [sys.executable, "-m", "interlock", "up", "--only", "projector", "--only", "console"],
+        env=cli_env(home, INTERLOCK_CONSOLE_PORT=str(port)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert up.stdout is not None
+        seen = []
+        for line in up.stdout:
+            seen.append(line)
+            if "Ctrl-C stops everything" in line:
+                break
+        assert up.poll() is None, "".join(seen)
+        yield home, "".join(seen)
+    finally:
+        up.send_signal(signal.SIGINT)
+        up.wait(60)
+
+
+def test_up_serves_the_console_to_its_development_operator(
+    up_with_console: tuple[Path, str],
+) -> None:
+    home, printed = up_with_console
+    endpoints = json.loads((home / "endpoints.json").read_text())
+    url = endpoints["console_url"]
+    password = ConsoleSecrets(home).dev_password()
+    assert f"console {url}  (development operator 'dev', password {password}" in printed
+    with httpx.Client(base_url=url, timeout=10) as client:
+        assert client.get("/").status_code == 303
+        assert client.get("/api/workflows").status_code == 401
+        token = csrf_of(client.get("/login").text)
+        form = {"name": "dev", "password": password, "csrf_token": token, "next": "/"}
+        assert client.post("/login", data=form).status_code == 303
+        for page in ("/", "/tasks", "/operations", "/api/workflows"):
+            assert client.get(page).status_code == 200, page
