@@ -39,7 +39,7 @@ def up(
             if CONSOLE in names:
                 await console.wait_until_serving(s)
                 banner = console.banner(s, embedded=s.database_url is None)
-                terminal.console.print(banner, markup=False, highlight=False)
+                terminal.console.print(banner, markup=False, highlight=False, soft_wrap=True)
             terminal.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
             await stop.wait()
 

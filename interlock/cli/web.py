@@ -35,7 +35,9 @@ def console_command(
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
         stop = stop_on_signals()
         telemetry.start(s, "console")
-        terminal.console.print(console.banner(s, embedded=s.database_url is None), markup=False)
+        terminal.console.print(
+            console.banner(s, embedded=s.database_url is None), markup=False, soft_wrap=True
+        )
         try:
             await console.serve(s, nats_url, database_url, stop)
         finally:

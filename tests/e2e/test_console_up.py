@@ -6,9 +6,6 @@ console's own read-only database role."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +13,7 @@ import httpx
 import pytest
 
 from interlock.console.devsecrets import ConsoleSecrets
-from tests.support.cli import cli_env
+from tests.support.cli import interlock_up
 from tests.support.console import csrf_of, free_port
 
 pytestmark = pytest.mark.timeout(180)
@@ -26,25 +23,8 @@ pytestmark = pytest.mark.timeout(180)
 def up_with_console(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     home = tmp_path / "home"
     port = free_port()
-    up = subprocess.Popen(
-        [sys.executable, "-m", "interlock", "up", "--only", "projector", "--only", "console"],
-        env=cli_env(home, INTERLOCK_CONSOLE_PORT=str(port)),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert up.stdout is not None
-        seen = []
-        for line in up.stdout:
-            seen.append(line)
-            if "Ctrl-C stops everything" in line:
-                break
-        assert up.poll() is None, "".join(seen)
-        yield home, "".join(seen)
-    finally:
-        up.send_signal(signal.SIGINT)
-        up.wait(60)
+    with interlock_up(home, "projector", "console", INTERLOCK_CONSOLE_PORT=str(port)) as printed:
+        yield home, printed
 
 
 def test_up_serves_the_console_to_its_development_operator(
