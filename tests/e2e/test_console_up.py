@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from interlock.console.devsecrets import ConsoleSecrets
+from interlock.settings import Settings
 from tests.support.cli import interlock_up
 from tests.support.console import csrf_of, free_port
 
@@ -33,8 +34,10 @@ def test_up_serves_the_console_to_its_development_operator(
     home, printed = up_with_console
     endpoints = json.loads((home / "endpoints.json").read_text())
     url = endpoints["console_url"]
-    password = ConsoleSecrets(home).dev_password()
-    assert f"console {url}  (development operator 'dev', password {password}" in printed
+    settings = Settings(home=home)  # the session's secrets directory, as `up` was given it
+    password = ConsoleSecrets(home, settings.secrets_dir).dev_password()
+    line = next((ln for ln in printed.splitlines() if ln.startswith("console ")), printed)
+    assert line.startswith(f"console {url}  (development operator 'dev', password {password}")
     with httpx.Client(base_url=url, timeout=10) as client:
         assert client.get("/").status_code == 303
         assert client.get("/api/workflows").status_code == 401

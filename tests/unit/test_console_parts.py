@@ -210,7 +210,7 @@ def test_the_consoles_secrets_are_private_and_stable(tmp_path: Path) -> None:
 
 
 def test_up_prints_the_development_password_only_for_the_embedded_stack(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path)
+    settings = Settings(home=tmp_path, secrets_dir=tmp_path / "secrets")
     shown = banner(settings, embedded=True)
     assert ConsoleSecrets(tmp_path).dev_password() in shown
     assert shown.startswith("console http://127.0.0.1:8090")
