@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from nats.js import JetStreamContext
 
 from interlock.contracts.errors import StoreUnavailable
+from interlock.messaging.backoff import Backoff
 from interlock.relay import store
-from interlock.relay.backoff import Backoff
 from interlock.relay.clock import wait_any
 from interlock.relay.errors import LeadershipLost, OutboxPublishFailed
 from interlock.relay.publish import Publisher, PublishHook, refusal_reason

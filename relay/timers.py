@@ -33,7 +33,7 @@ from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import StoreUnavailable, TransientError
 from interlock.contracts.ids import derive
 from interlock.contracts.payloads import TimerFired
-from interlock.relay.backoff import Backoff
+from interlock.messaging.backoff import Backoff
 from interlock.relay.clock import Clock, seconds_until, wait_any
 from interlock.relay.errors import TimerPublishFailed
 from interlock.relay.publish import string_headers
