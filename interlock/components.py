@@ -9,21 +9,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from contextlib import AsyncExitStack
+import os
+from collections.abc import Awaitable
+from contextlib import AsyncExitStack, suppress
+from typing import Any
 
 import nats
 from faststream.nats import NatsBroker
+from nats.aio.client import Client
 
 from interlock.composition import GATEWAY, SIMULATOR
-from interlock.contracts import registry
+from interlock.contracts import registry, subjects
 from interlock.contracts.graphcheck import assert_valid
+from interlock.messaging.progress import Progress
 from interlock.messaging.streams import all_stages
+from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.service import Projector
 from interlock.projector.store.postgres import open_store
 from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
+from interlock.relay.sweeper import Sweeper
 from interlock.relay.timers import TimerService
 from interlock.runtime import Component, Runtime
 from interlock.services.gateway import run_gateway as serve_gateway
@@ -33,6 +40,9 @@ from interlock.simulators import run_simulator
 from interlock.wiring import stage_handlers
 
 log = logging.getLogger("interlock")
+EXIT_CONNECTION_LOST = 75
+"""Exit status of a component whose broker connection closed for good (EX_TEMPFAIL): its
+supervisor, or compose, starts it again."""
 
 
 def check_definitions() -> None:
@@ -41,69 +51,141 @@ def check_definitions() -> None:
         assert_valid(definition, GUARDS, ACTIONS)
 
 
-def broker(rt: Runtime, name: str) -> NatsBroker:
+def connection_options(name: str, stop: asyncio.Event) -> dict[str, Any]:
+    """How every component connects to NATS: reconnect without limit (an outage of any length
+    is waited out), and if the connection closes anyway while the component is meant to be
+    running, exit so that the supervisor restarts it: never a live process with a dead
+    connection."""
+
+    async def closed() -> None:
+        if not stop.is_set():
+            log.error("%s: broker connection closed for good; exiting to be restarted", name)
+            for handler in logging.getLogger().handlers:
+                handler.flush()
+            os._exit(EXIT_CONNECTION_LOST)
+
+    return {
+        "name": f"interlock-{name}",
+        "max_reconnect_attempts": -1,
+        "reconnect_time_wait": 1.0,
+        "closed_cb": closed,
+    }
+
+
+async def connect(rt: Runtime, name: str, stop: asyncio.Event) -> Client:
+    return await nats.connect(rt.nats_url, **connection_options(name, stop))
+
+
+def broker(rt: Runtime, name: str, stop: asyncio.Event) -> NatsBroker:
     return NatsBroker(
-        rt.nats_url, name=f"interlock-{name}", log_level=logging.DEBUG, graceful_timeout=10.0
+        rt.nats_url,
+        log_level=logging.DEBUG,
+        graceful_timeout=rt.settings.shutdown_grace / 2,
+        **connection_options(name, stop),
     )
+
+
+def reporting(rt: Runtime, name: str, stop: asyncio.Event) -> Progress:
+    """The component's health report, written under the home until `stop` (see `health`)."""
+    progress = Progress.of(rt.settings.home, name)
+    task = asyncio.create_task(progress.run(stop))
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return progress
+
+
+_background: set[asyncio.Task[None]] = set()
 
 
 async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     check_definitions()
+    progress = reporting(rt, "projector", stop)
     store = await open_store(rt.database_url, size=rt.settings.projector_workers)
-    nats_broker = broker(rt, "projector")
+    nats_broker = broker(rt, "projector", stop)
     projector = Projector(store, parameters=rt.settings.parameters)
+    patience = Patience(unknown_workflow_grace=rt.settings.unknown_workflow_grace)
     try:
         await nats_broker.start()
-        await consume_inbound(nats_broker, projector, stop, workers=rt.settings.projector_workers)
+        progress.watch(lambda: nats_broker.connection.is_connected)
+        await consume_inbound(
+            nats_broker,
+            projector,
+            stop,
+            workers=rt.settings.projector_workers,
+            patience=patience,
+            progress=progress,
+        )
     finally:
         await nats_broker.stop()
         await store.close()
 
 
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
+    progress = reporting(rt, "relay", stop)
     gauges = Gauges(rt.database_url, stuck_after=rt.settings.stuck_after)
     sampling = asyncio.create_task(gauges.run(stop))
-    nc = await nats.connect(rt.nats_url, name="interlock-relay")
+    sweeping = asyncio.create_task(Sweeper(rt.database_url, rt.settings.sweep_after).run(stop))
+    nc = await connect(rt, "relay", stop)
+    progress.watch(lambda: nc.is_connected)
     try:
         relay = OutboxRelay(
-            rt.database_url, nc.jetstream(), batch_size=rt.settings.relay_batch_size
+            rt.database_url,
+            nc.jetstream(),
+            batch_size=rt.settings.relay_batch_size,
+            on_pass=progress.advanced,
         )
         await relay.run(stop)
     finally:
         await nc.drain()
         sampling.cancel()
+        sweeping.cancel()
 
 
 async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
-    nc = await nats.connect(rt.nats_url, name="interlock-timer")
+    progress = reporting(rt, "timer", stop)
+    nc = await connect(rt, "timer", stop)
+    progress.watch(lambda: nc.is_connected)
     try:
-        await TimerService(rt.database_url, nc.jetstream()).run(stop)
+        await TimerService(rt.database_url, nc.jetstream(), on_pass=progress.advanced).run(stop)
     finally:
         await nc.drain()
 
 
 async def run_sim(rt: Runtime, stop: asyncio.Event) -> None:
-    await run_simulator(rt.database_url, rt.nats_url, stop)
+    progress = reporting(rt, SIMULATOR, stop)
+    await run_simulator(
+        rt.database_url,
+        rt.nats_url,
+        stop,
+        connection=connection_options(SIMULATOR, stop),
+        on_connect=lambda nc: progress.watch(lambda: nc.is_connected, connection_is_progress=True),
+    )
 
 
 async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
     settings = rt.settings
+    progress = reporting(rt, GATEWAY, stop)
     await serve_gateway(
         rt.nats_url,
         host=settings.gateway_host,
         port=settings.gateway_port,
         senders=settings.gateway_senders,
         stop=stop,
+        connection=connection_options(GATEWAY, stop),
+        on_connect=lambda nc: progress.watch(lambda: nc.is_connected, connection_is_progress=True),
     )
 
 
 def stage_component(workflow_type: str, stage: str) -> Component:
+    name = f"{workflow_type}.{stage}"
+
     async def run(rt: Runtime, stop: asyncio.Event) -> None:
+        progress = reporting(rt, name, stop)
         async with AsyncExitStack() as exit_stack:
-            nc = await nats.connect(rt.nats_url, name=f"interlock-{stage}")
+            nc = await connect(rt, stage, stop)
             exit_stack.push_async_callback(nc.drain)
             handlers = stage_handlers(rt, nc, workflow_type)
-            nats_broker = broker(rt, stage)
+            nats_broker = broker(rt, stage, stop)
             register(
                 nats_broker,
                 handlers[stage],
@@ -112,9 +194,30 @@ def stage_component(workflow_type: str, stage: str) -> Component:
             )
             await nats_broker.start()
             exit_stack.push_async_callback(nats_broker.stop)
-            await stop.wait()
+            progress.watch(lambda: nats_broker.connection.is_connected)
+            await _fetching(nc, subjects.stage_consumer(workflow_type, stage), progress, stop)
 
     return run
+
+
+async def _fetching(nc: Client, durable: str, progress: Progress, stop: asyncio.Event) -> None:
+    """Until `stop`: note progress whenever the stage's consumer has a pull request waiting
+    (asked on the stage's own connection, so a dead connection shows as no progress)."""
+    js = nc.jetstream()
+    while not stop.is_set():
+        try:
+            info = await js.consumer_info(subjects.STREAM_JOBS, durable, timeout=2.0)
+        except Exception as exc:
+            log.debug("consumer %s not reachable: %r", durable, exc)
+        else:
+            if info.num_waiting or info.num_ack_pending:
+                progress.advanced()
+        await _wait(stop.wait(), 5.0)
+
+
+async def _wait(awaitable: Awaitable[object], seconds: float) -> None:
+    with suppress(TimeoutError):
+        await asyncio.wait_for(awaitable, seconds)
 
 
 def components() -> dict[str, Component]:

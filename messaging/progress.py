@@ -49,21 +49,27 @@ class Progress:
     def __init__(self, path: Path | None, connected: Callable[[], bool] = lambda: True) -> None:
         self._path = path
         self._connected = connected
+        self._connection_is_progress = False
         self._at = time.time()
 
     @classmethod
     def of(cls, home: Path, name: str) -> Progress:
         return cls(report_path(home, name))
 
-    def watch(self, connected: Callable[[], bool]) -> None:
-        """Judge the connection by `connected` from now on."""
+    def watch(self, connected: Callable[[], bool], *, connection_is_progress: bool = False) -> None:
+        """Judge the connection by `connected` from now on; for a component that only
+        answers requests, `connection_is_progress` counts a live connection as progress."""
         self._connected = connected
+        self._connection_is_progress = connection_is_progress
 
     def advanced(self) -> None:
         self._at = time.time()
 
     def report(self) -> Report:
-        return Report(os.getpid(), time.time(), self._at, self._connected())
+        now, connected = time.time(), self._connected()
+        if connected and self._connection_is_progress:
+            self._at = now
+        return Report(os.getpid(), now, self._at, connected)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Write a report every `WRITE_EVERY_S` seconds until `stop` is set."""

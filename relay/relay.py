@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nats.js import JetStreamContext
@@ -59,10 +59,12 @@ class OutboxRelay:
         dead_letter_after: int = 10,
         backoff: Backoff | None = None,
         publish_hook: PublishHook = traced_publish,
+        on_pass: Callable[[], None] = lambda: None,
     ) -> None:
         """`dead_letter_after`: consecutive refusals of one row (no stream for its subject,
         rejected by the stream) after which it goes to `wf.dlq.relay` instead; timeouts and
-        lost connections are retried forever. `publish_hook`: see `relay.publish`."""
+        lost connections are retried forever. `publish_hook`: see `relay.publish`. `on_pass`:
+        called after every pass that published all that was ready (the sign of progress)."""
         self._url = database_url
         self._js = js
         self._name = name
@@ -73,6 +75,7 @@ class OutboxRelay:
         self._dead_letter_after = dead_letter_after
         self._backoff = backoff or Backoff()
         self._hook = publish_hook
+        self._on_pass = on_pass
         self._store: OutboxStore | None = None
         self._publisher: Publisher | None = None
         self._cursor: Cursor | None = None
@@ -163,6 +166,7 @@ class OutboxRelay:
             log.warning("relay %s: %s", self._name, exc)
             return self._backoff.delay(self._store_failures)
         self._store_failures = 0
+        self._on_pass()
         if not self.is_leader:
             return self._poll_interval
         return 0.0 if moved else None

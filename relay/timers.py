@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -126,9 +126,12 @@ class TimerService:
         clock: Clock = utcnow,
         poll_interval: float = 1.0,
         batch_size: int = 200,
+        on_pass: Callable[[], None] = lambda: None,
     ) -> None:
-        """`database_url`: a plain postgresql:// URL. Nothing connects until a method runs."""
+        """`database_url`: a plain postgresql:// URL. Nothing connects until a method runs.
+        `on_pass` is called after every complete pass (the component's sign of progress)."""
         self._url = database_url
+        self._on_pass = on_pass
         self._js = js
         self._clock = clock
         self._poll_interval = poll_interval
@@ -186,6 +189,7 @@ class TimerService:
                     self._notified = None
                     await self.fire_due()
                     due, passed_at, self._failures = await self.next_due(), loop.time(), 0
+                    self._on_pass()
                 await wait_any([stop, self._wakeup], self._pause(due))
                 self._wakeup.clear()
                 due = _earliest(due, self._notified)

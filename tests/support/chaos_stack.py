@@ -1,0 +1,34 @@
+"""A supervised stack as the chaos tests drive it: its supervisor, a client connection, the
+database and the approval desk, and a support workflow for a fresh simulated customer."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from nats.aio.client import Client
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from interlock.simulators import action_count, seed_customer
+from interlock.supervisor import Supervisor
+from interlock.tools.demo.runner import ApprovalDesk, Run, start_request
+from interlock.tools.demo.scenarios import REQUEST
+
+
+@dataclass
+class Stack:
+    supervisor: Supervisor
+    nc: Client
+    engine: AsyncEngine
+    desk: ApprovalDesk
+    dsn: str
+
+    async def workflow(self, faults: dict[str, list[str]] | None = None) -> Run:
+        customer = f"chaos-{uuid.uuid4().hex[:10]}"
+        await seed_customer(self.dsn, customer, faults=faults)
+        run = Run("chaos", "", "chaos", customer, self.nc, self.engine, self.dsn)
+        await start_request(run, dict(REQUEST), before_publish=self.desk.watch)
+        return run
+
+    async def effects(self, run: Run) -> int:
+        return await action_count(self.dsn, customer_id=run.customer_id)
