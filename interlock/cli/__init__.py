@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import inspect, operate, run
+from interlock.cli import dlq, inspect, operate, run
 from interlock.tools.bench import bench
 from interlock.tools.demo import demo
 
@@ -32,6 +32,7 @@ app.command()(run.migrate)
 app.command()(run.health)
 app.command()(demo)
 app.command()(bench)
+app.add_typer(dlq.app, name="dlq")
 for command in operate.COMMANDS:
     app.command()(command)
 
