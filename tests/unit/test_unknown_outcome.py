@@ -3,6 +3,7 @@ the person in manual review checks the provider before anything else."""
 
 from __future__ import annotations
 
+from interlock.commands import caution
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
@@ -50,3 +51,14 @@ async def test_the_review_and_its_audit_row_name_the_effect_to_check_first() -> 
     assert entered.detail is not None
     assert "effect_outcome_unknown" in entered.detail
     assert KEY in entered.detail
+
+
+def test_deciding_a_workflow_whose_effect_outcome_is_unknown_comes_with_a_caution() -> None:
+    review = {"reason": "effect_outcome_unknown", "idempotency_key": KEY}
+
+    warned = caution({"state": "MANUAL_REVIEW", "execution": {"review": review}})
+    plain = caution({"state": "MANUAL_REVIEW", "execution": {"review": {"reason": "x"}}})
+
+    assert KEY in warned["caution"]
+    assert "Check the provider" in warned["caution"]
+    assert plain == {}
