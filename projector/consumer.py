@@ -42,6 +42,7 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope, utcnow
 from interlock.contracts.errors import InterlockError, MalformedMessage
 from interlock.messaging.backoff import Backoff
+from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
     dead_letter,
     deliveries,
@@ -159,6 +160,8 @@ async def _consume_once(
                 raise event
             outcome = await projector.handle(event, TraceInfo(current_trace_id(), inject()))
             _describe(span, outcome)
+            if outcome.accepted:
+                crash_point("projector.after_commit")
         except MalformedMessage as exc:
             span.set_attribute("interlock.dead_letter_reason", exc.reason)
             await _refuse(broker, raw, exc, patience)

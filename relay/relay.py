@@ -19,6 +19,7 @@ from nats.js import JetStreamContext
 
 from interlock.contracts.errors import StoreUnavailable
 from interlock.messaging.backoff import Backoff
+from interlock.messaging.crashpoints import crash_point
 from interlock.relay import store
 from interlock.relay.clock import wait_any
 from interlock.relay.errors import LeadershipLost, OutboxPublishFailed
@@ -185,6 +186,8 @@ class OutboxRelay:
         assert self._publisher is not None
         outcome = await self._publisher.publish(rows)
         done, error = outcome.acked, outcome.error
+        if done:
+            crash_point("relay.after_publish")
         if error is not None and await self._dead_lettered(rows[done], error):
             done, error = done + 1, None
         if done:

@@ -34,6 +34,7 @@ from interlock.contracts.errors import StoreUnavailable, TransientError
 from interlock.contracts.ids import derive
 from interlock.contracts.payloads import TimerFired
 from interlock.messaging.backoff import Backoff
+from interlock.messaging.crashpoints import crash_point
 from interlock.relay.clock import Clock, seconds_until, wait_any
 from interlock.relay.errors import TimerPublishFailed
 from interlock.relay.publish import string_headers
@@ -239,6 +240,7 @@ class TimerService:
             firings = [firing(row, now) for row in rows]
             await self._publish(firings)
             if firings:
+                crash_point("timer.after_publish")
                 await connection.execute(MARK_PUBLISHED, [f.timer_id for f in firings])
         return len(firings)
 

@@ -15,6 +15,7 @@ import typer
 
 from interlock.cli import dlq, inspect, operate, run
 from interlock.tools.bench import bench
+from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo
 
 app = typer.Typer(
@@ -32,6 +33,7 @@ app.command()(run.migrate)
 app.command()(run.health)
 app.command()(demo)
 app.command()(bench)
+app.command()(chaos)
 app.add_typer(dlq.app, name="dlq")
 for command in operate.COMMANDS:
     app.command()(command)

@@ -51,8 +51,19 @@ class EmbeddedNats:
     the server log goes to ``data_dir/nats-server.log``.
     """
 
-    def __init__(self, data_dir: Path, *, startup_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        startup_timeout: float = 30.0,
+        port: int | None = None,
+        monitor_port: int | None = None,
+    ) -> None:
+        """`port`/`monitor_port`: fixed ports (a restart that clients reconnect to), else the
+        server picks free ones."""
         self.data_dir = data_dir.resolve()
+        self.port = port
+        self.monitor_port = monitor_port
         self.log_path = self.data_dir / "nats-server.log"
         self.startup_timeout = startup_timeout
         self._process: Process | None = None
@@ -73,7 +84,8 @@ class EmbeddedNats:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         since = self.log_path.stat().st_size if self.log_path.exists() else 0
         argv = [str(binary), "-js", "-sd", str(self.data_dir), "-a", "127.0.0.1"]
-        argv += ["-p", "-1", "-m", "-1", "--ports_file_dir", str(self.data_dir)]
+        argv += ["-p", str(self.port or -1), "-m", str(self.monitor_port or -1)]
+        argv += ["--ports_file_dir", str(self.data_dir)]
         process = launch(argv, log_path=self.log_path, death_signal=signal.SIGTERM)
         self._process = process
         self._cancel_exit_hook = on_exit(self.stop)
@@ -89,6 +101,12 @@ class EmbeddedNats:
             ) from None
         self._ports = ports
         return ports.client
+
+    @property
+    def monitor_url(self) -> str:
+        if self._ports is None:
+            raise RuntimeError("EmbeddedNats is not started")
+        return self._ports.monitor
 
     def stop(self) -> None:
         """SIGTERM (graceful shutdown), then SIGKILL if the server hangs."""

@@ -35,6 +35,7 @@ from interlock.contracts.envelope import Actor, Envelope, parse_envelope, utcnow
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
+from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
     dead_letter,
     deliveries,
@@ -160,15 +161,18 @@ async def consume(
             span.set_attribute("interlock.job_stale", True)
             await settle(msg.ack, raw.subject)
             return
+        crash_point(f"{stage.workflow_type}.{stage.name}.before_call")
         result = await _run(stage, job, envelope, msg)
         if result is None:
             return
+        crash_point(f"{stage.workflow_type}.{stage.name}.after_effect")
         span.set_attribute("interlock.event_type", result.event_type)
         await waited_out(
             lambda: submit(broker, stage, envelope, job, result),
             msg.in_progress,
             what=f"{stage.name} result",
         )
+        crash_point(f"{stage.workflow_type}.{stage.name}.after_result")
     await settle(msg.ack, raw.subject)
 
 
