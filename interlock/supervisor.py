@@ -17,6 +17,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from interlock.embedded import parent_death_signal
+
 log = logging.getLogger("interlock.supervisor")
 FIRST_RESTART_DELAY = 0.5
 MAX_RESTART_DELAY = 10.0
@@ -83,6 +85,9 @@ class Supervisor:
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
                 stdin=asyncio.subprocess.DEVNULL,
+                # A supervisor that dies, even by SIGKILL, takes its children with it:
+                # only prctl() and getppid() run between fork and exec.
+                preexec_fn=parent_death_signal(signal.SIGTERM),
             )
         child.started.set()
 

@@ -74,7 +74,7 @@ class OutboxRelay:
         self._retention = retention_seconds
         self._prune_interval = prune_interval
         self._dead_letter_after = dead_letter_after
-        self._backoff = backoff or Backoff()
+        self._backoff = backoff or Backoff(cap=2.0)  # an outage ends, at most 2 s late
         self._hook = publish_hook
         self._on_pass = on_pass
         self._store: OutboxStore | None = None

@@ -50,7 +50,8 @@ PUBLISH_TIMEOUT_S = 5.0
 MIN_PAUSE_S = 0.05
 """Shortest sleep between passes: rows that are due but locked by another service (or
 failing) must not make this one spin."""
-BACKOFF = Backoff(base=0.1, cap=10.0)
+BACKOFF = Backoff(base=0.1, cap=2.0)
+"""Capped low: after an outage the service is at most a couple of seconds late."""
 
 CLAIM_DUE = """
 SELECT id, workflow_id, workflow_type, tenant_id, event_type, fire_at, branch, headers

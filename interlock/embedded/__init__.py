@@ -1,6 +1,7 @@
 """Local nats-server and PostgreSQL for development, tests and single-machine use."""
 
 from interlock.embedded._process import EmbeddedStartError
+from interlock.embedded._process import _parent_death_signal as parent_death_signal
 from interlock.embedded.nats import EmbeddedNats
 from interlock.embedded.postgres import EmbeddedPostgres
 from interlock.embedded.stack import EmbeddedStack, StackRecord, resolve_urls
@@ -11,5 +12,6 @@ __all__ = [
     "EmbeddedStack",
     "EmbeddedStartError",
     "StackRecord",
+    "parent_death_signal",
     "resolve_urls",
 ]

@@ -1,17 +1,21 @@
-"""The chaos tier's stack: every support component as a supervised child process, with a
-short sweeper bound and wide windows around lost answers, shared by the module's tests."""
+"""The chaos tier's stack: every component of every installed type as a supervised child
+process, with a short sweeper bound, wide windows around lost answers, the shipped request
+cases' classifier and crash points armed from a directory, shared by a module's tests."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import nats
 import pytest
 
 from interlock.composition import default_stack
+from interlock.messaging.crashpoints import ENV as CRASHPOINTS
 from interlock.projector.store.database import database_pool
 from interlock.runtime import supervised
 from interlock.settings import Settings
+from interlock.tools.demo.casefile import SHIPPED, environment, load
 from interlock.tools.demo.runner import ApprovalDesk
 from tests.support.chaos_stack import Stack
 
@@ -20,9 +24,14 @@ SWEEP_AFTER_S = 4.0
 
 @pytest.fixture(scope="module")
 async def stack(
-    e2e_settings: Settings, module_nats: str, module_database: str
+    e2e_settings: Settings,
+    module_nats: str,
+    module_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Stack]:
+    crash_dir = tmp_path_factory.mktemp("crashpoints")
     with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CRASHPOINTS, str(crash_dir))
         patch.setenv("INTERLOCK_EXTERNAL_TIMEOUT", "3")  # a wide window around lost answers
         patch.setenv("INTERLOCK_SWEEP_AFTER", str(SWEEP_AFTER_S))
         # Crash recovery takes up to an ack wait; no approval may expire meanwhile.
@@ -30,15 +39,17 @@ async def stack(
             "INTERLOCK_PARAMETERS",
             '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
         )
+        for key, value in environment(SHIPPED, load(SHIPPED), os.environ).items():
+            patch.setenv(key, value)
         async with supervised(
-            e2e_settings, module_nats, module_database, default_stack("support")
+            e2e_settings, module_nats, module_database, default_stack()
         ) as supervisor:
             nc = await nats.connect(module_nats)
             engine = database_pool(module_database, pool_size=4)
             desk = ApprovalDesk(nc)
             await desk.start()
             try:
-                yield Stack(supervisor, nc, engine, desk, module_database)
+                yield Stack(supervisor, nc, engine, desk, module_database, crash_dir)
             finally:
                 await desk.stop()
                 await engine.dispose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -22,6 +23,7 @@ class Stack:
     engine: AsyncEngine
     desk: ApprovalDesk
     dsn: str
+    crash_dir: Path
 
     async def workflow(self, faults: dict[str, list[str]] | None = None) -> Run:
         customer = f"chaos-{uuid.uuid4().hex[:10]}"

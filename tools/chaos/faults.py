@@ -27,7 +27,13 @@ from interlock.tools.chaos.servers import Servers
 
 log = logging.getLogger("interlock.chaos")
 RECOVERY_LIMIT_S = 120.0
-LAST_COMMIT = "SELECT extract(epoch FROM max(recorded_at)) FROM audit WHERE accepted"
+LAST_COMMIT = """
+SELECT extract(epoch FROM (SELECT max(recorded_at) FROM audit WHERE accepted)),
+       EXISTS (SELECT 1 FROM workflows
+               WHERE jsonb_typeof(execution -> 'open_jobs') = 'object'
+                 AND execution -> 'open_jobs' <> '{}'::jsonb)
+"""
+"""The time of the latest committed transition, and whether any work is in flight."""
 
 
 class FaultRunner:
@@ -105,15 +111,19 @@ class FaultRunner:
             self.recoveries.append(recovery)
 
     async def _first_commit_after(self, back: float) -> float | None:
+        """Seconds from `back` to the next committed transition; None when no work was in
+        flight to commit (nothing to recover)."""
         deadline = time.monotonic() + RECOVERY_LIMIT_S
         while time.monotonic() < deadline:
             with suppress(Exception):
                 async with self._engine.connect() as conn:
-                    last = (await conn.execute(text(LAST_COMMIT))).scalar()
+                    last, working = (await conn.execute(text(LAST_COMMIT))).one()
                 if last is not None and float(last) >= back:
                     return max(0.0, float(last) - back)
+                if not working:
+                    return None
             await asyncio.sleep(0.1)
-        return None
+        return RECOVERY_LIMIT_S
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(work)
