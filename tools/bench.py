@@ -25,7 +25,7 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.contracts.ids import workflow_id_for
-from interlock.embedded import resolve_urls
+from interlock.embedded import broker_sync, resolve_urls
 from interlock.health import attached
 from interlock.options import JsonOpt, load_settings
 from interlock.runtime import supervised
@@ -61,6 +61,7 @@ def bench(
                     warmup=warmup,
                 )
             )
+            report["broker_sync"] = broker_sync(nats_url, s.home)
     except BenchRefused as exc:
         console.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
@@ -248,5 +249,6 @@ def _print(r: dict[str, Any]) -> None:
         + ", ".join(f"{k} {v['p50_ms']}/{v['p95_ms']}" for k, v in r["hops"].items())
         + "\n"
         f"CPU {r['cpu_seconds']} s ({r['cpu_percent']}% of one core), "
-        f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}"
+        f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}\n"
+        f"broker sync: {r['broker_sync']}"
     )

@@ -2,7 +2,7 @@
 
 from interlock.embedded._process import EmbeddedStartError
 from interlock.embedded._process import _parent_death_signal as parent_death_signal
-from interlock.embedded.nats import EmbeddedNats
+from interlock.embedded.nats import EmbeddedNats, broker_sync
 from interlock.embedded.postgres import EmbeddedPostgres
 from interlock.embedded.stack import EmbeddedStack, StackRecord, resolve_urls
 
@@ -12,6 +12,7 @@ __all__ = [
     "EmbeddedStack",
     "EmbeddedStartError",
     "StackRecord",
+    "broker_sync",
     "parent_death_signal",
     "resolve_urls",
 ]

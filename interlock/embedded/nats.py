@@ -148,3 +148,47 @@ def _healthy(monitor_url: str) -> bool:
             return status == 200
     except OSError:
         return False
+
+
+MONITOR_PORT = 8222
+"""nats-server's conventional monitoring port (compose publishes it), tried for a broker
+this process did not start."""
+
+
+def broker_sync(nats_url: str, home: Path | None = None) -> str:
+    """The broker's JetStream sync setting, from its monitoring endpoint: `always` (fsync
+    before every acknowledgement), the flush interval otherwise (`120s` is nats-server's
+    default: an acknowledged message can be lost in a power cut), or `unknown`."""
+    monitor = _embedded_monitor(nats_url, home) if home else None
+    host = urlsplit(nats_url).hostname or "127.0.0.1"
+    config = _jetstream_config(monitor or f"http://{host}:{MONITOR_PORT}")
+    if config is None:
+        return "unknown"
+    if config.get("sync_always"):
+        return "always"
+    interval = config.get("sync_interval")
+    return f"{interval / 1e9:g}s" if isinstance(interval, int | float) else "unknown"
+
+
+def _embedded_monitor(nats_url: str, home: Path) -> str | None:
+    """The monitoring URL of the embedded server under `home` that serves `nats_url`."""
+    wanted = urlsplit(nats_url).port
+    for ports_file in (home / "nats").glob("*.ports"):
+        try:
+            ports = json.loads(ports_file.read_text())
+        except (OSError, ValueError):
+            continue
+        if any(urlsplit(u).port == wanted for u in ports.get("nats", [])):
+            monitors = ports.get("monitoring") or []
+            return str(monitors[0]) if monitors else None
+    return None
+
+
+def _jetstream_config(monitor_url: str) -> dict[str, object] | None:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"{monitor_url}/varz", timeout=2) as response:
+            config = json.loads(response.read()).get("jetstream", {}).get("config", {})
+    except (OSError, ValueError):
+        return None
+    return config if isinstance(config, dict) else None

@@ -11,15 +11,13 @@ The database is stopped with an immediate shutdown (no checkpoint; crash recover
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import urllib.request
 from contextlib import suppress
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from interlock.embedded import EmbeddedNats, EmbeddedPostgres
+from interlock.embedded import EmbeddedNats, EmbeddedPostgres, broker_sync
 
 
 class Servers:
@@ -40,7 +38,7 @@ class Servers:
     def sync(self) -> str:
         """The broker's JetStream sync setting: `always` (fsync before every ack), or the
         interval at which it flushes (`120s` is nats-server's default), or `unknown`."""
-        return broker_sync(self.nats.monitor_url) if self.nats.port else "unknown"
+        return broker_sync(self.nats_url, self._home) if self.nats_url else "unknown"
 
     async def stop_nats(self) -> None:
         if self.sync() == "always":
@@ -66,17 +64,3 @@ class Servers:
 
 def signal_process(pid: int, sig: signal.Signals) -> None:
     os.kill(pid, sig)
-
-
-def broker_sync(monitor_url: str) -> str:
-    """What `/varz` says about JetStream's sync (see `Servers.sync`)."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(f"{monitor_url}/varz", timeout=2) as response:
-            config = json.loads(response.read()).get("jetstream", {}).get("config", {})
-    except (OSError, ValueError):
-        return "unknown"
-    if config.get("sync_always"):
-        return "always"
-    interval = config.get("sync_interval")
-    return f"{interval / 1e9:g}s" if isinstance(interval, int | float) else "unknown"
