@@ -20,14 +20,16 @@ from nats.aio.client import Client
 
 from interlock.composition import GATEWAY, SIMULATOR
 from interlock.contracts import registry, subjects
+from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
+from interlock.messaging.backoff import Backoff
 from interlock.messaging.progress import Progress
 from interlock.messaging.streams import all_stages
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.service import Projector
-from interlock.projector.store.postgres import open_store
+from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
 from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.sweeper import Sweeper
@@ -100,7 +102,7 @@ _background: set[asyncio.Task[None]] = set()
 async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     check_definitions()
     progress = reporting(rt, "projector", stop)
-    store = await open_store(rt.database_url, size=rt.settings.projector_workers)
+    store = await _store_when_up(rt, stop)
     nats_broker = broker(rt, "projector", stop)
     projector = Projector(store, parameters=rt.settings.parameters)
     patience = Patience(unknown_workflow_grace=rt.settings.unknown_workflow_grace)
@@ -118,6 +120,22 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     finally:
         await nats_broker.stop()
         await store.close()
+
+
+async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowStore:
+    """The projector's store, once the database answers: a projector (re)started during a
+    database outage waits for it rather than exiting into its supervisor's growing restart
+    delay, so it decides again the moment the database is back."""
+    backoff, attempt = Backoff(base=0.1, cap=1.0), 0
+    while True:
+        try:
+            return await open_store(rt.database_url, size=rt.settings.projector_workers)
+        except StoreUnavailable as exc:
+            if stop.is_set():
+                raise
+            attempt += 1
+            log.warning("projector: %s; waiting for the database (attempt %d)", exc, attempt)
+        await _wait(stop.wait(), backoff.delay(attempt))
 
 
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:

@@ -29,7 +29,8 @@ from interlock.relay.store import UNAVAILABLE, close_quietly
 log = logging.getLogger("interlock.sweeper")
 
 # The latest outbox row of each open job of a workflow idle for `after` seconds, copied
-# when that row is itself older than `after` (so a job is re-dispatched once per period).
+# when that row is itself older than `after` and already relayed (so a job is re-dispatched
+# at most once per period, and copies never pile up behind a broker outage).
 REDISPATCH = """
 WITH idle AS (
     SELECT w.id AS workflow_id, j.job_id
@@ -43,15 +44,17 @@ WITH idle AS (
     LIMIT $2
 ),
 latest AS (
-    SELECT DISTINCT ON (i.job_id) o.subject, o.headers, o.body, o.workflow_id, o.created_at
+    SELECT DISTINCT ON (i.job_id) o.subject, o.headers, o.body, o.workflow_id, o.created_at,
+                                  o.txid, o.id
     FROM idle i
     JOIN outbox o ON o.workflow_id = i.workflow_id
                  AND convert_from(o.body, 'UTF8')::jsonb ->> 'event_id' = i.job_id
     ORDER BY i.job_id, o.id DESC
 )
 INSERT INTO outbox (subject, headers, body, workflow_id)
-SELECT subject, headers, body, workflow_id FROM latest
-WHERE created_at < now() - make_interval(secs => $1)
+SELECT l.subject, l.headers, l.body, l.workflow_id FROM latest l
+WHERE l.created_at < now() - make_interval(secs => $1)
+  AND EXISTS (SELECT 1 FROM relay_cursor c WHERE (l.txid, l.id) <= (c.txid, c.last_id))
 RETURNING workflow_id
 """
 

@@ -121,6 +121,7 @@ class FaultRunner:
                 if last is not None and float(last) >= back:
                     return max(0.0, float(last) - back)
                 if not working:
+                    log.info("restart with no work in flight: no recovery to measure")
                     return None
             await asyncio.sleep(0.1)
         return RECOVERY_LIMIT_S
