@@ -171,13 +171,26 @@ async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
 
 async def run_sim(rt: Runtime, stop: asyncio.Event) -> None:
     progress = reporting(rt, SIMULATOR, stop)
-    await run_simulator(
-        rt.database_url,
-        rt.nats_url,
-        stop,
-        connection=connection_options(SIMULATOR, stop),
-        on_connect=lambda nc: progress.watch(lambda: nc.is_connected, connection_is_progress=True),
-    )
+    backoff, attempt = Backoff(base=0.1, cap=1.0), 0
+    while not stop.is_set():
+        try:
+            await run_simulator(
+                rt.database_url,
+                rt.nats_url,
+                stop,
+                connection=connection_options(SIMULATOR, stop),
+                on_connect=lambda nc: progress.watch(
+                    lambda: nc.is_connected, connection_is_progress=True
+                ),
+            )
+            return
+        except OSError as exc:
+            # Started while its database is down: wait here rather than exit into the
+            # supervisor's growing restart delay, so the outside systems are back as soon as
+            # the database is.
+            attempt += 1
+            log.warning("simulator: database unreachable (%r); retrying", exc)
+        await _wait(stop.wait(), backoff.delay(attempt))
 
 
 async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:

@@ -14,7 +14,7 @@ import typer
 from interlock import console, telemetry
 from interlock.composition import GATEWAY, default_stack, resolve_name
 from interlock.health import healthy
-from interlock.options import with_stack
+from interlock.options import load_settings, with_stack
 from interlock.runtime import Runtime, prepare, supervised
 from interlock.settings import Settings
 
@@ -71,7 +71,7 @@ def migrate() -> None:
 def health(name: Annotated[str, typer.Argument(help="A component, as for `service`.")]) -> None:
     """Exit 0 if the component runs, is connected and makes progress (for health checks)."""
     component = _known(name)
-    ok, detail = healthy(Settings().home, component)
+    ok, detail = healthy(load_settings().home, component)
     (console.console if ok else console.errors).print(detail)
     if not ok:
         raise typer.Exit(1)

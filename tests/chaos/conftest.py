@@ -49,7 +49,9 @@ async def stack(
             desk = ApprovalDesk(nc)
             await desk.start()
             try:
-                yield Stack(supervisor, nc, engine, desk, module_database, crash_dir)
+                yield Stack(
+                    supervisor, nc, engine, desk, module_database, crash_dir, e2e_settings.home
+                )
             finally:
                 await desk.stop()
                 await engine.dispose()

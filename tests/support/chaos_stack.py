@@ -24,6 +24,7 @@ class Stack:
     desk: ApprovalDesk
     dsn: str
     crash_dir: Path
+    home: Path
 
     async def workflow(self, faults: dict[str, list[str]] | None = None) -> Run:
         customer = f"chaos-{uuid.uuid4().hex[:10]}"

@@ -102,7 +102,7 @@ def _component_environment(home: Path) -> dict[str, str]:
     fixture = load(SHIPPED)
     env = {**DEMO_ENV, "INTERLOCK_EXTERNAL_TIMEOUT": "1"}
     env["INTERLOCK_PARAMETERS"] = (
-        '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.2}}'
+        '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 1.0}}'
     )
     env |= environment(SHIPPED, fixture, env)
     env["INTERLOCK_SWEEP_AFTER"] = str(SWEEP_AFTER_S)
@@ -151,7 +151,8 @@ async def _run(
             began = time.monotonic()
             answering = asyncio.create_task(_answer(driver, work))
             await asyncio.gather(
-                _start_all(driver, work, began, duration * 0.6),
+                # Requests keep coming while faults happen: every restart finds work in flight.
+                _start_all(driver, work, began, duration * 0.9),
                 runner.run(faults, work, began),
             )
             await asyncio.sleep(max(0.0, began + duration - time.monotonic()))
