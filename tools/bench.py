@@ -24,6 +24,7 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.contracts.ids import workflow_id_for
+from interlock.embedded import broker_sync
 from interlock.health import attached
 from interlock.options import JsonOpt, load_settings, with_stack
 from interlock.runtime import supervised
@@ -49,17 +50,20 @@ def bench(
     """Drive happy-path workflows and print throughput, latency, CPU and memory."""
     s = load_settings()
     try:
-        report = with_stack(
-            lambda s, nats_url, database_url: run_bench(
+
+        async def measured(s: Settings, nats_url: str, database_url: str) -> dict[str, Any]:
+            report = await run_bench(
                 s,
                 nats_url,
                 database_url,
                 workflows=workflows,
                 concurrency=concurrency,
                 warmup=warmup,
-            ),
-            s,
-        )
+            )
+            report["broker_sync"] = broker_sync(nats_url, s.home)
+            return report
+
+        report = with_stack(measured, s)
     except BenchRefused as exc:
         console.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
@@ -247,5 +251,6 @@ def _print(r: dict[str, Any]) -> None:
         + ", ".join(f"{k} {v['p50_ms']}/{v['p95_ms']}" for k, v in r["hops"].items())
         + "\n"
         f"CPU {r['cpu_seconds']} s ({r['cpu_percent']}% of one core), "
-        f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}"
+        f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}\n"
+        f"broker sync: {r['broker_sync']}"
     )

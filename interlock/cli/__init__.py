@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import credentials, inspect, operate, run
+from interlock.cli import credentials, dlq, inspect, operate, run
 from interlock.tools.bench import bench
+from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo
 
 app = typer.Typer(
@@ -34,6 +35,8 @@ app.command(name="nats-config")(credentials.nats_config)
 app.command(name="client-url")(credentials.client_url)
 app.command()(demo)
 app.command()(bench)
+app.command()(chaos)
+app.add_typer(dlq.app, name="dlq")
 for command in operate.COMMANDS:
     app.command()(command)
 
