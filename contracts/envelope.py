@@ -70,11 +70,26 @@ def parse_envelope(raw: bytes) -> Envelope:
     if len(raw) > MAX_MESSAGE_BYTES:
         raise MalformedMessage("oversized", f"{len(raw)} bytes > {MAX_MESSAGE_BYTES}")
     try:
-        return Envelope.model_validate_json(raw)
+        envelope = Envelope.model_validate_json(raw)
     except ValidationError as exc:
         json_error = any(err["type"] == "json_invalid" for err in exc.errors())
         reason = "bad_json" if json_error else "schema_mismatch"
         raise MalformedMessage(reason, summarise(exc)) from exc
+    # PostgreSQL text and jsonb cannot hold U+0000: refuse it here, as the malformed input it
+    # is, rather than let it fail every commit as a database error.
+    if b"\\u0000" in raw and _holds_nul(envelope.model_dump(mode="json")):
+        raise MalformedMessage("nul_character", "a text field holds U+0000 (NUL)")
+    return envelope
+
+
+def _holds_nul(value: object) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(v) for v in value)
+    return False
 
 
 def summarise(exc: ValidationError) -> str:

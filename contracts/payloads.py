@@ -65,6 +65,8 @@ class ErrorReport(Payload):
 class Escalation(Payload):
     reason: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
     detail: Text = ""
+    idempotency_key: ShortText | None = None
+    """With `effect_outcome_unknown`: the key of the effect that may have happened."""
 
 
 class ModelOutputInvalid(Payload):

@@ -117,6 +117,15 @@ def as_client(settings: Settings, nats_url: str, client: str) -> str:
     return nats_url_as(without_credentials(nats_url), client, secrets_of(settings))
 
 
+def as_admin(settings: Settings, nats_url: str, database_url: str) -> tuple[str, str]:
+    """The URLs of the servers of `nats_url` and `database_url` with the administrator's
+    credentials (a URL that carries credentials of its own is kept as it is)."""
+    secrets = secrets_of(settings)
+    return nats_url_as(nats_url, broker.ADMIN, secrets), database_url_as(
+        database_url, None, secrets
+    )
+
+
 def nats_url_as(url: str, identity: str, secrets: Secrets) -> str:
     """`url` with `identity`'s credentials, unless it carries credentials already."""
     if urlsplit(url).username:

@@ -18,6 +18,19 @@ from interlock.signals import publish, signal_envelope
 DECISION_TIMEOUT = 15.0
 
 
+def caution(view: dict[str, Any]) -> dict[str, str]:
+    """`{"caution": ...}` when the workflow is in review because an effect's outcome is
+    unknown: whoever decides must first ask the provider whether it happened."""
+    review = (view.get("execution") or {}).get("review") or {}
+    key = review.get("idempotency_key")
+    if review.get("reason") != "effect_outcome_unknown" or not key:
+        return {}
+    return {
+        "caution": f"the effect's outcome is unknown: it may have happened. Check the provider "
+        f"for idempotency key {key} before rejecting or retrying."
+    }
+
+
 async def send_and_wait(
     nats_url: str,
     database_url: str,
@@ -35,6 +48,7 @@ async def send_and_wait(
         if view is None:
             return {"accepted": False, "reason": "unknown_workflow", "detail": workflow_id}
         event = signal_envelope(view, event_type, payload(view), actor)
+        warning = caution(view)
         nc = await nats.connect(nats_url, name="interlock-cli", inbox_prefix=nats_inbox(nats_url))
         try:
             await publish(nc.jetstream(), event, nats_user(nats_url) or OPERATOR)
@@ -44,7 +58,7 @@ async def send_and_wait(
         while time.monotonic() < deadline:
             decision = await queries.decision_for(engine, workflow_id, event.event_id)
             if decision is not None:
-                return {"event_id": event.event_id, **decision}
+                return {"event_id": event.event_id, **decision, **warning}
             await asyncio.sleep(0.1)
         return {
             "event_id": event.event_id,

@@ -9,22 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from contextlib import AsyncExitStack
+import os
+from collections.abc import Awaitable
+from contextlib import AsyncExitStack, suppress
+from typing import Any
 
 import nats
 from faststream.nats import NatsBroker
+from nats.aio.client import Client
 
 from interlock import console
 from interlock.composition import CONSOLE, GATEWAY, SIMULATOR
-from interlock.contracts import registry
+from interlock.contracts import registry, subjects
+from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
+from interlock.messaging.backoff import Backoff
+from interlock.messaging.progress import Progress
 from interlock.messaging.streams import all_stages
+from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.service import Projector
-from interlock.projector.store.postgres import open_store
+from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
 from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
+from interlock.relay.sweeper import Sweeper
 from interlock.relay.timers import TimerService
 from interlock.runtime import Component, Runtime
 from interlock.services.gateway import run_gateway as serve_gateway
@@ -34,6 +43,9 @@ from interlock.simulators import run_simulator
 from interlock.wiring import stage_handlers
 
 log = logging.getLogger("interlock")
+EXIT_CONNECTION_LOST = 75
+"""Exit status of a component whose broker connection closed for good (EX_TEMPFAIL): its
+supervisor, or compose, starts it again."""
 
 
 def check_definitions() -> None:
@@ -42,63 +54,160 @@ def check_definitions() -> None:
         assert_valid(definition, GUARDS, ACTIONS)
 
 
-def broker(rt: Runtime, name: str) -> NatsBroker:
+def connection_options(name: str, stop: asyncio.Event) -> dict[str, Any]:
+    """How every component connects to NATS: reconnect without limit (an outage of any length
+    is waited out), and if the connection closes anyway while the component is meant to be
+    running, exit so that the supervisor restarts it: never a live process with a dead
+    connection."""
+
+    async def closed() -> None:
+        if not stop.is_set():
+            log.error("%s: broker connection closed for good; exiting to be restarted", name)
+            for handler in logging.getLogger().handlers:
+                handler.flush()
+            os._exit(EXIT_CONNECTION_LOST)
+
+    return {
+        "name": f"interlock-{name}",
+        "max_reconnect_attempts": -1,
+        "reconnect_time_wait": 1.0,
+        "closed_cb": closed,
+    }
+
+
+async def connect(rt: Runtime, name: str, stop: asyncio.Event) -> Client:
+    return await nats.connect(
+        rt.nats_url, inbox_prefix=rt.inbox_prefix, **connection_options(name, stop)
+    )
+
+
+def broker(rt: Runtime, name: str, stop: asyncio.Event) -> NatsBroker:
     return NatsBroker(
         rt.nats_url,
-        name=f"interlock-{name}",
         inbox_prefix=rt.inbox_prefix,
         log_level=logging.DEBUG,
-        graceful_timeout=10.0,
+        graceful_timeout=rt.settings.shutdown_grace / 2,
+        **connection_options(name, stop),
     )
+
+
+def reporting(rt: Runtime, name: str, stop: asyncio.Event) -> Progress:
+    """The component's health report, written under the home until `stop` (see `health`)."""
+    progress = Progress.of(rt.settings.home, name)
+    task = asyncio.create_task(progress.run(stop))
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return progress
+
+
+_background: set[asyncio.Task[None]] = set()
 
 
 async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     check_definitions()
-    store = await open_store(rt.database_url, size=rt.settings.projector_workers)
-    nats_broker = broker(rt, "projector")
+    progress = reporting(rt, "projector", stop)
+    store = await _store_when_up(rt, stop)
+    nats_broker = broker(rt, "projector", stop)
     projector = Projector(store, parameters=rt.settings.parameters)
+    patience = Patience(unknown_workflow_grace=rt.settings.unknown_workflow_grace)
     try:
         await nats_broker.start()
-        await consume_inbound(nats_broker, projector, stop, workers=rt.settings.projector_workers)
+        progress.watch(lambda: nats_broker.connection.is_connected)
+        await consume_inbound(
+            nats_broker,
+            projector,
+            stop,
+            workers=rt.settings.projector_workers,
+            patience=patience,
+            progress=progress,
+        )
     finally:
         await nats_broker.stop()
         await store.close()
 
 
+async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowStore:
+    """The projector's store, once the database answers: a projector (re)started during a
+    database outage waits for it rather than exiting into its supervisor's growing restart
+    delay, so it decides again the moment the database is back."""
+    backoff, attempt = Backoff(base=0.1, cap=1.0), 0
+    while True:
+        try:
+            return await open_store(rt.database_url, size=rt.settings.projector_workers)
+        except StoreUnavailable as exc:
+            if stop.is_set():
+                raise
+            attempt += 1
+            log.warning("projector: %s; waiting for the database (attempt %d)", exc, attempt)
+        await _wait(stop.wait(), backoff.delay(attempt))
+
+
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
+    progress = reporting(rt, "relay", stop)
     gauges = Gauges(rt.database_url, stuck_after=rt.settings.stuck_after)
     sampling = asyncio.create_task(gauges.run(stop))
-    nc = await nats.connect(rt.nats_url, name="interlock-relay", inbox_prefix=rt.inbox_prefix)
+    sweeping = asyncio.create_task(Sweeper(rt.database_url, rt.settings.sweep_after).run(stop))
+    nc = await connect(rt, "relay", stop)
+    progress.watch(lambda: nc.is_connected)
     try:
         relay = OutboxRelay(
-            rt.database_url, nc.jetstream(), batch_size=rt.settings.relay_batch_size
+            rt.database_url,
+            nc.jetstream(),
+            batch_size=rt.settings.relay_batch_size,
+            on_pass=progress.advanced,
         )
         await relay.run(stop)
     finally:
         await nc.drain()
         sampling.cancel()
+        sweeping.cancel()
 
 
 async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
-    nc = await nats.connect(rt.nats_url, name="interlock-timer", inbox_prefix=rt.inbox_prefix)
+    progress = reporting(rt, "timer", stop)
+    nc = await connect(rt, "timer", stop)
+    progress.watch(lambda: nc.is_connected)
     try:
-        await TimerService(rt.database_url, nc.jetstream()).run(stop)
+        await TimerService(rt.database_url, nc.jetstream(), on_pass=progress.advanced).run(stop)
     finally:
         await nc.drain()
 
 
 async def run_sim(rt: Runtime, stop: asyncio.Event) -> None:
-    await run_simulator(rt.database_url, rt.nats_url, stop)
+    progress = reporting(rt, SIMULATOR, stop)
+    backoff, attempt = Backoff(base=0.1, cap=1.0), 0
+    while not stop.is_set():
+        try:
+            await run_simulator(
+                rt.database_url,
+                rt.nats_url,
+                stop,
+                connection=connection_options(SIMULATOR, stop),
+                on_connect=lambda nc: progress.watch(
+                    lambda: nc.is_connected, connection_is_progress=True
+                ),
+            )
+            return
+        except OSError as exc:
+            # Started while its database is down: wait here rather than exit into the
+            # supervisor's growing restart delay, so the outside systems are back as soon as
+            # the database is.
+            attempt += 1
+            log.warning("simulator: database unreachable (%r); retrying", exc)
+        await _wait(stop.wait(), backoff.delay(attempt))
 
 
 async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
     settings = rt.settings
+    progress = reporting(rt, GATEWAY, stop)
     await serve_gateway(
         rt.nats_url,
         host=settings.gateway_host,
         port=settings.gateway_port,
         senders=settings.gateway_senders,
         stop=stop,
+        connection=connection_options(GATEWAY, stop),
+        on_connect=lambda nc: progress.watch(lambda: nc.is_connected, connection_is_progress=True),
     )
 
 
@@ -107,14 +216,15 @@ async def run_console(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 def stage_component(workflow_type: str, stage: str) -> Component:
+    name = f"{workflow_type}.{stage}"
+
     async def run(rt: Runtime, stop: asyncio.Event) -> None:
+        progress = reporting(rt, name, stop)
         async with AsyncExitStack() as exit_stack:
-            nc = await nats.connect(
-                rt.nats_url, name=f"interlock-{stage}", inbox_prefix=rt.inbox_prefix
-            )
+            nc = await connect(rt, stage, stop)
             exit_stack.push_async_callback(nc.drain)
             handlers = stage_handlers(rt, nc, workflow_type)
-            nats_broker = broker(rt, stage)
+            nats_broker = broker(rt, stage, stop)
             register(
                 nats_broker,
                 handlers[stage],
@@ -124,9 +234,30 @@ def stage_component(workflow_type: str, stage: str) -> Component:
             )
             await nats_broker.start()
             exit_stack.push_async_callback(nats_broker.stop)
-            await stop.wait()
+            progress.watch(lambda: nats_broker.connection.is_connected)
+            await _fetching(nc, subjects.stage_consumer(workflow_type, stage), progress, stop)
 
     return run
+
+
+async def _fetching(nc: Client, durable: str, progress: Progress, stop: asyncio.Event) -> None:
+    """Until `stop`: note progress whenever the stage's consumer has a pull request waiting
+    (asked on the stage's own connection, so a dead connection shows as no progress)."""
+    js = nc.jetstream()
+    while not stop.is_set():
+        try:
+            info = await js.consumer_info(subjects.STREAM_JOBS, durable, timeout=2.0)
+        except Exception as exc:
+            log.debug("consumer %s not reachable: %r", durable, exc)
+        else:
+            if info.num_waiting or info.num_ack_pending:
+                progress.advanced()
+        await _wait(stop.wait(), 5.0)
+
+
+async def _wait(awaitable: Awaitable[object], seconds: float) -> None:
+    with suppress(TimeoutError):
+        await asyncio.wait_for(awaitable, seconds)
 
 
 def components() -> dict[str, Component]:

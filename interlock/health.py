@@ -1,14 +1,20 @@
-"""Is a component alive and attached? Answered from the outside, for health checks.
+"""Is a component alive, connected and making progress? For health checks and readiness.
 
-A consumer-based component (projector, stage services) is healthy when its durable consumer
-has a pending pull request: someone is actively fetching. The others are healthy when their
-dependency answers (the relay, timers and simulator hold database and broker connections;
-their process supervisor restarts them if they die).
+`interlock health NAME` reads the report the component itself writes under the home
+(`messaging.progress`): a recent report, a live broker connection on the component's own
+client, and recent progress (the relay's and the timer service's last pass, the projector's
+last answer to a fetch, a stage consumer with a pull request waiting). A process whose
+connection died, or whose loop is stuck, is unhealthy even though it still runs.
+
+Readiness at start-up (`wait_until_ready`) is judged from the broker's side: a consumer-based
+component is ready when its durable consumer has a pending pull request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from pathlib import Path
 
 import nats
 from nats.aio.client import Client
@@ -17,6 +23,7 @@ from nats.js.errors import NotFoundError
 from interlock.access import without_credentials
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_inbox
+from interlock.messaging.progress import read_report
 from interlock.services.adapters.sim import POLICY_CURRENT
 
 
@@ -29,8 +36,22 @@ def _consumer_of(component: str) -> tuple[str, str] | None:
     return None
 
 
+STALLED_AFTER_S = 30.0
+"""No progress for this long makes a component unhealthy (each reports progress every few
+seconds while it works or waits)."""
+
+
+def healthy(home: Path, component: str, stalled_after: float = STALLED_AFTER_S) -> tuple[bool, str]:
+    """(healthy, a one-line explanation), from the component's own report under `home`."""
+    report = read_report(home, component)
+    if report is None:
+        return False, f"{component}: no health report under {home} (is it running here?)"
+    ok, why = report.verdict(time.time(), stalled_after=stalled_after)
+    return ok, f"{component} (pid {report.pid}): {why}"
+
+
 async def attached(component: str, nats_url: str) -> tuple[bool, str]:
-    """(healthy, a one-line explanation)."""
+    """(attached, a one-line explanation), asked of the broker."""
     try:
         nc = await nats.connect(
             nats_url, connect_timeout=2, max_reconnect_attempts=0, inbox_prefix=nats_inbox(nats_url)

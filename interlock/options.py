@@ -16,7 +16,6 @@ from pydantic import ValidationError
 from interlock import access, terminal
 from interlock.embedded import resolve_urls
 from interlock.health import accepts_anonymous
-from interlock.messaging.permissions import ADMIN
 from interlock.settings import Settings
 
 T = TypeVar("T")
@@ -53,9 +52,7 @@ def with_stack(
     carries credentials of its own is used as it is). `settings`: already loaded ones."""
     s = settings or load_settings()
     with resolve_urls(s) as (nats_url, database_url):
-        secrets = access.secrets_of(s)
-        admin_nats = access.nats_url_as(nats_url, ADMIN, secrets)
-        admin_database = access.database_url_as(database_url, None, secrets)
+        admin_nats, admin_database = access.as_admin(s, nats_url, database_url)
         return _run_checked(s, admin_nats, work(s, admin_nats, admin_database))
 
 

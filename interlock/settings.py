@@ -94,6 +94,24 @@ class Settings(BaseSettings):
         description="Seconds without progress (and no timer due) after which a workflow outside "
         "terminal and waiting states counts in the `interlock.workflows.stuck` gauge.",
     )
+    sweep_after: float = Field(
+        default=60.0,
+        gt=0,
+        description="Seconds a workflow may wait for a stage job without progress before the "
+        "open-job sweeper re-dispatches the job (same job id: a slow job is deduplicated).",
+    )
+    unknown_workflow_grace: float = Field(
+        default=30.0,
+        ge=0,
+        description="Seconds the projector retries a signal or result for a workflow it does "
+        "not know yet (its START may be behind it) before dead-lettering it unknown_workflow.",
+    )
+    shutdown_grace: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds a component has to stop after SIGTERM before it exits regardless "
+        "(a dead connection must not hold shutdown up).",
+    )
     model: str = Field(
         default="rules",
         description="Model client: `rules` (deterministic, no network), `recorded:PATH` "

@@ -97,12 +97,17 @@ class Clients:
     """The client names the connections publish as (their NATS users)."""
 
     @classmethod
-    async def connect(cls, settings: Settings, nats_url: str, name: str) -> Clients:
-        """Connect both to the server of `nats_url` (see `access.as_client`)."""
+    async def connect(cls, settings: Settings, nats_url: str, name: str, **options: Any) -> Clients:
+        """Connect both to the server of `nats_url` (see `access.as_client`); `options` go to
+        `nats.connect` (e.g. reconnecting without limit)."""
         upstream, approvals = (as_client(settings, nats_url, c) for c in (UPSTREAM, APPROVALS))
         return cls(
-            await nats.connect(upstream, name=f"{name}-up", inbox_prefix=nats_inbox(upstream)),
-            await nats.connect(approvals, name=f"{name}-ok", inbox_prefix=nats_inbox(approvals)),
+            await nats.connect(
+                upstream, name=f"{name}-up", inbox_prefix=nats_inbox(upstream), **options
+            ),
+            await nats.connect(
+                approvals, name=f"{name}-ok", inbox_prefix=nats_inbox(approvals), **options
+            ),
             nats_user(upstream) or UPSTREAM,
             nats_user(approvals) or APPROVALS,
         )

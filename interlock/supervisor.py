@@ -18,8 +18,24 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from interlock.embedded import parent_death_signal
+
 log = logging.getLogger("interlock.supervisor")
+FIRST_RESTART_DELAY = 0.5
 MAX_RESTART_DELAY = 10.0
+STABLE_AFTER = 30.0
+"""A child that ran this long before it exited is restarted after the first delay again."""
+EXIT_REASONS = {75: "its broker connection closed for good", 1: "an error (see its log)"}
+
+
+def exit_reason(code: int) -> str:
+    """Why a child exited, in words: the signal that killed it or what its status means."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}" + (f" ({EXIT_REASONS[code]})" if code in EXIT_REASONS else "")
 
 
 @dataclass
@@ -27,6 +43,7 @@ class Child:
     name: str
     process: asyncio.subprocess.Process | None = None
     restarts: int = 0
+    last_exit: str = ""
     watcher: asyncio.Task[None] | None = None
     started: asyncio.Event = field(default_factory=asyncio.Event)
     released: asyncio.Event = field(default_factory=asyncio.Event)
@@ -70,23 +87,38 @@ class Supervisor:
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
                 stdin=asyncio.subprocess.DEVNULL,
+                # A supervisor that dies, even by SIGKILL, takes its children with it:
+                # only prctl() and getppid() run between fork and exec.
+                preexec_fn=parent_death_signal(signal.SIGTERM),
             )
         child.started.set()
 
     async def _watch(self, child: Child) -> None:
-        delay = 0.5
+        delay = FIRST_RESTART_DELAY
+        loop = asyncio.get_running_loop()
         while not self._stopping:
             await self._spawn(child)
             assert child.process is not None
+            began = loop.time()
             code = await child.process.wait()
             if self._stopping:
                 return
             child.restarts += 1
+            child.last_exit = exit_reason(code)
             if not child.released.is_set():
                 await child.released.wait()
-                delay = 0.5
+                delay = FIRST_RESTART_DELAY
                 continue
-            log.warning("%s exited with %s; restarting in %.1fs", child.name, code, delay)
+            if loop.time() - began > STABLE_AFTER:
+                delay = FIRST_RESTART_DELAY
+            log.warning(
+                "%s (pid %s) exited: %s; restarting in %.1fs (log: %s)",
+                child.name,
+                child.pid,
+                child.last_exit,
+                delay,
+                self._log_dir / f"{child.name}.log",
+            )
             await asyncio.sleep(delay)
             delay = min(MAX_RESTART_DELAY, delay * 2)
 
@@ -140,6 +172,12 @@ class Supervisor:
 
     def status(self) -> list[dict[str, object]]:
         return [
-            {"name": c.name, "pid": c.pid, "alive": c.alive, "restarts": c.restarts}
+            {
+                "name": c.name,
+                "pid": c.pid,
+                "alive": c.alive,
+                "restarts": c.restarts,
+                "last_exit": c.last_exit,
+            }
             for c in self.children.values()
         ]

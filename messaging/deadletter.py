@@ -2,17 +2,20 @@
 
 The original body and headers are kept; the reason, a short detail and the original subject
 travel in `Interlock-Dlq-*` headers on `wf.dlq.<source>`. The original is then terminated so
-it never blocks the stream or loops through redeliveries.
+it never blocks the stream or loops through redeliveries. Only the message's own fault
+(malformed, permanently unprocessable) is a reason: a dependency that is down is waited out.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 from faststream.nats import NatsBroker
 from nats.aio.msg import Msg
 
 from interlock.contracts import subjects
+from interlock.contracts.errors import PublishFailed
 from interlock.otel import metrics
 
 log = logging.getLogger("interlock.dlq")
@@ -22,7 +25,10 @@ _MAX_DETAIL = 1000
 async def dead_letter(
     broker: NatsBroker, raw: Msg, *, source: str, reason: str, detail: str
 ) -> None:
-    """Publish `raw` to `wf.dlq.<source>` with its reason, then terminate the original."""
+    """Publish `raw` to `wf.dlq.<source>` with its reason, then terminate the original.
+
+    Raises `PublishFailed` when the broker did not take the dead letter: the original is
+    then left as it is, to be dead-lettered again once the broker is back."""
     headers = {k: v for k, v in (raw.headers or {}).items() if k != subjects.HEADER_MSG_ID}
     sequence = raw.metadata.sequence.stream if raw.metadata else None
     headers |= {
@@ -31,12 +37,24 @@ async def dead_letter(
         subjects.HEADER_DLQ_SUBJECT: raw.subject,
         subjects.HEADER_MSG_ID: f"dlq-{source}-{sequence}",
     }
-    await broker.publish(
-        raw.data, subjects.dlq(source), headers=headers, stream=subjects.STREAM_DLQ
-    )
+    try:
+        await broker.publish(
+            raw.data, subjects.dlq(source), headers=headers, stream=subjects.STREAM_DLQ
+        )
+    except Exception as exc:
+        raise PublishFailed(f"dead letter from {source} not stored: {exc!r}") from exc
     log.warning("dead-lettered %s from %s: %s", raw.subject, source, reason)
     metrics.dead_letter(source, reason)
-    await raw.term()
+    await settle(raw.term, raw.subject)
+
+
+async def settle(ending: Callable[[], Awaitable[None]], subject: str) -> None:
+    """Send an ack, nak or term; on a lost connection the server redelivers the message
+    after its ack wait, which every consumer already handles (deduplication)."""
+    try:
+        await ending()
+    except Exception as exc:
+        log.warning("could not settle a message of %s (%r); it will be redelivered", subject, exc)
 
 
 def deliveries(raw: Msg) -> int:

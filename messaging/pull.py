@@ -20,6 +20,8 @@ from collections.abc import AsyncIterator
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from interlock.messaging.progress import Progress
+
 log = logging.getLogger("interlock.pull")
 _STATUS = "Status"
 _PENDING = "Nats-Pending-Messages"
@@ -30,9 +32,17 @@ _ENDING = {"404", "408", "409"}
 
 class PullConsumer:
     def __init__(
-        self, nc: Client, stream: str, durable: str, *, batch: int = 64, expires: float = 5.0
+        self,
+        nc: Client,
+        stream: str,
+        durable: str,
+        *,
+        batch: int = 64,
+        expires: float = 5.0,
+        progress: Progress | None = None,
     ) -> None:
         self._nc = nc
+        self._progress = progress
         self._subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}"
         self._batch = batch
         self._expires = expires
@@ -62,6 +72,8 @@ class PullConsumer:
                     await self._top_up(inbox, lost=loop.time() - heard > self._expires + 1)
                     continue
                 heard = loop.time()
+                if self._progress is not None:
+                    self._progress.advanced()  # the server answered: a message or a status
                 if msg.reply and msg.reply.startswith("$JS.ACK."):
                     self._outstanding = max(0, self._outstanding - 1)
                     yield msg

@@ -66,12 +66,16 @@ STREAMS = (
 # No `backoff` lists: a consumer's backoff also shortens the ack wait of the first delivery
 # (to backoff[0]), which would redeliver long calls. Failures nak with their own delay instead;
 # the ack wait only bounds how long a crashed consumer's messages stay invisible.
+# No server-side `max_deliver` either: a message the server stops delivering stays in its
+# work-queue stream, acked by nobody and dead-lettered by nobody. The consumers count
+# deliveries themselves (`PROJECTOR_MAX_DELIVER`, `STAGE_MAX_DELIVER`) and end every message
+# in an ack, a nak or a dead letter; a crash on the last counted delivery is redelivered.
 PROJECTOR_CONSUMER = ConsumerConfig(
     durable_name=subjects.CONSUMER_PROJECTOR,
     filter_subject=f"{subjects.IN_PREFIX}.>",
     ack_policy=AckPolicy.EXPLICIT,
     ack_wait=subjects.PROJECTOR_ACK_WAIT_S,
-    max_deliver=subjects.PROJECTOR_MAX_DELIVER,
+    max_deliver=-1,
     max_ack_pending=2000,
 )
 
@@ -83,7 +87,7 @@ def stage_consumer(workflow_type: str, stage: str) -> ConsumerConfig:
         filter_subject=subjects.job(workflow_type, stage),
         ack_policy=AckPolicy.EXPLICIT,
         ack_wait=subjects.STAGE_ACK_WAIT_S,
-        max_deliver=subjects.STAGE_MAX_DELIVER,
+        max_deliver=-1,
         max_ack_pending=1000,
     )
 

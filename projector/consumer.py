@@ -10,20 +10,28 @@ batch size 64), and with a batch of one it costs a round trip per message. So th
 pulls continuously and in order itself (`messaging.pull`), on the connection of its
 FastStream broker, which still owns connecting, publishing dead letters and shutting down.
 
-Ack policy, per outcome:
+Every message ends in ack, nak or a reasoned dead letter:
 * decided (accepted or rejected, including duplicates) -> ack;
-* malformed (bad JSON, unknown type, schema mismatch, oversized, unknown workflow, a subject
+* malformed (bad JSON, unknown type, schema mismatch, oversized, a NUL character, a subject
   that is not `wf.in.<kind>.<type>[.<sender>]`) -> dead-letter on `wf.dlq.projector` with the
   reason, and terminate;
+* addressed to a workflow that does not exist (yet) -> nak with a growing delay while the
+  message is younger than `Patience.unknown_workflow_grace` (its START may be behind it),
+  then dead-letter `unknown_workflow`;
 * a timer firing before its time -> nak until it is due;
-* anything else (database down, lost races, a bug) -> nak with a growing delay, and
-  dead-letter with `max_deliver_exceeded` on the last permitted delivery.
+* a dependency down (store, broker, a lost race: any retryable `InterlockError`) -> retried
+  in place with a bounded, jittered backoff until it returns, the message kept alive with
+  `in_progress`: never dead-lettered, and later messages of its workflow stay behind it;
+* anything else (a bug) -> nak with a growing delay, and dead-letter `max_deliver_exceeded`
+  once `PROJECTOR_MAX_DELIVER` deliveries have failed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
+from datetime import UTC
 
 from faststream.nats import NatsBroker
 from nats.aio.client import Client
@@ -33,13 +41,17 @@ from opentelemetry.trace import Link, Span
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope, utcnow
-from interlock.contracts.errors import MalformedMessage
+from interlock.contracts.errors import InterlockError, MalformedMessage
+from interlock.messaging.backoff import Backoff
+from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
     dead_letter,
     deliveries,
     is_last_delivery,
     redelivery_delay,
+    settle,
 )
+from interlock.messaging.progress import Progress
 from interlock.messaging.pull import PullConsumer
 from interlock.otel.messaging import consuming, link_from
 from interlock.otel.propagation import current_trace_id, inject
@@ -54,21 +66,51 @@ SOURCE = "projector"
 PULL_BATCH = 256
 
 
+@dataclass(frozen=True)
+class Patience:
+    """How the consumer waits out what is not the message's fault."""
+
+    backoff: Backoff = field(default_factory=lambda: Backoff(base=0.1, cap=2.0))
+    """Between attempts of a message whose dependency is down (capped low: recovery after
+    an outage is at most one step late)."""
+    unknown_workflow_grace: float = 30.0
+    """Seconds a message may wait for its workflow to be created before it is dead-lettered
+    `unknown_workflow`."""
+
+
+PATIENCE = Patience()
+
+
 async def run(
-    broker: NatsBroker, projector: Projector, stop: asyncio.Event, *, workers: int = 16
+    broker: NatsBroker,
+    projector: Projector,
+    stop: asyncio.Event,
+    *,
+    workers: int = 16,
+    patience: Patience = PATIENCE,
+    progress: Progress | None = None,
 ) -> None:
     """Consume until `stop` is set; the broker must be started."""
-    dispatcher = KeyedDispatcher(lambda parsed: consume(broker, projector, parsed), workers)
+    dispatcher = KeyedDispatcher(
+        lambda parsed: consume(broker, projector, parsed, patience), workers
+    )
     try:
-        await fetch_in_order(broker.connection, dispatcher, stop)
+        await fetch_in_order(broker.connection, dispatcher, stop, progress)
     finally:
         await dispatcher.aclose()
 
 
-async def fetch_in_order(nc: Client, dispatcher: KeyedDispatcher, stop: asyncio.Event) -> None:
+async def fetch_in_order(
+    nc: Client, dispatcher: KeyedDispatcher, stop: asyncio.Event, progress: Progress | None = None
+) -> None:
     """Hand every inbound message to the dispatcher in stream order, as it arrives."""
     consumer = PullConsumer(
-        nc, subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR, batch=PULL_BATCH, expires=2.0
+        nc,
+        subjects.STREAM_IN,
+        subjects.CONSUMER_PROJECTOR,
+        batch=PULL_BATCH,
+        expires=2.0,
+        progress=progress,
     )
     async for msg in consumer.messages(stop):
         await dispatcher.submit(msg)
@@ -84,7 +126,28 @@ async def _links(
     return link_from(await projector.trace_headers(event.workflow_id))
 
 
-async def consume(broker: NatsBroker, projector: Projector, parsed: Parsed) -> None:
+async def consume(
+    broker: NatsBroker, projector: Projector, parsed: Parsed, patience: Patience = PATIENCE
+) -> None:
+    """Decide one message and settle it; a dependency that is down is waited out here."""
+    raw = parsed[0]
+    attempt = 0
+    while True:
+        try:
+            await _consume_once(broker, projector, parsed, patience)
+            return
+        except InterlockError as exc:
+            if not exc.retryable:
+                raise
+            attempt += 1
+            log.warning("waiting out %r for %s (attempt %d)", exc, raw.subject, attempt)
+        await settle(raw.in_progress, raw.subject)
+        await asyncio.sleep(patience.backoff.delay(attempt))
+
+
+async def _consume_once(
+    broker: NatsBroker, projector: Projector, parsed: Parsed, patience: Patience
+) -> None:
     raw, event = parsed
     headers = dict(raw.headers or {})
     good = event if isinstance(event, Envelope) else None
@@ -100,18 +163,47 @@ async def consume(broker: NatsBroker, projector: Projector, parsed: Parsed) -> N
             trace_info = TraceInfo(current_trace_id(), inject())
             outcome = await projector.handle(event, trace_info, inbound=inbound)
             _describe(span, outcome)
+            if outcome.accepted:
+                crash_point("projector.after_commit")
         except MalformedMessage as exc:
             span.set_attribute("interlock.dead_letter_reason", exc.reason)
-            await dead_letter(broker, raw, source=SOURCE, reason=exc.reason, detail=exc.detail)
+            await _refuse(broker, raw, exc, patience)
             return
         except NotDueYet as exc:
             delay = (exc.retry_at - utcnow()).total_seconds()
-            await raw.nak(delay=min(max(delay, 0.05), 3600.0))
+            await settle(lambda: raw.nak(delay=min(max(delay, 0.05), 3600.0)), raw.subject)
+            return
+        except InterlockError as exc:
+            if exc.retryable:
+                raise
+            await _retry_later(broker, raw, exc)
             return
         except Exception as exc:
             await _retry_later(broker, raw, exc)
             return
-    await raw.ack()
+    await settle(raw.ack, raw.subject)
+
+
+async def _refuse(broker: NatsBroker, raw: Msg, exc: MalformedMessage, patience: Patience) -> None:
+    """Dead-letter a malformed message; give one for an unknown workflow time to be
+    preceded by its START (published earlier elsewhere, or redelivered after a crash)."""
+    if exc.reason == "unknown_workflow":
+        remaining = patience.unknown_workflow_grace - _age(raw)
+        if remaining > 0:
+            delay = min(redelivery_delay(raw, 0.5), max(remaining, 0.1))
+            await settle(lambda: raw.nak(delay=delay), raw.subject)
+            return
+    await dead_letter(broker, raw, source=SOURCE, reason=exc.reason, detail=exc.detail)
+
+
+def _age(raw: Msg) -> float:
+    """Seconds since the message was stored in its stream."""
+    stored = raw.metadata.timestamp if raw.metadata else None
+    if stored is None:
+        return 0.0
+    if stored.tzinfo is None:
+        stored = stored.replace(tzinfo=UTC)
+    return max(0.0, (utcnow() - stored).total_seconds())
 
 
 def _describe(span: Span, outcome: EventOutcome) -> None:
@@ -138,4 +230,4 @@ async def _retry_later(broker: NatsBroker, raw: Msg, exc: Exception) -> None:
         return
     delivered = deliveries(raw)
     log.warning("will retry %s (delivery %d): %r", raw.subject, delivered, exc)
-    await raw.nak(delay=redelivery_delay(raw, 0.5))
+    await settle(lambda: raw.nak(delay=redelivery_delay(raw, 0.5)), raw.subject)

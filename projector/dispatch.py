@@ -1,15 +1,21 @@
 """Keyed dispatch: concurrent across workflows, sequential within one workflow.
 
-Messages arrive in stream order and are queued by a hash of their workflow id onto one of
-`workers` queues, each drained by one task, so the messages of one workflow are decided in
-the order the stream holds them.
+Messages arrive in stream order; each is chained behind the earlier messages of its own
+workflow and decided once they are, with at most `workers` decisions running at a time.
+`submit` never waits: a workflow stuck behind a dependency (its message retried in place)
+holds back only its own later messages, never the fetch loop or another workflow. Memory is
+bounded by the consumer's `max_ack_pending`, the most the server hands out unacknowledged.
+A malformed message has no workflow: it is chained behind nothing, so it never waits for,
+nor holds up, any other message.
+
+A message waiting its turn is kept alive (`in_progress`) so that its ack wait does not run
+out and have the server deliver it a second time while the first copy is still queued.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import zlib
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 
@@ -20,44 +26,79 @@ from interlock.contracts.errors import MalformedMessage
 
 log = logging.getLogger("interlock.projector")
 Parsed = tuple[Msg, Envelope | MalformedMessage]
-QUEUE_DEPTH = 64
+KEEP_ALIVE_S = 3.0
+"""How often a waiting message is reported in progress; well inside any ack wait."""
 
 
-def key_of(event: Envelope | MalformedMessage) -> str:
+def key_of(event: Envelope | MalformedMessage) -> str | None:
     """The workflow a message belongs to (a request's id is derived if not given)."""
-    return "" if isinstance(event, MalformedMessage) else workflow_id_of(event)
+    return None if isinstance(event, MalformedMessage) else workflow_id_of(event)
 
 
 class KeyedDispatcher:
-    def __init__(self, handle: Callable[[Parsed], Awaitable[None]], workers: int) -> None:
+    def __init__(
+        self,
+        handle: Callable[[Parsed], Awaitable[None]],
+        workers: int,
+        *,
+        keep_alive: float = KEEP_ALIVE_S,
+    ) -> None:
         self._handle = handle
-        self._queues: list[asyncio.Queue[Parsed]] = [
-            asyncio.Queue(maxsize=QUEUE_DEPTH) for _ in range(workers)
-        ]
-        self._tasks: list[asyncio.Task[None]] = []
+        self._slots = asyncio.Semaphore(workers)
+        self._keep_alive = keep_alive
+        self._tails: dict[str, asyncio.Task[None]] = {}
+        self._running: set[asyncio.Task[None]] = set()
 
     async def submit(self, msg: Msg) -> None:
-        """Queue `msg` behind earlier messages of its workflow (waits if that queue is full)."""
+        """Chain `msg` behind earlier messages of its workflow; returns at once."""
         try:
             event: Envelope | MalformedMessage = parse_envelope(msg.data)
         except MalformedMessage as exc:
             event = exc
-        if not self._tasks:
-            self._tasks = [asyncio.create_task(self._drain(q)) for q in self._queues]
-        index = zlib.crc32(key_of(event).encode()) % len(self._queues)
-        await self._queues[index].put((msg, event))
+        key = key_of(event)
+        previous = self._tails.get(key) if key is not None else None
+        task = asyncio.create_task(self._decide((msg, event), previous))
+        self._running.add(task)
+        if key is not None:
+            self._tails[key] = task
+        task.add_done_callback(lambda done: self._forget(key, done))
 
-    async def _drain(self, queue: asyncio.Queue[Parsed]) -> None:
+    @property
+    def in_flight(self) -> int:
+        """Messages submitted and not yet finished."""
+        return len(self._running)
+
+    async def _decide(self, parsed: Parsed, previous: asyncio.Task[None] | None) -> None:
+        if previous is not None:
+            await self._alive_while(parsed[0], asyncio.shield(previous))
+        await self._alive_while(parsed[0], self._slots.acquire())
+        try:
+            await self._handle(parsed)
+        except Exception:  # never let one message take the dispatcher down; it is redelivered
+            log.exception("unexpected failure deciding %s", parsed[0].subject)
+        finally:
+            self._slots.release()
+
+    async def _alive_while(self, msg: Msg, waiting: Awaitable[object]) -> None:
+        future = asyncio.ensure_future(waiting)
         while True:
-            parsed = await queue.get()
-            try:
-                await self._handle(parsed)
-            except Exception:  # never let one message kill the worker; it is redelivered
-                log.exception("unexpected failure deciding %s", parsed[0].subject)
+            done, _ = await asyncio.wait({future}, timeout=self._keep_alive)
+            if done:
+                with suppress(Exception):  # a predecessor's failure is its own business
+                    future.result()
+                return
+            with suppress(Exception):  # a lost connection: the message is redelivered
+                await msg.in_progress()
+
+    def _forget(self, key: str | None, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        if key is not None and self._tails.get(key) is task:
+            del self._tails[key]
 
     async def aclose(self) -> None:
-        for task in self._tasks:
+        tasks = list(self._running)
+        for task in tasks:
             task.cancel()
-        for task in self._tasks:
+        for task in tasks:
             with suppress(asyncio.CancelledError):
                 await task

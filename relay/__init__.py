@@ -1,6 +1,6 @@
 """Outbox relay: publishes committed outbox rows to JetStream in commit-safe order."""
 
-from interlock.relay.backoff import Backoff
+from interlock.messaging.backoff import Backoff
 from interlock.relay.errors import (
     LeadershipLost,
     OutboxPublishFailed,

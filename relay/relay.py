@@ -12,14 +12,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nats.js import JetStreamContext
 
 from interlock.contracts.errors import StoreUnavailable
+from interlock.messaging.backoff import Backoff
+from interlock.messaging.crashpoints import crash_point
 from interlock.relay import store
-from interlock.relay.backoff import Backoff
 from interlock.relay.clock import wait_any
 from interlock.relay.errors import LeadershipLost, OutboxPublishFailed
 from interlock.relay.publish import Publisher, PublishHook, refusal_reason
@@ -59,10 +60,12 @@ class OutboxRelay:
         dead_letter_after: int = 10,
         backoff: Backoff | None = None,
         publish_hook: PublishHook = traced_publish,
+        on_pass: Callable[[], None] = lambda: None,
     ) -> None:
         """`dead_letter_after`: consecutive refusals of one row (no stream for its subject,
         rejected by the stream) after which it goes to `wf.dlq.relay` instead; timeouts and
-        lost connections are retried forever. `publish_hook`: see `relay.publish`."""
+        lost connections are retried forever. `publish_hook`: see `relay.publish`. `on_pass`:
+        called after every pass that published all that was ready (the sign of progress)."""
         self._url = database_url
         self._js = js
         self._name = name
@@ -71,8 +74,9 @@ class OutboxRelay:
         self._retention = retention_seconds
         self._prune_interval = prune_interval
         self._dead_letter_after = dead_letter_after
-        self._backoff = backoff or Backoff()
+        self._backoff = backoff or Backoff(cap=2.0)  # an outage ends, at most 2 s late
         self._hook = publish_hook
+        self._on_pass = on_pass
         self._store: OutboxStore | None = None
         self._publisher: Publisher | None = None
         self._cursor: Cursor | None = None
@@ -163,6 +167,7 @@ class OutboxRelay:
             log.warning("relay %s: %s", self._name, exc)
             return self._backoff.delay(self._store_failures)
         self._store_failures = 0
+        self._on_pass()
         if not self.is_leader:
             return self._poll_interval
         return 0.0 if moved else None
@@ -181,6 +186,8 @@ class OutboxRelay:
         assert self._publisher is not None
         outcome = await self._publisher.publish(rows)
         done, error = outcome.acked, outcome.error
+        if done:
+            crash_point("relay.after_publish")
         if error is not None and await self._dead_lettered(rows[done], error):
             done, error = done + 1, None
         if done:

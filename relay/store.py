@@ -43,10 +43,17 @@ INSERT INTO relay_cursor (name, txid, last_id) VALUES ($1, '0'::xid8, 0)
 ON CONFLICT (name) DO NOTHING
 """
 
+# The rows of jobs still open are kept: the open-job sweeper copies them (`relay.sweeper`).
 PRUNE = """
-DELETE FROM outbox
-WHERE (txid, id) <= ($1::xid8, $2::bigint)
-  AND created_at < now() - make_interval(secs => $3)
+DELETE FROM outbox o
+WHERE (o.txid, o.id) <= ($1::xid8, $2::bigint)
+  AND o.created_at < now() - make_interval(secs => $3)
+  AND NOT EXISTS (
+      SELECT 1 FROM workflows w
+      WHERE w.id = o.workflow_id
+        AND jsonb_typeof(w.execution -> 'open_jobs') = 'object'
+        AND w.execution -> 'open_jobs' ? (convert_from(o.body, 'UTF8')::jsonb ->> 'event_id')
+  )
 """
 
 # Rows after the cursor, and the age in seconds of the oldest of them (0 when none).

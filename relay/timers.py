@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,7 +33,8 @@ from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import StoreUnavailable, TransientError
 from interlock.contracts.ids import derive
 from interlock.contracts.payloads import TimerFired
-from interlock.relay.backoff import Backoff
+from interlock.messaging.backoff import Backoff
+from interlock.messaging.crashpoints import crash_point
 from interlock.relay.clock import Clock, seconds_until, wait_any
 from interlock.relay.errors import TimerPublishFailed
 from interlock.relay.publish import string_headers
@@ -49,7 +50,8 @@ PUBLISH_TIMEOUT_S = 5.0
 MIN_PAUSE_S = 0.05
 """Shortest sleep between passes: rows that are due but locked by another service (or
 failing) must not make this one spin."""
-BACKOFF = Backoff(base=0.1, cap=10.0)
+BACKOFF = Backoff(base=0.1, cap=2.0)
+"""Capped low: after an outage the service is at most a couple of seconds late."""
 
 CLAIM_DUE = """
 SELECT id, workflow_id, workflow_type, tenant_id, event_type, fire_at, branch, headers
@@ -126,9 +128,12 @@ class TimerService:
         clock: Clock = utcnow,
         poll_interval: float = 1.0,
         batch_size: int = 200,
+        on_pass: Callable[[], None] = lambda: None,
     ) -> None:
-        """`database_url`: a plain postgresql:// URL. Nothing connects until a method runs."""
+        """`database_url`: a plain postgresql:// URL. Nothing connects until a method runs.
+        `on_pass` is called after every complete pass (the component's sign of progress)."""
         self._url = database_url
+        self._on_pass = on_pass
         self._js = js
         self._clock = clock
         self._poll_interval = poll_interval
@@ -186,6 +191,7 @@ class TimerService:
                     self._notified = None
                     await self.fire_due()
                     due, passed_at, self._failures = await self.next_due(), loop.time(), 0
+                    self._on_pass()
                 await wait_any([stop, self._wakeup], self._pause(due))
                 self._wakeup.clear()
                 due = _earliest(due, self._notified)
@@ -235,6 +241,7 @@ class TimerService:
             firings = [firing(row, now) for row in rows]
             await self._publish(firings)
             if firings:
+                crash_point("timer.after_publish")
                 await connection.execute(MARK_PUBLISHED, [f.timer_id for f in firings])
         return len(firings)
 

@@ -44,5 +44,7 @@ async def execute_once(
     except ExternalTimeout:
         found = await provider.lookup(key)
         if found is None:
-            raise OutcomeUnknown(f"no answer and no receipt for {key}") from None
+            raise OutcomeUnknown(
+                f"no answer and no receipt for {key}", idempotency_key=key
+            ) from None
         return found, True

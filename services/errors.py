@@ -48,10 +48,15 @@ class ExternalRejected(InterlockError):
 
 class OutcomeUnknown(ExternalTimeout):
     """The provider neither confirmed nor shows the effect; the job is redelivered later and
-    reconciles again under the same key."""
+    reconciles again under the same key. `idempotency_key` names the effect, so a person
+    can ask the provider about it when the outcome stays unknown."""
 
     code = ErrorCode.EXTERNAL_TIMEOUT
     retryable = True
+
+    def __init__(self, message: str, *, idempotency_key: str) -> None:
+        super().__init__(message, hint="check the provider for this idempotency key")
+        self.idempotency_key = idempotency_key
 
 
 class AdapterConfigurationError(InterlockError):

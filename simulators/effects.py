@@ -4,7 +4,7 @@ Guarantees: one effect per idempotency (or delivery) key, whatever the number or
 of calls; a fault step is consumed in the same transaction as the effect it shapes. Steps:
 `lose_response` commits the effect and answers nothing (the ambiguous write);
 `mismatch` stores and answers an amount 1.00 above the request (a post-action invariant
-failure); `fail` refuses a reversal or a delivery with nothing done.
+failure); `refuse` refuses an action and `fail` a reversal or a delivery, with nothing done.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from interlock.simulators.outcomes import (
     ACCOUNT_INACTIVE,
     ACCOUNT_NOT_FOUND,
     ACTION_NOT_FOUND,
+    ACTION_REFUSED,
     CURRENCY_MISMATCH,
     INVALID_AMOUNT,
     OPERATION_MISMATCH,
@@ -56,6 +57,8 @@ async def execute(conn: Connection, body: dict[str, Any]) -> Outcome:
         refusal = await _refusal(conn, call, request)
         if refusal is not None:
             return refusal
+        if step.kind == "refuse":
+            return call.rejected(ACTION_REFUSED, "the provider refused the action")
         offset = MISMATCH_OFFSET if step.kind == "mismatch" else Decimal(0)
         stored, created = await ledger.record_action(conn, request, request.amount + offset)
     else:

@@ -20,7 +20,7 @@ log = logging.getLogger("interlock.sim")
 OPERATIONS = ("inspect", "execute", "reverse", "notify", "policy")
 _COMMON = frozenset({"ok", "timeout", "unavailable"})
 _SPECIFIC: dict[str, frozenset[str]] = {
-    "execute": frozenset({"lose_response", "mismatch"}),
+    "execute": frozenset({"lose_response", "mismatch", "refuse"}),
     "reverse": frozenset({"fail"}),
     "notify": frozenset({"fail"}),
 }
@@ -39,7 +39,7 @@ ON CONFLICT (customer_id, operation) DO UPDATE SET steps = excluded.steps, curso
 @dataclass(frozen=True)
 class Step:
     """One planned behaviour: `ok`, `timeout`, `unavailable`, `latency` (with `delay_ms`),
-    or an operation's own kind (`lose_response`, `mismatch`, `fail`)."""
+    or an operation's own kind (`lose_response`, `mismatch`, `refuse`, `fail`)."""
 
     kind: str
     delay_ms: float = 0.0

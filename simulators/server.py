@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import nats
@@ -63,15 +63,22 @@ async def run_simulator(
     latency_ms: float = 0.0,
     ready: asyncio.Event | None = None,
     pool_size: int = 8,
+    connection: Mapping[str, Any] | None = None,
+    on_connect: Callable[[Client], None] = lambda _nc: None,
 ) -> None:
     """Serve until `stop` is set, then drain: stop taking requests, finish those in flight
     (up to `DRAIN_TIMEOUT`), close. `latency_ms` delays every call; `ready` is set once
     every subscription is registered with the server. Raises if PostgreSQL or NATS
-    cannot be reached at start."""
+    cannot be reached at start. `connection`: options for `nats.connect` (reconnecting,
+    callbacks); `on_connect` is given the connection once it is up."""
     await ensure_schema(database_url)
     pool = await create_pool(database_url, pool_size)
     try:
-        nc = await nats.connect(nats_url, name="interlock-sim", inbox_prefix=nats_inbox(nats_url))
+        nc = await nats.connect(
+            nats_url,
+            **{"name": "interlock-sim", "inbox_prefix": nats_inbox(nats_url), **(connection or {})},
+        )
+        on_connect(nc)
         try:
             await _serve(nc, _Dispatcher(pool, latency_ms), stop, ready)
         finally:

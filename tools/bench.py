@@ -24,6 +24,7 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.contracts.ids import workflow_id_for
+from interlock.embedded import broker_sync
 from interlock.health import attached
 from interlock.options import JsonOpt, load_settings, with_stack
 from interlock.runtime import supervised
@@ -63,6 +64,7 @@ def bench(
                 concurrency=concurrency,
                 warmup=warmup,
             )
+            report["broker_sync"] = broker_sync(nats_url, s.home)
             if console_pages:
                 ids = report["workflow_ids"]
                 newest = ("bench", ids[-1]) if ids else None
@@ -258,7 +260,8 @@ def _print(r: dict[str, Any]) -> None:
         + ", ".join(f"{k} {v['p50_ms']}/{v['p95_ms']}" for k, v in r["hops"].items())
         + "\n"
         f"CPU {r['cpu_seconds']} s ({r['cpu_percent']}% of one core), "
-        f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}"
+        f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}\n"
+        f"broker sync: {r['broker_sync']}"
     )
     for page, t in r.get("console_pages", {}).items():
         terminal.console.print(f"console {page}: p50 {t['p50_ms']} ms, max {t['max_ms']} ms")

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import credentials, describe, inspect, operate, run, web
+from interlock.cli import credentials, describe, dlq, inspect, operate, run, web
 from interlock.tools.bench import bench
+from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo
 
 app = typer.Typer(
@@ -36,6 +37,8 @@ app.command(name="nats-config")(credentials.nats_config)
 app.command(name="client-url")(credentials.client_url)
 app.command()(demo)
 app.command()(bench)
+app.command()(chaos)
+app.add_typer(dlq.app, name="dlq")
 for command in operate.COMMANDS:
     app.command()(command)
 

@@ -75,6 +75,8 @@ def signal_command(
 
 
 def _report(outcome: dict[str, Any], json_output: bool) -> None:
+    if outcome.get("caution") and not json_output:
+        terminal.errors.print(f"[yellow]caution:[/] {outcome['caution']}")
     if json_output:
         terminal.print_json(outcome)
     elif outcome.get("accepted"):

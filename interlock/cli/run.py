@@ -4,7 +4,9 @@ streams (`migrate`), and a component's health (`health`)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+from collections.abc import Awaitable
 from typing import Annotated
 
 import typer
@@ -13,8 +15,8 @@ from interlock import console, telemetry, terminal
 from interlock.access import component_roles
 from interlock.composition import CONSOLE, GATEWAY, default_stack, resolve_name
 from interlock.endpoints import ENDPOINTS, write_endpoints
-from interlock.health import attached
-from interlock.options import with_component, with_stack
+from interlock.health import healthy
+from interlock.options import load_settings, with_component, with_stack
 from interlock.runtime import Runtime, prepare, supervised
 from interlock.settings import Settings
 
@@ -61,8 +63,9 @@ def service(
 
     async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
         telemetry.start(s, component_name)
+        stop = stop_on_signals()
         try:
-            await component(Runtime(s, nats_url, database_url), stop_on_signals())
+            await within_grace(component(Runtime(s, nats_url, database_url), stop), stop, s)
         finally:
             telemetry.stop()
 
@@ -77,10 +80,9 @@ def migrate() -> None:
 
 
 def health(name: Annotated[str, typer.Argument(help="A component, as for `service`.")]) -> None:
-    """Exit 0 if the component is attached to the broker (for container health checks).
-    Asks as the component itself: a container holds its own credentials only."""
+    """Exit 0 if the component runs, is connected and makes progress (for health checks)."""
     component = _known(name)
-    ok, detail = with_component(component, lambda s, n, d: attached(component, n))
+    ok, detail = healthy(load_settings().home, component)
     (terminal.console if ok else terminal.errors).print(detail)
     if not ok:
         raise typer.Exit(1)
@@ -93,6 +95,28 @@ def _known(name: str) -> str:
     except ValueError as exc:
         terminal.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
+
+
+async def within_grace(running: Awaitable[None], stop: asyncio.Event, s: Settings) -> None:
+    """Run a component; once `stop` is set it has `shutdown_grace` seconds to finish, then it
+    is cancelled, and a component that ignores even that is left behind by a hard exit: a
+    dead connection never holds a shutdown up."""
+    task = asyncio.ensure_future(running)
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            done, _ = await asyncio.wait({task}, timeout=s.shutdown_grace)
+            if not done:
+                terminal.errors.print(f"still stopping after {s.shutdown_grace:.0f}s: cancelling")
+                task.cancel()
+                done, _ = await asyncio.wait({task}, timeout=2.0)
+            if not done:
+                os._exit(1)
+        if not task.cancelled():
+            await task
+    finally:
+        stopping.cancel()
 
 
 def stop_on_signals() -> asyncio.Event:

@@ -1,9 +1,16 @@
 """Local nats-server and PostgreSQL for development, tests and single-machine use."""
 
 from interlock.embedded._process import EmbeddedStartError
-from interlock.embedded.nats import EmbeddedNats
+from interlock.embedded._process import _parent_death_signal as parent_death_signal
+from interlock.embedded.nats import EmbeddedNats, broker_sync
 from interlock.embedded.postgres import EmbeddedPostgres
-from interlock.embedded.stack import EmbeddedStack, StackRecord, resolve_urls, running_record
+from interlock.embedded.stack import (
+    EmbeddedStack,
+    StackRecord,
+    embedded_servers,
+    resolve_urls,
+    running_record,
+)
 
 __all__ = [
     "EmbeddedNats",
@@ -11,6 +18,9 @@ __all__ = [
     "EmbeddedStack",
     "EmbeddedStartError",
     "StackRecord",
+    "broker_sync",
+    "embedded_servers",
+    "parent_death_signal",
     "resolve_urls",
     "running_record",
 ]

@@ -56,10 +56,21 @@ class EmbeddedNats:
     """
 
     def __init__(
-        self, data_dir: Path, *, config: str | None = None, startup_timeout: float = 30.0
+        self,
+        data_dir: Path,
+        *,
+        config: str | None = None,
+        startup_timeout: float = 30.0,
+        port: int | None = None,
+        monitor_port: int | None = None,
     ) -> None:
+        """`config`: the server configuration (identities, permissions, JetStream);
+        `port`/`monitor_port`: fixed ports (a restart that clients reconnect to), else the
+        server picks free ones."""
         self.data_dir = data_dir.resolve()
         self.config = config
+        self.port = port
+        self.monitor_port = monitor_port
         self.log_path = self.data_dir / "nats-server.log"
         self.startup_timeout = startup_timeout
         self._process: Process | None = None
@@ -80,7 +91,8 @@ class EmbeddedNats:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         since = self.log_path.stat().st_size if self.log_path.exists() else 0
         argv = [str(binary), *self._config_argv(), "-a", "127.0.0.1"]
-        argv += ["-p", "-1", "-m", "-1", "--ports_file_dir", str(self.data_dir)]
+        argv += ["-p", str(self.port or -1), "-m", str(self.monitor_port or -1)]
+        argv += ["--ports_file_dir", str(self.data_dir)]
         process = launch(argv, log_path=self.log_path, death_signal=signal.SIGTERM)
         self._process = process
         self._cancel_exit_hook = on_exit(self.stop)
@@ -96,6 +108,12 @@ class EmbeddedNats:
             ) from None
         self._ports = ports
         return ports.client
+
+    @property
+    def monitor_url(self) -> str:
+        if self._ports is None:
+            raise RuntimeError("EmbeddedNats is not started")
+        return self._ports.monitor
 
     def stop(self) -> None:
         """SIGTERM (graceful shutdown), then SIGKILL if the server hangs."""
@@ -149,3 +167,47 @@ def _healthy(monitor_url: str) -> bool:
             return status == 200
     except OSError:
         return False
+
+
+MONITOR_PORT = 8222
+"""nats-server's conventional monitoring port (compose publishes it), tried for a broker
+this process did not start."""
+
+
+def broker_sync(nats_url: str, home: Path | None = None) -> str:
+    """The broker's JetStream sync setting, from its monitoring endpoint: `always` (fsync
+    before every acknowledgement), the flush interval otherwise (`120s` is nats-server's
+    default: an acknowledged message can be lost in a power cut), or `unknown`."""
+    monitor = _embedded_monitor(nats_url, home) if home else None
+    host = urlsplit(nats_url).hostname or "127.0.0.1"
+    config = _jetstream_config(monitor or f"http://{host}:{MONITOR_PORT}")
+    if config is None:
+        return "unknown"
+    if config.get("sync_always"):
+        return "always"
+    interval = config.get("sync_interval")
+    return f"{interval / 1e9:g}s" if isinstance(interval, int | float) else "unknown"
+
+
+def _embedded_monitor(nats_url: str, home: Path) -> str | None:
+    """The monitoring URL of the embedded server under `home` that serves `nats_url`."""
+    wanted = urlsplit(nats_url).port
+    for ports_file in (home / "nats").glob("*.ports"):
+        try:
+            ports = json.loads(ports_file.read_text())
+        except (OSError, ValueError):
+            continue
+        if any(urlsplit(u).port == wanted for u in ports.get("nats", [])):
+            monitors = ports.get("monitoring") or []
+            return str(monitors[0]) if monitors else None
+    return None
+
+
+def _jetstream_config(monitor_url: str) -> dict[str, object] | None:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"{monitor_url}/varz", timeout=2) as response:
+            config = json.loads(response.read()).get("jetstream", {}).get("config", {})
+    except (OSError, ValueError):
+        return None
+    return config if isinstance(config, dict) else None

@@ -56,9 +56,18 @@ class EmbeddedPostgres:
     run as root.
     """
 
-    def __init__(self, data_dir: Path, *, password: str, startup_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        password: str,
+        startup_timeout: float = 60.0,
+        port: int | None = None,
+    ) -> None:
+        """`port`: a fixed port (a restart that clients reconnect to), else a free one."""
         self.data_dir = data_dir.resolve()
         self._password = password
+        self.port = port
         self.pgdata = self.data_dir / "data"
         self.log_path = self.data_dir / "postgres.log"
         self.startup_timeout = startup_timeout
@@ -202,7 +211,7 @@ class EmbeddedPostgres:
     ) -> tuple[subprocess.Popen[bytes], int]:
         deadline = time.monotonic() + self.startup_timeout
         while True:
-            port = free_port()
+            port = self.port or free_port()
             since = self.log_path.stat().st_size if self.log_path.exists() else 0
             process = launch(
                 self._server_argv(port),

@@ -167,20 +167,7 @@ class EmbeddedStack:
         return None
 
     def _start_servers(self) -> StackRecord:
-        settings = self._settings or Settings(home=self.home)
-        secrets = access.secrets_of(settings)
-        permissions = access.broker_permissions(settings)
-        config = natsconf.render(
-            host="127.0.0.1",
-            port=-1,
-            store_dir=self.home / "nats",
-            passwords=secrets.nats_passwords(list(permissions)),
-            permissions=permissions,
-        )
-        nats_server = EmbeddedNats(self.home / "nats", config=config)
-        pg_server = EmbeddedPostgres(
-            self.home / "pg", password=secrets.postgres_password(postgres.SUPERUSER)
-        )
+        nats_server, pg_server = embedded_servers(self._settings or Settings(home=self.home))
         try:
             nats_url, database_url = nats_server.start(), pg_server.start()
         except BaseException:
@@ -210,6 +197,26 @@ def running_record(home: Path) -> StackRecord | None:
     except (FileNotFoundError, ValueError):
         return None
     return record if record.owner_alive() else None
+
+
+def embedded_servers(settings: Settings) -> tuple[EmbeddedNats, EmbeddedPostgres]:
+    """The broker and the database of the embedded stack under ``settings.home``, not yet
+    started: the broker knows every identity and its permissions, the database demands the
+    superuser's password."""
+    home = settings.home.resolve()
+    secrets = access.secrets_of(settings)
+    permissions = access.broker_permissions(settings)
+    config = natsconf.render(
+        host="127.0.0.1",
+        port=-1,
+        store_dir=home / "nats",
+        passwords=secrets.nats_passwords(list(permissions)),
+        permissions=permissions,
+    )
+    return (
+        EmbeddedNats(home / "nats", config=config),
+        EmbeddedPostgres(home / "pg", password=secrets.postgres_password(postgres.SUPERUSER)),
+    )
 
 
 @contextmanager

@@ -57,6 +57,15 @@ class Review(_Frozen):
     from_state: str
     event_type: str
     target: str | None = None
+    idempotency_key: str | None = None
+    """Of an effect whose outcome is unknown: what to ask the provider about first."""
+
+    @property
+    def note(self) -> str:
+        """What the audit row of entering review says."""
+        if self.idempotency_key is None:
+            return self.reason
+        return f"{self.reason}: check the provider for idempotency key {self.idempotency_key}"
 
 
 class Execution(_Frozen):

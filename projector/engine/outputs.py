@@ -42,13 +42,16 @@ def _review(f: Facts, d: Draft, reason: str | None) -> Review:
     source = f.workflow.state
     if source == f.definition.retry_wait_state:
         source = f.workflow.execution.retry_target or source
-    payload_reason = f.payload.get("reason") if f.event.type == "ESCALATE" else None
+    escalated = f.event.type == "ESCALATE"
+    payload_reason = f.payload.get("reason") if escalated else None
+    key = f.payload.get("idempotency_key") if escalated else None
     resumable = source if source in f.definition.resumable_states else None
     return Review(
         reason=str(payload_reason or reason or f.event.type.lower()),
         from_state=source,
         event_type=f.event.type,
         target=resumable,
+        idempotency_key=str(key) if key else None,
     )
 
 

@@ -31,7 +31,8 @@ GRANTS: dict[str, dict[str, str]] = {
     },
     RELAY_ROLE: {
         "interlock_meta": "SELECT",
-        "outbox": "SELECT, DELETE",
+        # INSERT: the open-job sweeper re-dispatches a job as a copy of its outbox row.
+        "outbox": "SELECT, INSERT, DELETE",
         "relay_cursor": "SELECT, INSERT, UPDATE",
         # The stuck-workflow gauge reads these; it never writes them.
         "workflows": "SELECT",

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
+from typing import Any
 
 import nats
 import nats.errors
 from aiohttp import web
+from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from interlock.contracts.errors import PublishFailed
@@ -48,21 +50,30 @@ async def run_gateway(
     port: int,
     senders: Mapping[str, SenderConfig],
     stop: asyncio.Event,
+    connection: Mapping[str, Any] | None = None,
+    on_connect: Callable[[Client], None] = lambda _nc: None,
 ) -> None:
     """Serve HTTP on `host:port` until `stop` is set, then stop accepting, finish in-flight
     requests and drain the NATS connection.
 
     Expects the streams to exist (`interlock migrate`). Raises `ValueError` at start on a
     malformed sender secret (naming the sender, never the secret) and `OSError` if the port
-    cannot be bound.
+    cannot be bound. `connection`: options for `nats.connect` (reconnecting, callbacks);
+    `on_connect` is given the connection once it is up.
     """
     registry = SenderRegistry(senders)
     if not registry:
         log.warning("no gateway senders configured: every request will be refused (401)")
     async with AsyncExitStack() as stack:
         nc = await nats.connect(
-            nats_url, name="interlock-gateway", inbox_prefix=nats_inbox(nats_url)
+            nats_url,
+            **{
+                "name": "interlock-gateway",
+                "inbox_prefix": nats_inbox(nats_url),
+                **(connection or {}),
+            },
         )
+        on_connect(nc)
         stack.push_async_callback(nc.drain)
         app = create_app(
             jetstream_publisher(nc.jetstream()), registry, connected=lambda: nc.is_connected

@@ -9,7 +9,10 @@ Per job, in order:
    doubly consumed job yields the same event and is deduplicated;
 5. ack.
 A handler failure naks with a growing delay; on the last permitted delivery the stage submits
-an `ESCALATE` instead, so the workflow goes to manual review rather than hanging.
+an `ESCALATE` instead, so the workflow goes to manual review rather than hanging. An effect
+whose outcome is still unknown then escalates as `effect_outcome_unknown` with its
+idempotency key: the reviewer checks the provider before anything else. A broker that is
+down is waited out in place (`messaging.patience`), the job kept alive meanwhile.
 """
 
 from __future__ import annotations
@@ -33,13 +36,17 @@ from interlock.contracts.envelope import Actor, Envelope, parse_envelope, utcnow
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
+from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
     dead_letter,
     deliveries,
     is_last_delivery,
     redelivery_delay,
+    settle,
 )
+from interlock.messaging.patience import waited_out
 from interlock.otel.messaging import consuming, publishing
+from interlock.services.errors import OutcomeUnknown
 from interlock.services.runtime.openjobs import OpenJobsReader
 
 log = logging.getLogger("interlock.stage")
@@ -135,7 +142,12 @@ async def consume(
             job = JobPayload.model_validate(envelope.payload)
         except (MalformedMessage, ValidationError) as exc:
             reason = exc.reason if isinstance(exc, MalformedMessage) else "schema_mismatch"
-            await dead_letter(broker, raw, source=stage.source, reason=reason, detail=str(exc))
+            detail = str(exc)
+            await waited_out(
+                lambda: dead_letter(broker, raw, source=stage.source, reason=reason, detail=detail),
+                msg.in_progress,
+                what=f"{stage.name} dead letter",
+            )
             return
         span.set_attributes(
             {
@@ -147,18 +159,29 @@ async def consume(
             }
         )
         doubtful = stage.effects or deliveries(raw) > 1
-        if doubtful and await jobs.is_stale(
-            envelope.workflow_id or "", job.job_id, envelope.expected_version
+        if doubtful and await waited_out(
+            lambda: jobs.is_stale(
+                envelope.workflow_id or "", job.job_id, envelope.expected_version
+            ),
+            msg.in_progress,
+            what=f"{stage.name} open-jobs lookup",
         ):
             span.set_attribute("interlock.job_stale", True)
-            await msg.ack()
+            await settle(msg.ack, raw.subject)
             return
+        crash_point(f"{stage.workflow_type}.{stage.name}.before_call")
         result = await _run(stage, job, envelope, msg)
         if result is None:
             return
+        crash_point(f"{stage.workflow_type}.{stage.name}.after_effect")
         span.set_attribute("interlock.event_type", result.event_type)
-        await submit(broker, stage, envelope, job, result)
-    await msg.ack()
+        await waited_out(
+            lambda: submit(broker, stage, envelope, job, result),
+            msg.in_progress,
+            what=f"{stage.name} result",
+        )
+        crash_point(f"{stage.workflow_type}.{stage.name}.after_result")
+    await settle(msg.ack, raw.subject)
 
 
 async def _run(
@@ -170,14 +193,13 @@ async def _run(
     except Exception as exc:
         if is_last_delivery(msg.raw_message, subjects.STAGE_MAX_DELIVER):
             log.error("%s gives up on job %s: %r", stage.name, job.job_id, exc)
-            return StageResult(
-                "ESCALATE", {"reason": "stage_unavailable", "detail": type(exc).__name__}
-            )
+            return escalation(exc)
         delivered = deliveries(msg.raw_message)
         log.warning(
             "%s will retry job %s (delivery %d): %r", stage.name, job.job_id, delivered, exc
         )
-        await msg.nack(delay=redelivery_delay(msg.raw_message, 1.0))
+        delay = redelivery_delay(msg.raw_message, 1.0)
+        await settle(lambda: msg.nack(delay=delay), msg.raw_message.subject)
         return None
     finally:
         heartbeat.cancel()
@@ -185,10 +207,24 @@ async def _run(
             await heartbeat
 
 
+def escalation(exc: Exception) -> StageResult:
+    """The ESCALATE a stage submits when it gives up on a job that kept failing with `exc`."""
+    if isinstance(exc, OutcomeUnknown):
+        return StageResult(
+            "ESCALATE",
+            {
+                "reason": "effect_outcome_unknown",
+                "detail": "the provider neither confirmed nor shows the effect: check it first",
+                "idempotency_key": exc.idempotency_key,
+            },
+        )
+    return StageResult("ESCALATE", {"reason": "stage_unavailable", "detail": type(exc).__name__})
+
+
 async def _keep_alive(msg: NatsMessageType, every: float) -> None:
     while True:
         await asyncio.sleep(every)
-        await msg.in_progress()
+        await settle(msg.in_progress, msg.raw_message.subject)
 
 
 async def submit(

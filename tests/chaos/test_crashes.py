@@ -5,78 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
-import nats
 import pytest
-from nats.aio.client import Client
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock.composition import default_stack
 from interlock.contracts import subjects
-from interlock.projector.store.database import database_pool
-from interlock.runtime import supervised
-from interlock.settings import Settings
-from interlock.signals import Clients
-from interlock.simulators import action_count, calls, seed_customer
-from interlock.supervisor import Supervisor
-from interlock.tools.demo.runner import ApprovalDesk, Run, approve, start_request
-from interlock.tools.demo.scenarios import REQUEST
+from interlock.simulators import calls
+from interlock.tools.demo.runner import Run, approve
+from tests.support.chaos_stack import Stack
 from tests.support.polling import eventually
 
 EXECUTE = "support.execute_action"
 pytestmark = pytest.mark.timeout(120)
-
-
-@dataclass
-class Stack:
-    supervisor: Supervisor
-    bus: Clients
-    admin: Client
-    """Re-delivers jobs as only the relay may: the crash it stands for."""
-    engine: AsyncEngine
-    desk: ApprovalDesk
-    dsn: str
-
-    async def workflow(self, faults: dict[str, list[str]] | None = None) -> Run:
-        customer = f"chaos-{uuid.uuid4().hex[:10]}"
-        await seed_customer(self.dsn, customer, faults=faults)
-        run = Run("chaos", "", "chaos", customer, self.bus, self.engine, self.dsn)
-        await start_request(run, dict(REQUEST), before_publish=self.desk.watch)
-        return run
-
-    async def effects(self, run: Run) -> int:
-        return await action_count(self.dsn, customer_id=run.customer_id)
-
-
-@pytest.fixture(scope="module")
-async def stack(
-    e2e_settings: Settings, module_nats: str, module_database: str
-) -> AsyncIterator[Stack]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("INTERLOCK_EXTERNAL_TIMEOUT", "3")  # a wide window around lost answers
-        # Crash recovery takes up to an ack wait; no approval may expire meanwhile.
-        patch.setenv(
-            "INTERLOCK_PARAMETERS",
-            '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
-        )
-        async with supervised(
-            e2e_settings, module_nats, module_database, default_stack("support")
-        ) as supervisor:
-            bus = await Clients.connect(e2e_settings, module_nats, "chaos")
-            admin = await nats.connect(module_nats)
-            engine = database_pool(module_database, pool_size=4)
-            desk = ApprovalDesk(bus.approvals)
-            await desk.start()
-            try:
-                yield Stack(supervisor, bus, admin, engine, desk, module_database)
-            finally:
-                await desk.stop()
-                await engine.dispose()
-                await bus.close()
-                await admin.drain()
 
 
 async def _approved(run: Run) -> None:

@@ -65,6 +65,8 @@ async def test_bench_reports_the_documented_figures(
     assert all(0 < t["p50_ms"] <= t["max_ms"] for t in pages.values())
     assert report["cpu_by_component"]["projector"] > 0
     assert report["peak_rss_mb"] > 0
+    sync = report["broker_sync"]  # "always", a flush interval such as "120s", or "unknown"
+    assert sync in ("always", "unknown") or sync.endswith("s")
 
 
 async def test_bench_refuses_to_run_beside_other_components(

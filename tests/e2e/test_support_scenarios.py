@@ -112,6 +112,18 @@ def _normalised(events: list[str]) -> list[str]:
             ],
         ),
         (
+            "provider_refuses_action",
+            [
+                "START",
+                "CLASSIFICATION_SUCCEEDED",
+                "EVIDENCE",
+                "RECOMMENDATION_GENERATED",
+                "POLICY_VALID",
+                "APPROVED",
+                "PERMANENT_ERROR",
+            ],
+        ),
+        (
             "cancel_during_action",
             [
                 "START",

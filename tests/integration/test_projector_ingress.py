@@ -254,3 +254,23 @@ async def test_a_stale_cached_checkpoint_never_turns_a_valid_event_away(
     finally:
         await store.close()
     assert (outcome.accepted, outcome.version) == (True, 3)
+
+
+async def test_with_two_projectors_a_cancel_right_behind_its_request_is_never_lost(
+    nats_url: str, database_url: str
+) -> None:
+    """The second projector may take the CANCEL before the first has committed the START: it
+    waits for the workflow instead of dead-lettering the command."""
+    async with projector_running(nats_url, database_url, projectors=2, workers=8) as h:
+        pairs = []
+        for i in range(60):
+            workflow_id = f"pair-{i}"
+            await h.publish(envelope("START", workflow_id=workflow_id, event_id=f"pair-req-{i}"))
+            cancel = envelope(
+                "CANCEL_REQUESTED", workflow_id=workflow_id, role="operator", event_id=f"pc-{i}"
+            )
+            await h.publish(cancel)
+            pairs.append((workflow_id, cancel.event_id))
+        for workflow_id, cancel_id in pairs:
+            decision = await h.decided(workflow_id, cancel_id)
+            assert (decision["accepted"], decision["to_state"]) == (True, "CANCELLED")

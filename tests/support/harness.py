@@ -19,11 +19,15 @@ from interlock import queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
 from interlock.messaging.streams import provision
+from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as run_projector
 from interlock.projector.service import Projector
 from interlock.projector.store.database import database_pool
 from interlock.projector.store.postgres import open_store
 from tests.support.polling import eventually
+
+QUICK = Patience(unknown_workflow_grace=1.0)
+"""Tests wait a second, not half a minute, for a START that will never come."""
 
 
 @dataclass
@@ -101,7 +105,7 @@ async def projector_running(
             own_store = await open_store(store_url or database_url, size=workers)
             stack.push_async_callback(own_store.close)
             task = asyncio.create_task(
-                run_projector(broker, Projector(own_store), stop, workers=workers)
+                run_projector(broker, Projector(own_store), stop, workers=workers, patience=QUICK)
             )
             stack.push_async_callback(_stopped, stop, task)
         yield Harness(nc, engine)

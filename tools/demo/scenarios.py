@@ -180,6 +180,19 @@ SCENARIOS = (
         ),
     ),
     Scenario(
+        "provider_refuses_action",
+        "FAILED",
+        approve_when_asked,
+        faults={"execute": ["refuse"]},
+        checks=(
+            ("failed permanently, nothing done", no_effect),
+            (
+                "the refusal is on record",
+                lambda v, led: "PERMANENT_ERROR" in events(v, accepted=True),
+            ),
+        ),
+    ),
+    Scenario(
         "post_action_invariant_failure",
         "FAILED_COMPENSATED",
         approve_when_asked,

@@ -1,4 +1,4 @@
-"""Bounded exponential backoff with jitter for the relay's retries."""
+"""Bounded exponential backoff with jitter, for every retry that waits out a dependency."""
 
 from __future__ import annotations
 

@@ -1,0 +1,126 @@
+"""Reading and redriving dead letters (the `WF_DLQ` stream), for `interlock dlq`.
+
+A dead letter is identified by its sequence number in `WF_DLQ`. Redriving publishes the
+original body, unchanged, to the original subject: the event keeps its event id, so a
+redriven duplicate of something already decided is still deduplicated by the projector (and
+a job by its job id). The redriven copy carries `Nats-Msg-Id: redrive-<sequence>`, so
+redriving one letter twice within the broker's duplicate window stores it once; the letter
+is then deleted from `WF_DLQ`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
+
+from interlock.contracts import subjects
+
+_DLQ_HEADERS = (
+    subjects.HEADER_DLQ_REASON,
+    subjects.HEADER_DLQ_DETAIL,
+    subjects.HEADER_DLQ_SUBJECT,
+    subjects.HEADER_MSG_ID,
+)
+
+
+@dataclass(frozen=True)
+class Letter:
+    """One dead letter: where it came from, why, and the message itself."""
+
+    id: int
+    source: str
+    reason: str
+    detail: str
+    subject: str
+    stored_at: datetime | None
+    headers: dict[str, str]
+    body: bytes
+
+    def summary(self) -> dict[str, Any]:
+        """What `dlq list` shows: no payload values."""
+        envelope = self.envelope()
+        return {
+            "id": self.id,
+            "source": self.source,
+            "reason": self.reason,
+            "subject": self.subject,
+            "stored_at": self.stored_at.isoformat() if self.stored_at else None,
+            "event_id": envelope.get("event_id"),
+            "type": envelope.get("type"),
+            "workflow_id": envelope.get("workflow_id"),
+            "bytes": len(self.body),
+        }
+
+    def full(self) -> dict[str, Any]:
+        """What `dlq show` shows: the summary, the detail, the headers and the body."""
+        envelope = self.envelope()
+        return {
+            **self.summary(),
+            "detail": self.detail,
+            "headers": self.headers,
+            "body": envelope or self.body.decode(errors="replace"),
+        }
+
+    def envelope(self) -> dict[str, Any]:
+        try:
+            parsed = json.loads(self.body)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+
+
+async def letter(js: JetStreamContext, sequence: int) -> Letter | None:
+    """The dead letter stored at `sequence`, or None if there is none."""
+    try:
+        raw = await js.get_msg(subjects.STREAM_DLQ, sequence)
+    except NotFoundError:
+        return None
+    headers = dict(raw.headers or {})
+    return Letter(
+        id=sequence,
+        source=(raw.subject or "").removeprefix(f"{subjects.DLQ_PREFIX}."),
+        reason=headers.get(subjects.HEADER_DLQ_REASON, ""),
+        detail=headers.get(subjects.HEADER_DLQ_DETAIL, ""),
+        subject=headers.get(subjects.HEADER_DLQ_SUBJECT, ""),
+        stored_at=raw.time if isinstance(raw.time, datetime) else None,
+        headers=headers,
+        body=raw.data or b"",
+    )
+
+
+async def letters(
+    js: JetStreamContext, *, source: str | None = None, reason: str | None = None
+) -> AsyncIterator[Letter]:
+    """Every dead letter (oldest first), optionally only of one source and/or reason."""
+    try:
+        state = (await js.stream_info(subjects.STREAM_DLQ)).state
+    except NotFoundError:  # nothing provisioned: nothing dead-lettered either
+        return
+    if not state.messages:
+        return
+    for sequence in range(state.first_seq, state.last_seq + 1):
+        found = await letter(js, sequence)
+        if found is None:
+            continue
+        if source not in (None, found.source) or reason not in (None, found.reason):
+            continue
+        yield found
+
+
+async def redrive(js: JetStreamContext, dead: Letter) -> None:
+    """Publish the letter's message to its original subject, then delete the letter."""
+    if not dead.subject:
+        raise ValueError(f"dead letter {dead.id} does not say where it came from")
+    # The broker's own headers (`Nats-Expected-Stream: WF_DLQ` among them) stay behind.
+    headers = {
+        k: v for k, v in dead.headers.items() if k not in _DLQ_HEADERS and not k.startswith("Nats-")
+    }
+    headers[subjects.HEADER_MSG_ID] = f"redrive-{dead.id}"
+    await js.publish(dead.subject, dead.body, headers=headers)
+    await js.delete_msg(subjects.STREAM_DLQ, dead.id)

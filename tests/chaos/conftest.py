@@ -1,0 +1,68 @@
+"""The chaos tier's stack: every component of every installed type as a supervised child
+process, with a short sweeper bound, wide windows around lost answers, the shipped request
+cases' classifier and crash points armed from a directory, shared by a module's tests."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+
+import nats
+import pytest
+
+from interlock.composition import default_stack
+from interlock.messaging.crashpoints import ENV as CRASHPOINTS
+from interlock.projector.store.database import database_pool
+from interlock.runtime import supervised
+from interlock.settings import Settings
+from interlock.signals import Clients
+from interlock.tools.demo.casefile import SHIPPED, environment, load
+from interlock.tools.demo.runner import ApprovalDesk
+from tests.support.chaos_stack import Stack
+
+SWEEP_AFTER_S = 4.0
+
+
+@pytest.fixture(scope="module")
+async def stack(
+    e2e_settings: Settings,
+    module_nats: str,
+    module_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Stack]:
+    crash_dir = tmp_path_factory.mktemp("crashpoints")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CRASHPOINTS, str(crash_dir))
+        patch.setenv("INTERLOCK_EXTERNAL_TIMEOUT", "3")  # a wide window around lost answers
+        patch.setenv("INTERLOCK_SWEEP_AFTER", str(SWEEP_AFTER_S))
+        # Crash recovery takes up to an ack wait; no approval may expire meanwhile.
+        patch.setenv(
+            "INTERLOCK_PARAMETERS",
+            '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
+        )
+        for key, value in environment(SHIPPED, load(SHIPPED), os.environ).items():
+            patch.setenv(key, value)
+        async with supervised(
+            e2e_settings, module_nats, module_database, default_stack()
+        ) as supervisor:
+            bus = await Clients.connect(e2e_settings, module_nats, "chaos")
+            admin = await nats.connect(module_nats)
+            engine = database_pool(module_database, pool_size=4)
+            desk = ApprovalDesk(bus.approvals)
+            await desk.start()
+            try:
+                yield Stack(
+                    supervisor,
+                    bus,
+                    admin,
+                    engine,
+                    desk,
+                    module_database,
+                    crash_dir,
+                    e2e_settings.home,
+                )
+            finally:
+                await desk.stop()
+                await engine.dispose()
+                await bus.close()
+                await admin.drain()

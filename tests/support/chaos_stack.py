@@ -1,0 +1,40 @@
+"""A supervised stack as the chaos tests drive it: its supervisor, a client connection, the
+database and the approval desk, and a support workflow for a fresh simulated customer."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from nats.aio.client import Client
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from interlock.signals import Clients
+from interlock.simulators import action_count, seed_customer
+from interlock.supervisor import Supervisor
+from interlock.tools.demo.runner import ApprovalDesk, Run, start_request
+from interlock.tools.demo.scenarios import REQUEST
+
+
+@dataclass
+class Stack:
+    supervisor: Supervisor
+    bus: Clients
+    admin: Client
+    """Acts as only the relay or an operator may: the crashes and losses it stands for."""
+    engine: AsyncEngine
+    desk: ApprovalDesk
+    dsn: str
+    crash_dir: Path
+    home: Path
+
+    async def workflow(self, faults: dict[str, list[str]] | None = None) -> Run:
+        customer = f"chaos-{uuid.uuid4().hex[:10]}"
+        await seed_customer(self.dsn, customer, faults=faults)
+        run = Run("chaos", "", "chaos", customer, self.bus, self.engine, self.dsn)
+        await start_request(run, dict(REQUEST), before_publish=self.desk.watch)
+        return run
+
+    async def effects(self, run: Run) -> int:
+        return await action_count(self.dsn, customer_id=run.customer_id)
