@@ -10,6 +10,7 @@ import pytest
 
 from interlock import access, wiring
 from interlock.childenv import MODEL_STAGES, child_environment, settings_of
+from interlock.components import components
 from interlock.contracts import registry, subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.messaging.permissions import ADMIN, Permissions, stage_identity
@@ -190,3 +191,17 @@ def test_only_the_projector_holds_the_job_signing_key() -> None:
     holders = {name for name, env in envs.items() if "INTERLOCK_JOB_SIGNING_KEY" in env}
     assert holders == {"projector"}
     assert "PUBLIC KEY" in envs["support.execute_action"]["INTERLOCK_JOB_PUBLIC_KEY"]
+
+
+def test_every_setting_reaches_the_components_that_read_it() -> None:
+    """A setting no component is given would be silently ignored under `up`; only the URLs,
+    the client policies (the projector's, passed in their own form) and where the
+    credentials live (children are handed theirs) stay with the supervisor."""
+    given = {name for component in components() for name in settings_of(component)}
+
+    assert set(Settings.model_fields) - given == {
+        "nats_url",
+        "database_url",
+        "clients",
+        "secrets_dir",
+    }
