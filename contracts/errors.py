@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     REFUSED = "refused"
     EMBEDDED_START_FAILED = "embedded_start_failed"
     CONFIGURATION = "configuration"
+    AMBIGUOUS_WORKFLOW = "ambiguous_workflow"
 
 
 class InterlockError(Exception):

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.projector.store.database import database_pool
 from interlock.projector.store.schema import audit, workflows
 
@@ -31,22 +32,47 @@ AUDIT_FIELDS = (
 )
 
 
+class AmbiguousWorkflow(InterlockError):
+    """A workflow id that several tenants use, asked for without naming the tenant."""
+
+    code = ErrorCode.AMBIGUOUS_WORKFLOW
+    retryable = False
+
+    def __init__(self, workflow_id: str, tenants: list[str]) -> None:
+        super().__init__(
+            f"workflow {workflow_id} exists for tenants {', '.join(tenants)}",
+            hint="name one with --tenant",
+        )
+        self.tenants = tenants
+
+
 def open_reader(database_url: str, *, pool_size: int = 1) -> AsyncEngine:
     """A small pool for reading these models; the caller disposes of it."""
     return database_pool(database_url, pool_size=pool_size)
 
 
-async def workflow_view(engine: AsyncEngine, workflow_id: str) -> dict[str, Any] | None:
-    """`interlock show --json`: state, versions, data, execution and the full audit trail."""
+async def workflow_view(
+    engine: AsyncEngine, workflow_id: str, tenant_id: str | None = None
+) -> dict[str, Any] | None:
+    """`interlock show --json`: state, versions, data, execution and the full audit trail of
+    the workflow of that id (of `tenant_id`, which is needed only when several tenants use
+    the id: `AmbiguousWorkflow` then)."""
+    query = select(workflows).where(workflows.c.id == workflow_id)
+    if tenant_id is not None:
+        query = query.where(workflows.c.tenant_id == tenant_id)
     async with engine.connect() as conn:
-        row = (await conn.execute(select(workflows).where(workflows.c.id == workflow_id))).first()
-        if row is None:
+        found = (await conn.execute(query.limit(10))).all()
+        if not found:
             return None
+        if len(found) > 1:
+            raise AmbiguousWorkflow(workflow_id, sorted(r.tenant_id for r in found))
+        w = found[0]._mapping
         trail = await conn.execute(
-            select(audit).where(audit.c.workflow_id == workflow_id).order_by(audit.c.id)
+            select(audit)
+            .where(audit.c.workflow_id == workflow_id, audit.c.tenant_id == w["tenant_id"])
+            .order_by(audit.c.id)
         )
         entries = [_audit_entry(dict(r._mapping)) for r in trail]
-    w = row._mapping
     return {
         "workflow_id": w["id"],
         "workflow_type": w["workflow_type"],
@@ -59,6 +85,7 @@ async def workflow_view(engine: AsyncEngine, workflow_id: str) -> dict[str, Any]
         "updated_at": w["updated_at"].isoformat(),
         "data": w["data"],
         "execution": w["execution"],
+        "replays": w["replays"],
         "audit": entries,
     }
 
@@ -76,11 +103,13 @@ async def workflow_list(
     *,
     state: str | None = None,
     workflow_type: str | None = None,
+    tenant_id: str | None = None,
     limit: int = 50,
 ) -> list[dict[str, Any]]:
-    """`interlock list`: newest first, optionally filtered by state and type."""
+    """`interlock list`: newest first, optionally filtered by state, type and tenant."""
     query = select(
         workflows.c.id,
+        workflows.c.tenant_id,
         workflows.c.workflow_type,
         workflows.c.state,
         workflows.c.version,
@@ -91,11 +120,14 @@ async def workflow_list(
         query = query.where(workflows.c.state == state)
     if workflow_type:
         query = query.where(workflows.c.workflow_type == workflow_type)
+    if tenant_id:
+        query = query.where(workflows.c.tenant_id == tenant_id)
     async with engine.connect() as conn:
         rows = (await conn.execute(query.limit(limit))).all()
     return [
         {
             "workflow_id": r.id,
+            "tenant_id": r.tenant_id,
             "workflow_type": r.workflow_type,
             "state": r.state,
             "version": r.version,
@@ -107,7 +139,7 @@ async def workflow_list(
 
 
 async def decision_for(
-    engine: AsyncEngine, workflow_id: str, event_id: str
+    engine: AsyncEngine, workflow_id: str, event_id: str, tenant_id: str | None = None
 ) -> dict[str, Any] | None:
     """The audit entry recorded for `event_id`, once the projector has decided it."""
     query = (
@@ -116,6 +148,8 @@ async def decision_for(
         .order_by(audit.c.id.desc())
         .limit(1)
     )
+    if tenant_id is not None:
+        query = query.where(audit.c.tenant_id == tenant_id)
     async with engine.connect() as conn:
         row = (await conn.execute(query)).first()
     return _audit_entry(dict(row._mapping)) if row else None

@@ -81,7 +81,7 @@ async def _links(
     starts a new trace, linked to the trace of the transition it answers."""
     if "traceparent" in headers or event is None or not event.workflow_id:
         return ()
-    return link_from(await projector.trace_headers(event.workflow_id))
+    return link_from(await projector.trace_headers(event.tenant_id, event.workflow_id))
 
 
 async def consume(broker: NatsBroker, projector: Projector, parsed: Parsed) -> None:

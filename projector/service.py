@@ -88,8 +88,10 @@ class Projector:
         if event.workflow_id is None:
             raise MalformedMessage("schema_mismatch", "workflow_id: required unless START")
         for _ in range(self._max_conflicts):
-            stored, fresh = await self._checkpoint(event.workflow_id, event.event_id)
-            if stored is None or not _addressed_to(stored.workflow, event):
+            stored, fresh = await self._checkpoint(
+                event.tenant_id, event.workflow_id, event.event_id
+            )
+            if stored is None or stored.workflow.workflow_type != event.workflow_type:
                 raise MalformedMessage(
                     "unknown_workflow", f"no {event.workflow_type} workflow {event.workflow_id}"
                 )
@@ -98,7 +100,7 @@ class Projector:
             checked = validated(definition, event)
             decision = resolve(definition, wf, checked, self._context(definition))
             if isinstance(decision, Rejected) and not fresh:
-                self._checkpoints.forget(wf.workflow_id)  # refuse only on fresh state
+                self._checkpoints.forget(wf.tenant_id, wf.workflow_id)  # refuse on fresh state
                 continue
             try:
                 if isinstance(decision, Rejected):
@@ -106,11 +108,11 @@ class Projector:
                 with tracer.start_as_current_span("projector commit"):
                     await self._store.commit(decision, checked, trace)
             except ConcurrencyConflict:
-                self._checkpoints.forget(wf.workflow_id)
+                self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
                 await asyncio.sleep(self._rand() * 0.005)  # de-synchronise racing writers
                 continue
             except DuplicateEvent:
-                self._checkpoints.forget(wf.workflow_id)
+                self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
                 return _outcome(wf, checked, Rejected("duplicate", "processed concurrently"))
             self._remember(decision, stored.fingerprint)
             _measure(definition, decision, checked, stored, self._clock())
@@ -127,7 +129,7 @@ class Projector:
             {"tenant": event.tenant_id, "type": event.workflow_type, "payload": checked.payload}
         )
         for _ in range(self._max_conflicts):
-            stored = await self._store.load(workflow_id)
+            stored = await self._store.load(event.tenant_id, workflow_id)
             if stored is not None:
                 same = stored.fingerprint == request_fp
                 rejection = Rejected(
@@ -153,39 +155,32 @@ class Projector:
         self, wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
     ) -> EventOutcome:
         if rejection.reason != "duplicate":
-            try:
-                await self._store.reject(wf, event, rejection, trace)
-            except DuplicateEvent:
-                rejection = Rejected("duplicate", "rejected concurrently")
+            await self._store.reject(wf, event, rejection, trace)
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
         metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
         if rejection.retry_at is not None:
             raise NotDueYet(rejection.retry_at)
         return _outcome(wf, event, rejection)
 
-    async def _checkpoint(self, workflow_id: str, event_id: str) -> tuple[Stored | None, bool]:
+    async def _checkpoint(
+        self, tenant_id: str, workflow_id: str, event_id: str
+    ) -> tuple[Stored | None, bool]:
         """(checkpoint, freshly loaded?): the cached one if any, else from the store."""
-        cached = self._checkpoints.get(workflow_id)
+        cached = self._checkpoints.get(tenant_id, workflow_id)
         if cached is not None:
             return cached, False
-        return await self._store.load(workflow_id, event_id), True
+        return await self._store.load(tenant_id, workflow_id, event_id), True
 
     def _remember(self, decision: Accepted, request_fp: str) -> None:
         self._checkpoints.put(Stored(decision.workflow, request_fp, self._clock()))
 
-    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
+    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
         """The trace context of the workflow's latest transition (for linking)."""
-        return await self._store.trace_headers(workflow_id)
+        return await self._store.trace_headers(tenant_id, workflow_id)
 
     def _context(self, definition: WorkflowDefinition) -> Context:
         overrides = self._parameters.get(definition.workflow_type, {})
         return Context(now=self._clock(), random=self._rand, parameters=overrides)
-
-
-def _addressed_to(wf: Workflow, event: Envelope) -> bool:
-    """An event reaches a workflow only under its own type and tenant: another tenant's
-    signal is treated as addressing no workflow at all (its existence is not revealed)."""
-    return wf.workflow_type == event.workflow_type and wf.tenant_id == event.tenant_id
 
 
 def first_checkpoint(definition: WorkflowDefinition, request: Envelope) -> Workflow:

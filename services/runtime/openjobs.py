@@ -27,17 +27,19 @@ class OpenJobsReader:
         self._js = js
         self._kv: KeyValue | None = None
 
-    async def is_stale(self, workflow_id: str, job_id: str, expected_version: int | None) -> bool:
+    async def is_stale(
+        self, tenant_id: str, workflow_id: str, job_id: str, expected_version: int | None
+    ) -> bool:
         if expected_version is None or not workflow_id:
             return False
-        record = await self._read(workflow_id)
+        record = await self._read(tenant_id, workflow_id)
         return record is not None and record.is_stale(job_id, expected_version)
 
-    async def _read(self, workflow_id: str) -> OpenJobs | None:
+    async def _read(self, tenant_id: str, workflow_id: str) -> OpenJobs | None:
         try:
             if self._kv is None:
                 self._kv = await self._js.key_value(subjects.JOBS_BUCKET)
-            entry = await self._kv.get(kv_key(workflow_id))
+            entry = await self._kv.get(kv_key(tenant_id, workflow_id))
         except (KeyNotFoundError, BucketNotFoundError):
             return None
         if entry.value is None:

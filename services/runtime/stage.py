@@ -148,7 +148,7 @@ async def consume(
         )
         doubtful = stage.effects or deliveries(raw) > 1
         if doubtful and await jobs.is_stale(
-            envelope.workflow_id or "", job.job_id, envelope.expected_version
+            envelope.tenant_id, envelope.workflow_id or "", job.job_id, envelope.expected_version
         ):
             span.set_attribute("interlock.job_stale", True)
             await msg.ack()

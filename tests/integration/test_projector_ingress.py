@@ -235,14 +235,14 @@ async def test_a_stale_cached_checkpoint_never_turns_a_valid_event_away(
     a, b = Projector(store), Projector(store)
     try:
         await a.handle(envelope("START", workflow_id="wf-stale", event_id="s"))
-        stored = await store.load("wf-stale")
+        stored = await store.load("acme", "wf-stale")
         assert stored is not None
         (job,) = stored.workflow.execution.open_jobs
         moved = await b.handle(
             envelope("CLASSIFICATION_SUCCEEDED", workflow_id="wf-stale", causation_id=job)
         )
         assert moved.to_state == "GATHERING_EVIDENCE"
-        stored = await store.load("wf-stale")
+        stored = await store.load("acme", "wf-stale")
         assert stored is not None
         policy_job = next(
             j for j, o in stored.workflow.execution.open_jobs.items() if o.branch == "policy"

@@ -120,6 +120,7 @@ def envelope(
     causation_id: str | None = None,
     event_id: str | None = None,
     occurred_at: datetime | None = None,
+    tenant_id: str = "acme",
     **extra: Any,
 ) -> Envelope:
     role = role or ROLES.get(event_type, "system")
@@ -128,7 +129,7 @@ def envelope(
         type=event_type,
         workflow_type=workflow_type,
         workflow_id=workflow_id,
-        tenant_id="acme",
+        tenant_id=tenant_id,
         actor=Actor(id=f"{role}-1", role=role),
         causation_id=causation_id,
         occurred_at=occurred_at or datetime.now(UTC),
