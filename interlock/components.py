@@ -14,6 +14,7 @@ from contextlib import AsyncExitStack
 import nats
 from faststream.nats import NatsBroker
 
+from interlock.access import client_policies
 from interlock.composition import GATEWAY, SIMULATOR
 from interlock.contracts import registry
 from interlock.contracts.graphcheck import assert_valid
@@ -55,7 +56,9 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     check_definitions()
     store = await open_store(rt.database_url, size=rt.settings.projector_workers)
     nats_broker = broker(rt, "projector")
-    projector = Projector(store, parameters=rt.settings.parameters)
+    projector = Projector(
+        store, parameters=rt.settings.parameters, clients=client_policies(rt.settings)
+    )
     try:
         await nats_broker.start()
         await consume_inbound(nats_broker, projector, stop, workers=rt.settings.projector_workers)

@@ -92,9 +92,7 @@ def all_stages() -> list[tuple[str, str]]:
     """(workflow_type, stage) for every stage of every registered definition."""
     found: set[tuple[str, str]] = set()
     for definition in registry.DEFINITIONS.values():
-        stages = list(definition.stages.values())
-        stages += [b.stage for p in definition.parallel for b in p.branches]
-        found |= {(definition.workflow_type, s.name) for s in stages}
+        found |= {(definition.workflow_type, s.name) for s in definition.all_stages()}
     return sorted(found)
 
 

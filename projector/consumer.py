@@ -15,7 +15,10 @@ Ack policy, per outcome:
 * malformed (bad JSON, unknown type, schema mismatch, oversized, unknown workflow, a subject
   that is not `wf.in.<kind>.<type>[.<sender>]`) -> dead-letter on `wf.dlq.projector` with the
   reason, and terminate;
-* a timer firing before its time -> nak until it is due;
+* a timer firing a little before its time (clock skew within the projector's tolerance) ->
+  nak until it is due; earlier than that -> dead-letter `timer_not_due`;
+* refused at the door (wrong subject, a client or stage sending what it may not) -> audited
+  on the workflow it addresses and acked, or dead-lettered when it addresses none;
 * anything else (database down, lost races, a bug) -> nak with a growing delay, and
   dead-letter with `max_deliver_exceeded` on the last permitted delivery.
 """
@@ -106,7 +109,7 @@ async def consume(broker: NatsBroker, projector: Projector, parsed: Parsed) -> N
             return
         except NotDueYet as exc:
             delay = (exc.retry_at - utcnow()).total_seconds()
-            await raw.nak(delay=min(max(delay, 0.05), 3600.0))
+            await raw.nak(delay=min(max(delay, 0.05), 60.0))
             return
         except Exception as exc:
             await _retry_later(broker, raw, exc)

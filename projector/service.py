@@ -12,7 +12,7 @@ import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from opentelemetry import trace
@@ -30,6 +30,7 @@ from interlock.contracts.errors import MalformedMessage, UnknownDefinition
 from interlock.contracts.ids import fingerprint
 from interlock.contracts.subjects import Inbound
 from interlock.otel import metrics
+from interlock.projector import door
 from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from interlock.projector.errors import NotDueYet
@@ -38,6 +39,9 @@ from interlock.projector.store.port import WorkflowStore
 from interlock.projector.store.types import NO_TRACE, Stored, TraceInfo
 
 log = logging.getLogger("interlock.projector")
+TIMER_TOLERANCE = timedelta(seconds=5)
+"""How early a timer firing may arrive and still be waited for: the clock skew between the
+timer service and the projector that the deployment must stay within."""
 tracer = trace.get_tracer("interlock.projector")
 
 
@@ -64,8 +68,15 @@ class Projector:
         rand: Callable[[], float] = random.random,
         parameters: Mapping[str, Mapping[str, Any]] | None = None,
         max_conflicts: int = 25,
+        clients: door.Clients | None = None,
+        timer_tolerance: timedelta = TIMER_TOLERANCE,
     ) -> None:
+        """`clients`: who may send requests and signals (`INTERLOCK_CLIENTS`); none by
+        default. `timer_tolerance`: how early a timer firing may arrive (clock skew between
+        the timer service and the projector) and still be waited for rather than refused."""
         self._store = store
+        self._clients = clients or {}
+        self._timer_tolerance = timer_tolerance
         self._clock = clock
         self._rand = rand
         self._parameters = parameters or {}
@@ -79,10 +90,14 @@ class Projector:
         workflow type and the sender the broker admitted on it (None: an in-process caller
         that did not go through the broker)."""
         definition = _latest(event.workflow_type)
-        if not registry.knows_event(event.workflow_type, event.type):
+        spec = definition.event(event.type)
+        if spec is None or not registry.knows_event(event.workflow_type, event.type):
             raise MalformedMessage(
                 "unknown_type", f"{event.type} is not a {event.workflow_type} event"
             )
+        refused = door.refusal(definition, spec, event, inbound, self._clients)
+        if refused is not None:
+            return await self._refuse_at_door(event, refused, trace)
         if event.type == definition.start_event:
             return await self._start(definition, event, trace)
         if event.workflow_id is None:
@@ -98,7 +113,9 @@ class Projector:
             wf = stored.workflow
             definition = registry.get(wf.workflow_type, wf.definition_version)
             checked = validated(definition, event)
-            decision = resolve(definition, wf, checked, self._context(definition))
+            decision = door.job_refusal(wf, checked, inbound) or resolve(
+                definition, wf, checked, self._context(definition)
+            )
             if isinstance(decision, Rejected) and not fresh:
                 self._checkpoints.forget(wf.tenant_id, wf.workflow_id)  # refuse on fresh state
                 continue
@@ -151,16 +168,35 @@ class Projector:
                 return _accepted(decision, checked)
         raise ConcurrencyConflict(f"{workflow_id}: creation kept racing")
 
+    async def _refuse_at_door(
+        self, event: Envelope, rejection: Rejected, trace: TraceInfo
+    ) -> EventOutcome:
+        """Audit a refusal on the workflow `event` addresses, if its tenant has one of that
+        type; else there is nothing to audit it on, and it is dead-lettered."""
+        stored = await self._store.load(event.tenant_id, workflow_id_of(event))
+        if stored is None or stored.workflow.workflow_type != event.workflow_type:
+            metrics.transition(event.workflow_type, event.type, False, rejection.reason)
+            raise MalformedMessage(rejection.reason, rejection.detail)
+        return await self._reject(stored.workflow, event, rejection, trace)
+
     async def _reject(
         self, wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
     ) -> EventOutcome:
+        if rejection.retry_at is not None:
+            self._premature(rejection.retry_at)
         if rejection.reason != "duplicate":
             await self._store.reject(wf, event, rejection, trace)
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
         metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
-        if rejection.retry_at is not None:
-            raise NotDueYet(rejection.retry_at)
         return _outcome(wf, event, rejection)
+
+    def _premature(self, due: datetime) -> None:
+        """A timer firing ahead of its time: waited for if only clock skew explains it, else
+        refused without an audit row (premature firings must neither hold consumer slots for
+        long nor grow the audit trail)."""
+        if due - self._clock() <= self._timer_tolerance:
+            raise NotDueYet(due)
+        raise MalformedMessage("timer_not_due", "the timer firing arrived before its time")
 
     async def _checkpoint(
         self, tenant_id: str, workflow_id: str, event_id: str

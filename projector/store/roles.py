@@ -25,6 +25,7 @@ GRANTS: dict[str, dict[str, str]] = {
         "workflows": "SELECT, INSERT, UPDATE",
         "audit": "INSERT",
         "processed_events": "SELECT, INSERT",
+        "refused_events": "SELECT, INSERT",
         "outbox": "INSERT",
         "timers": "SELECT, INSERT, UPDATE",
     },

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from interlock import access
 from interlock.simulators import effect_rows
 from interlock.tools.demo.casefile import SHIPPED
 from tests.conftest import clean_broker
@@ -71,7 +72,9 @@ async def _demo(path: Path, nats_url: str, database_url: str, home: Path) -> Run
     await clean_broker(nats_url)
     env = {
         **os.environ,
-        "INTERLOCK_NATS_URL": nats_url,
+        # The server alone: the demo connects as the installation's clients (upstream,
+        # approvals), whose names the projector checks, and administers as admin.
+        "INTERLOCK_NATS_URL": access.without_credentials(nats_url),
         "INTERLOCK_DATABASE_URL": database_url,
         "INTERLOCK_HOME": str(home),
     }

@@ -222,7 +222,7 @@ async def test_a_refusal_on_fresh_state_is_audited_once_however_often_it_is_rede
     "foreign",
     [
         envelope("CANCEL_REQUESTED", workflow_id="wf-1").model_copy(update={"tenant_id": "globex"}),
-        envelope("ESCALATE", workflow_type="request", workflow_id="wf-1"),
+        envelope("RESUME", workflow_type="request", workflow_id="wf-1"),
     ],
     ids=["another_tenant", "another_type"],
 )
