@@ -146,6 +146,7 @@ def test_each_effect_is_in_the_ledger_once_under_an_authority_on_record(
     assert set(per_run.values()) == {1}
     for effect in result.ledger:
         authority = _authority(effect, result.views[effect["workflow_id"]])
+        tenant = result.views[effect["workflow_id"]]["tenant_id"]
         assert authority is not None, effect
         assert (authority["event_type"], authority["to_state"]) == (
             "EFFECT_AUTHORIZED",
@@ -153,7 +154,7 @@ def test_each_effect_is_in_the_ledger_once_under_an_authority_on_record(
         )
         assert (
             effect["idempotency_key"]
-            == f"request-effect:{effect['workflow_id']}:{effect['effect']}"
+            == f"request-effect:{tenant}:{effect['workflow_id']}:{effect['effect']}"
         )
 
 
