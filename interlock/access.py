@@ -36,6 +36,19 @@ def secrets_of(settings: Settings) -> Secrets:
     return Secrets.of_home(settings.home, settings.secrets_dir)
 
 
+def job_signing_key(settings: Settings) -> str:
+    """The PEM the projector signs jobs with: as its process was given it, else the
+    installation's (generated on first need)."""
+    if settings.job_signing_key is not None:
+        return settings.job_signing_key.get_secret_value()
+    return secrets_of(settings).job_signing_key()
+
+
+def job_public_key(settings: Settings) -> str:
+    """The PEM stages verify job signatures with: as given, else the installation's."""
+    return settings.job_public_key or secrets_of(settings).job_public_key()
+
+
 def component_roles(settings: Settings) -> dict[str, str]:
     """The components' database roles and their passwords (generated on first need)."""
     return secrets_of(settings).postgres_passwords(list(DATABASE_ROLES))

@@ -14,7 +14,7 @@ from contextlib import AsyncExitStack
 import nats
 from faststream.nats import NatsBroker
 
-from interlock.access import client_policies
+from interlock.access import client_policies, job_public_key, job_signing_key
 from interlock.composition import GATEWAY, SIMULATOR
 from interlock.contracts import registry
 from interlock.contracts.graphcheck import assert_valid
@@ -22,13 +22,16 @@ from interlock.messaging.streams import all_stages
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.service import Projector
+from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import open_store
 from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.timers import TimerService
 from interlock.runtime import Component, Runtime
 from interlock.services.gateway import run_gateway as serve_gateway
+from interlock.services.runtime.admission import JobAdmission
 from interlock.services.runtime.openjobs import OpenJobsReader
+from interlock.services.runtime.signatures import JobVerifier
 from interlock.services.runtime.stage import register
 from interlock.simulators import run_simulator
 from interlock.wiring import stage_handlers
@@ -57,7 +60,10 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     store = await open_store(rt.database_url, size=rt.settings.projector_workers)
     nats_broker = broker(rt, "projector")
     projector = Projector(
-        store, parameters=rt.settings.parameters, clients=client_policies(rt.settings)
+        store,
+        parameters=rt.settings.parameters,
+        clients=client_policies(rt.settings),
+        signer=JobSigner(job_signing_key(rt.settings)),
     )
     try:
         await nats_broker.start()
@@ -116,7 +122,9 @@ def stage_component(workflow_type: str, stage: str) -> Component:
             register(
                 nats_broker,
                 handlers[stage],
-                OpenJobsReader(nc.jetstream()),
+                JobAdmission(
+                    JobVerifier(job_public_key(rt.settings)), OpenJobsReader(nc.jetstream())
+                ),
                 workers=rt.settings.stage_workers,
                 inbox_prefix=rt.inbox_prefix,
             )

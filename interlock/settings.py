@@ -65,6 +65,17 @@ class Settings(BaseSettings):
         "`operator` client is always added.",
     )
 
+    job_signing_key: SecretStr | None = Field(
+        default=None,
+        description="PEM of the Ed25519 private key the projector signs jobs with (the "
+        "projector's only); unset: the installation's (<secrets>/job-signing.key).",
+    )
+    job_public_key: str | None = Field(
+        default=None,
+        description="PEM of the public key stages verify job signatures with; unset: the "
+        "installation's (<secrets>/job-signing.pub).",
+    )
+
     log_level: str = Field(default="INFO", description="Python log level of every process.")
     projector_workers: int = Field(
         default=16, ge=1, description="Events the projector decides concurrently."

@@ -34,6 +34,7 @@ from interlock.projector import door
 from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from interlock.projector.errors import NotDueYet
+from interlock.projector.signing import JobSigner
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.port import WorkflowStore
 from interlock.projector.store.types import NO_TRACE, Stored, TraceInfo
@@ -70,11 +71,15 @@ class Projector:
         max_conflicts: int = 25,
         clients: door.Clients | None = None,
         timer_tolerance: timedelta = TIMER_TOLERANCE,
+        signer: JobSigner | None = None,
     ) -> None:
         """`clients`: who may send requests and signals (`INTERLOCK_CLIENTS`); none by
         default. `timer_tolerance`: how early a timer firing may arrive (clock skew between
-        the timer service and the projector) and still be waited for rather than refused."""
+        the timer service and the projector) and still be waited for rather than refused.
+        `signer`: signs every job dispatched (without one, jobs go out unsigned, and stages
+        refuse them)."""
         self._store = store
+        self._signer = signer
         self._clients = clients or {}
         self._timer_tolerance = timer_tolerance
         self._clock = clock
@@ -122,6 +127,7 @@ class Projector:
             try:
                 if isinstance(decision, Rejected):
                     return await self._reject(wf, checked, decision, trace)
+                decision = self._signed(decision)
                 with tracer.start_as_current_span("projector commit"):
                     await self._store.commit(decision, checked, trace)
             except ConcurrencyConflict:
@@ -160,6 +166,7 @@ class Projector:
             decision = resolve(definition, blank, checked, self._context(definition))
             if not isinstance(decision, Accepted):
                 raise MalformedMessage("invalid_request", decision.detail)
+            decision = self._signed(decision)
             with tracer.start_as_current_span("projector commit"):
                 created = await self._store.create(decision, checked, request_fp, trace)
             if created:
@@ -206,6 +213,9 @@ class Projector:
         if cached is not None:
             return cached, False
         return await self._store.load(tenant_id, workflow_id, event_id), True
+
+    def _signed(self, decision: Accepted) -> Accepted:
+        return decision if self._signer is None else self._signer.sign(decision)
 
     def _remember(self, decision: Accepted, request_fp: str) -> None:
         self._checkpoints.put(Stored(decision.workflow, request_fp, self._clock()))

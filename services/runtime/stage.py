@@ -1,7 +1,8 @@
 """Running one stage: consume its jobs, skip stale ones, do the work, submit one result.
 
 Per job, in order:
-1. parse the envelope and the job (malformed -> dead-letter `wf.dlq.<type>-<stage>`);
+1. parse the envelope and the job, and verify the projector's signature (malformed, unsigned
+   or altered -> dead-letter `wf.dlq.<type>-<stage>`, see `admission`);
 2. skip the job if the open-jobs record says the workflow no longer waits for it;
 3. run the stage handler (a long call keeps the message alive with `in_progress`);
 4. publish exactly one result on `wf.in.result.<type>.<stage>` (the only result subject its
@@ -29,7 +30,7 @@ from opentelemetry import trace
 from pydantic import ValidationError
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import Actor, Envelope, parse_envelope, utcnow
+from interlock.contracts.envelope import Actor, Envelope, parse_envelope, summarise, utcnow
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
@@ -40,7 +41,7 @@ from interlock.messaging.deadletter import (
     redelivery_delay,
 )
 from interlock.otel.messaging import consuming, publishing
-from interlock.services.runtime.openjobs import OpenJobsReader
+from interlock.services.runtime.admission import JobAdmission
 
 log = logging.getLogger("interlock.stage")
 tracer = trace.get_tracer("interlock.stage")
@@ -67,9 +68,8 @@ class StageWorker:
     handler: Handler
     heartbeat_s: float = subjects.STAGE_ACK_WAIT_S / 3
     effects: bool = False
-    """Acts on the outside world: consult the open-jobs record before every job. A read-only
-    stage consults it for redeliveries only: a first delivery is rarely stale, and a stale
-    one costs only the work (the projector refuses its result)."""
+    """Acts on the outside world: consult the open-jobs record before every job, and never
+    act without one (see `admission`)."""
 
     @property
     def source(self) -> str:
@@ -94,7 +94,7 @@ def stages_of(
 def register(
     broker: NatsBroker,
     stage: StageWorker,
-    jobs: OpenJobsReader,
+    admission: JobAdmission,
     *,
     workers: int = 8,
     inbox_prefix: str = "_INBOX",
@@ -115,7 +115,7 @@ def register(
         decoder=_undecoded,
     )
     async def on_job(msg: Any) -> None:  # the NatsMessage itself: see `_undecoded`
-        await consume(broker, stage, jobs, msg)
+        await consume(broker, stage, admission, msg)
 
 
 async def _undecoded(msg: NatsMessageType) -> NatsMessageType:
@@ -126,30 +126,31 @@ async def _undecoded(msg: NatsMessageType) -> NatsMessageType:
 
 
 async def consume(
-    broker: NatsBroker, stage: StageWorker, jobs: OpenJobsReader, msg: NatsMessageType
+    broker: NatsBroker, stage: StageWorker, admission: JobAdmission, msg: NatsMessageType
 ) -> None:
     raw = msg.raw_message
     with consuming(tracer, f"stage {stage.name}", raw.subject, raw.headers) as span:
         try:
             envelope = parse_envelope(msg.body)
             job = JobPayload.model_validate(envelope.payload)
+            span.set_attributes(
+                {
+                    "interlock.workflow_id": envelope.workflow_id or "",
+                    "interlock.workflow_type": envelope.workflow_type,
+                    "interlock.stage": stage.name,
+                    "interlock.job_id": job.job_id,
+                    "interlock.state_version": envelope.expected_version or 0,
+                }
+            )
+            stale = await admission.is_stale(
+                envelope, job, effects=stage.effects, redelivered=deliveries(raw) > 1
+            )
         except (MalformedMessage, ValidationError) as exc:
-            reason = exc.reason if isinstance(exc, MalformedMessage) else "schema_mismatch"
-            await dead_letter(broker, raw, source=stage.source, reason=reason, detail=str(exc))
+            reason, detail = _refusal(exc)
+            span.set_attribute("interlock.dead_letter_reason", reason)
+            await dead_letter(broker, raw, source=stage.source, reason=reason, detail=detail)
             return
-        span.set_attributes(
-            {
-                "interlock.workflow_id": envelope.workflow_id or "",
-                "interlock.workflow_type": envelope.workflow_type,
-                "interlock.stage": stage.name,
-                "interlock.job_id": job.job_id,
-                "interlock.state_version": envelope.expected_version or 0,
-            }
-        )
-        doubtful = stage.effects or deliveries(raw) > 1
-        if doubtful and await jobs.is_stale(
-            envelope.tenant_id, envelope.workflow_id or "", job.job_id, envelope.expected_version
-        ):
+        if stale:
             span.set_attribute("interlock.job_stale", True)
             await msg.ack()
             return
@@ -159,6 +160,14 @@ async def consume(
         span.set_attribute("interlock.event_type", result.event_type)
         await submit(broker, stage, envelope, job, result)
     await msg.ack()
+
+
+def _refusal(exc: MalformedMessage | ValidationError) -> tuple[str, str]:
+    """(reason, detail) of a job that must not be acted on; the detail names fields and
+    error kinds, never the values a job carried."""
+    if isinstance(exc, MalformedMessage):
+        return exc.reason, exc.detail
+    return "schema_mismatch", f"job: {summarise(exc)}"
 
 
 async def _run(

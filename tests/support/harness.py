@@ -16,12 +16,13 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import queries
-from interlock.access import client_policies
+from interlock.access import client_policies, job_signing_key
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
 from interlock.messaging.streams import provision
 from interlock.projector.consumer import run as run_projector
 from interlock.projector.service import Projector
+from interlock.projector.signing import JobSigner
 from interlock.projector.store.database import database_pool
 from interlock.projector.store.postgres import open_store
 from interlock.settings import Settings
@@ -99,7 +100,8 @@ async def projector_running(
         engine = database_pool(database_url, pool_size=workers)
         stack.push_async_callback(engine.dispose)
         stop = asyncio.Event()
-        clients = client_policies(settings or Settings())
+        settings = settings or Settings()
+        clients, signer = client_policies(settings), JobSigner(job_signing_key(settings))
         for _ in range(projectors):
             broker = NatsBroker(nats_url, log_level=logging.DEBUG)
             await broker.start()
@@ -107,7 +109,12 @@ async def projector_running(
             own_store = await open_store(store_url or database_url, size=workers)
             stack.push_async_callback(own_store.close)
             task = asyncio.create_task(
-                run_projector(broker, Projector(own_store, clients=clients), stop, workers=workers)
+                run_projector(
+                    broker,
+                    Projector(own_store, clients=clients, signer=signer),
+                    stop,
+                    workers=workers,
+                )
             )
             stack.push_async_callback(_stopped, stop, task)
         yield Harness(nc, engine)
