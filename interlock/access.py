@@ -91,10 +91,21 @@ def client_policies(settings: Settings) -> dict[str, ClientPolicy]:
         else {UPSTREAM: _everywhere("request"), APPROVALS: _everywhere("signal", roles)}
     )
     found.setdefault(OPERATOR, _everywhere("signal", roles))
-    gateway_roles = frozenset(r for s in settings.gateway_senders.values() for r in s.roles)
     # Configured explicitly (as the projector's process is given them), it stays as it is.
-    found.setdefault(broker.GATEWAY, _everywhere("signal", gateway_roles))
+    found.setdefault(broker.GATEWAY, _gateway(settings))
     return found
+
+
+def _gateway(settings: Settings) -> ClientPolicy:
+    """The gateway speaks for what its senders together may: their tenants and roles."""
+    senders = settings.gateway_senders.values()
+    tenants = frozenset(t for s in senders for t in s.tenants)
+    return ClientPolicy(
+        publish=frozenset({"signal"}),
+        types=frozenset({ANY}),
+        tenants=frozenset({ANY}) if ANY in tenants else tenants,
+        roles=frozenset(r for s in senders for r in s.roles),
+    )
 
 
 def _everywhere(kind: Publishes, roles: frozenset[str] = frozenset()) -> ClientPolicy:

@@ -36,7 +36,13 @@ _OWN: dict[str, tuple[str, ...]] = {
     "relay": ("relay_batch_size", "stuck_after"),
     "timer": (),
     "sim": (),
-    "gateway": ("gateway_host", "gateway_port", "gateway_senders"),
+    "gateway": (
+        "gateway_host",
+        "gateway_port",
+        "gateway_senders",
+        "gateway_sender_rate",
+        "gateway_unauthenticated_rate",
+    ),
 }
 _STAGE = ("stage_workers", "external_timeout")
 _MODEL = ("model", "models", "openai_base_url", "openai_model", "openai_api_key", "model_timeout")

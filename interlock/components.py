@@ -28,6 +28,7 @@ from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.timers import TimerService
 from interlock.runtime import Component, Runtime
+from interlock.services.gateway import Limits
 from interlock.services.gateway import run_gateway as serve_gateway
 from interlock.services.runtime.admission import JobAdmission
 from interlock.services.runtime.openjobs import OpenJobsReader
@@ -107,6 +108,7 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
         port=settings.gateway_port,
         senders=settings.gateway_senders,
         stop=stop,
+        limits=Limits(settings.gateway_sender_rate, settings.gateway_unauthenticated_rate),
     )
 
 

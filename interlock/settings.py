@@ -13,12 +13,17 @@ __all__ = ["Settings", "asyncpg_dsn"]
 
 
 class GatewaySender(BaseModel):
-    """A webhook sender the gateway accepts: its signing secret and the roles it may claim."""
+    """A webhook sender the gateway accepts: its signing secret, and the tenants, actor roles
+    and actor ids it may speak for (`["*"]`: any)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     secret: SecretStr = Field(description="Standard Webhooks signing secret, `whsec_<base64>`.")
     roles: frozenset[str] = Field(description="Actor roles this sender may speak for.")
+    tenants: frozenset[str] = Field(
+        description="Tenants it acts for; a signal names one of them, or (one configured) none."
+    )
+    actors: frozenset[str] = Field(description='Actor ids it may sign as, or ["*"].')
 
 
 class Settings(BaseSettings):
@@ -122,7 +127,9 @@ class Settings(BaseSettings):
 
     # --- the approval/webhook gateway (`interlock service gateway`) ---
     gateway_host: str = Field(
-        default="0.0.0.0", description="Address the gateway's HTTP server listens on."
+        default="127.0.0.1",
+        description="Address the gateway's HTTP server listens on (0.0.0.0 to accept "
+        "connections from other hosts, e.g. in a container).",
     )
     gateway_port: int = Field(
         default=8080, ge=1, le=65535, description="Port the gateway's HTTP server listens on."
@@ -130,10 +137,20 @@ class Settings(BaseSettings):
     gateway_senders: dict[str, GatewaySender] = Field(
         default_factory=dict,
         description="Who may post webhooks to the gateway, as JSON: "
-        '{"<sender>": {"secret": "whsec_<base64>", "roles": ["support_approver", ...]}}. A '
-        "request names its sender in the `interlock-sender` header, is signed with that "
-        "secret (Standard Webhooks) and may claim only the listed actor roles. Secrets are "
-        "never logged; with no senders every request is refused.",
+        '{"<sender>": {"secret": "whsec_<base64>", "roles": ["support_approver", ...], '
+        '"tenants": ["acme"], "actors": ["alice", ...] | ["*"]}}. A request names its sender '
+        "in the `interlock-sender` header, is signed with that secret (Standard Webhooks) and "
+        "may claim only the listed tenants, actor roles and actor ids. Secrets are never "
+        "logged; with no senders every request is refused.",
+    )
+    gateway_sender_rate: float = Field(
+        default=20.0, gt=0, description="Requests a second the gateway accepts from one sender."
+    )
+    gateway_unauthenticated_rate: float = Field(
+        default=5.0,
+        gt=0,
+        description="Requests a second that fail authentication the gateway answers and records "
+        "(all senders together); beyond it they are refused with 429, unrecorded.",
     )
 
     @field_validator("nats_url")

@@ -22,8 +22,16 @@ from interlock.contracts.errors import PublishFailed
 from interlock.contracts.urls import nats_inbox
 from interlock.services.gateway.app import Publish, create_app
 from interlock.services.gateway.auth import SenderConfig, SenderRegistry
+from interlock.services.gateway.limits import Limits
 
-__all__ = ["SenderConfig", "SenderRegistry", "create_app", "jetstream_publisher", "run_gateway"]
+__all__ = [
+    "Limits",
+    "SenderConfig",
+    "SenderRegistry",
+    "create_app",
+    "jetstream_publisher",
+    "run_gateway",
+]
 
 log = logging.getLogger("interlock.gateway")
 
@@ -48,6 +56,7 @@ async def run_gateway(
     port: int,
     senders: Mapping[str, SenderConfig],
     stop: asyncio.Event,
+    limits: Limits | None = None,
 ) -> None:
     """Serve HTTP on `host:port` until `stop` is set, then stop accepting, finish in-flight
     requests and drain the NATS connection.
@@ -65,7 +74,10 @@ async def run_gateway(
         )
         stack.push_async_callback(nc.drain)
         app = create_app(
-            jetstream_publisher(nc.jetstream()), registry, connected=lambda: nc.is_connected
+            jetstream_publisher(nc.jetstream()),
+            registry,
+            connected=lambda: nc.is_connected,
+            limits=limits,
         )
         runner = web.AppRunner(app)
         await runner.setup()

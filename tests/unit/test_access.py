@@ -145,7 +145,14 @@ def test_a_child_reads_back_exactly_the_settings_it_is_given(
         {
             "parameters": {"support": {"approval_sla_seconds": 6}},
             "openai_api_key": "sk-1",
-            "gateway_senders": {"t": {"secret": "whsec_AAAA", "roles": ["support_approver"]}},
+            "gateway_senders": {
+                "t": {
+                    "secret": "whsec_AAAA",
+                    "roles": ["support_approver"],
+                    "tenants": ["acme"],
+                    "actors": ["*"],
+                }
+            },
             "stage_workers": 3,
             "insecure_nats": True,
         }
