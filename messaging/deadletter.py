@@ -1,8 +1,9 @@
 """Dead-lettering: a message that can never be processed is moved aside with its reason.
 
-The original body and headers are kept; the reason, a short detail and the original subject
-travel in `Interlock-Dlq-*` headers on `wf.dlq.<source>`. The original is then terminated so
-it never blocks the stream or loops through redeliveries.
+The original body (up to `MAX_KEPT_BODY` bytes; a larger one is left out and only its size
+kept) and headers are kept; the reason, a short detail and the original subject travel in
+`Interlock-Dlq-*` headers on `wf.dlq.<source>`. The original is then terminated so it never
+blocks the stream or loops through redeliveries.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from interlock.otel import metrics
 
 log = logging.getLogger("interlock.dlq")
 _MAX_DETAIL = 1000
+MAX_KEPT_BODY = 64 * 1024
+"""A dead letter keeps the body it refused up to this size: enough to read and redrive any
+message worth deciding (they carry references, not blobs), not enough for a flood of large
+messages to fill the dead-letter stream."""
 
 
 async def dead_letter(
@@ -31,9 +36,11 @@ async def dead_letter(
         subjects.HEADER_DLQ_SUBJECT: raw.subject,
         subjects.HEADER_MSG_ID: f"dlq-{source}-{sequence}",
     }
-    await broker.publish(
-        raw.data, subjects.dlq(source), headers=headers, stream=subjects.STREAM_DLQ
-    )
+    body = raw.data
+    if len(body) > MAX_KEPT_BODY:
+        headers[subjects.HEADER_DLQ_BODY_BYTES] = str(len(body))
+        body = b""
+    await broker.publish(body, subjects.dlq(source), headers=headers, stream=subjects.STREAM_DLQ)
     log.warning("dead-lettered %s from %s: %s", raw.subject, source, reason)
     metrics.dead_letter(source, reason)
     await raw.term()
