@@ -33,7 +33,13 @@ _SYSTEM_PREFIXES = ("LC_", "PYTHON", "OTEL_", "COV_CORE_", "COVERAGE_")
 _COMMON = ("home", "log_level", "local_traces", "insecure_nats")
 _OWN: dict[str, tuple[str, ...]] = {
     "projector": ("projector_workers", "parameters"),
-    "relay": ("relay_batch_size", "stuck_after"),
+    "relay": (
+        "relay_batch_size",
+        "stuck_after",
+        "archive_after",
+        "forget_after",
+        "retention_interval",
+    ),
     "timer": (),
     "sim": (),
     "gateway": (

@@ -26,6 +26,7 @@ from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import open_store
 from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
+from interlock.relay.retention import Retention
 from interlock.relay.timers import TimerService
 from interlock.runtime import Component, Runtime
 from interlock.services.gateway import Limits
@@ -75,8 +76,16 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
-    gauges = Gauges(rt.database_url, stuck_after=rt.settings.stuck_after)
+    s = rt.settings
+    gauges = Gauges(rt.database_url, stuck_after=s.stuck_after)
+    retention = Retention(
+        rt.database_url,
+        archive_after=s.archive_after,
+        forget_after=s.forget_after,
+        interval=s.retention_interval,
+    )
     sampling = asyncio.create_task(gauges.run(stop))
+    pruning = asyncio.create_task(retention.run(stop))
     nc = await nats.connect(rt.nats_url, name="interlock-relay", inbox_prefix=rt.inbox_prefix)
     try:
         relay = OutboxRelay(
@@ -86,6 +95,7 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     finally:
         await nc.drain()
         sampling.cancel()
+        pruning.cancel()
 
 
 async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:

@@ -3,15 +3,16 @@ listings, decisions, and the accepted transitions a benchmark measures."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import Row, Table, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.projector.store.database import database_pool
-from interlock.projector.store.schema import audit, workflows
+from interlock.projector.store.schema import audit, workflow_archive, workflows
 
 AUDIT_FIELDS = (
     "event_id",
@@ -57,22 +58,45 @@ async def workflow_view(
     """`interlock show --json`: state, versions, data, execution and the full audit trail of
     the workflow of that id (of `tenant_id`, which is needed only when several tenants use
     the id: `AmbiguousWorkflow` then)."""
-    query = select(workflows).where(workflows.c.id == workflow_id)
-    if tenant_id is not None:
-        query = query.where(workflows.c.tenant_id == tenant_id)
     async with engine.connect() as conn:
-        found = (await conn.execute(query.limit(10))).all()
+        found = await _rows(conn, workflows, workflow_id, tenant_id)
         if not found:
-            return None
+            found = await _rows(conn, workflow_archive, workflow_id, tenant_id)
+            return _archived_view(dict(found[0]._mapping)) if len(found) == 1 else None
         if len(found) > 1:
             raise AmbiguousWorkflow(workflow_id, sorted(r.tenant_id for r in found))
-        w = found[0]._mapping
+        w = dict(found[0]._mapping)
         trail = await conn.execute(
             select(audit)
             .where(audit.c.workflow_id == workflow_id, audit.c.tenant_id == w["tenant_id"])
             .order_by(audit.c.id)
         )
         entries = [_audit_entry(dict(r._mapping)) for r in trail]
+    return _view(w, entries, archived=False)
+
+
+async def _rows(
+    conn: AsyncConnection, table: Table, workflow_id: str, tenant_id: str | None
+) -> list[Row[Any]]:
+    query = select(table).where(table.c.id == workflow_id)
+    if tenant_id is not None:
+        query = query.where(table.c.tenant_id == tenant_id)
+    return list((await conn.execute(query.limit(10))).all())
+
+
+def _archived_view(w: Mapping[str, Any]) -> dict[str, Any]:
+    """A workflow moved to the archive by retention: the same view, its audit as archived."""
+    entries = [
+        {
+            **{k: r.get(k) for k in AUDIT_FIELDS},
+            "actor": {"id": r["actor_id"], "role": r["actor_role"]},
+        }
+        for r in w["audit"]
+    ]
+    return _view(w, entries, archived=True)
+
+
+def _view(w: Mapping[str, Any], entries: list[dict[str, Any]], *, archived: bool) -> dict[str, Any]:
     return {
         "workflow_id": w["id"],
         "workflow_type": w["workflow_type"],
@@ -86,6 +110,7 @@ async def workflow_view(
         "data": w["data"],
         "execution": w["execution"],
         "replays": w["replays"],
+        "archived": archived,
         "audit": entries,
     }
 

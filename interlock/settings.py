@@ -87,6 +87,21 @@ class Settings(BaseSettings):
     )
     stage_workers: int = Field(default=8, ge=1, description="Jobs each stage runs concurrently.")
     relay_batch_size: int = Field(default=500, ge=1, description="Outbox rows per relay batch.")
+    archive_after: float = Field(
+        default=30 * 24 * 3600.0,
+        gt=0,
+        description="Seconds a workflow stays in a terminal state before it moves from the hot "
+        "tables to the archive (`interlock show` still finds it).",
+    )
+    forget_after: float = Field(
+        default=30 * 24 * 3600.0,
+        gt=0,
+        description="Seconds processed events, refused events and fired or cancelled timers "
+        "are kept (deduplication needs them only while a message can still be redelivered).",
+    )
+    retention_interval: float = Field(
+        default=3600.0, gt=0, description="Seconds between the relay's retention passes."
+    )
     stuck_after: float = Field(
         default=300.0,
         gt=0,
