@@ -58,6 +58,15 @@ class InterlockError(Exception):
         return f"{base} ({self.hint})" if self.hint else base
 
 
+def described(exc: BaseException) -> str:
+    """An error as logs and dead letters may show it: our own errors by their message (they
+    name ids and what to do), any other only by its kind, since a library's message may
+    quote the values it choked on."""
+    if isinstance(exc, InterlockError):
+        return f"{type(exc).__name__}: {exc}"
+    return type(exc).__name__
+
+
 class TransientError(InterlockError):
     """Base of the errors worth retrying later: a dependency is down or a race was lost."""
 

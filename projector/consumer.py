@@ -36,7 +36,7 @@ from opentelemetry.trace import Link, Span
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope, utcnow
-from interlock.contracts.errors import MalformedMessage
+from interlock.contracts.errors import MalformedMessage, described
 from interlock.messaging.deadletter import (
     dead_letter,
     deliveries,
@@ -136,9 +136,9 @@ def _describe(span: Span, outcome: EventOutcome) -> None:
 
 async def _retry_later(broker: NatsBroker, raw: Msg, exc: Exception) -> None:
     if is_last_delivery(raw, subjects.PROJECTOR_MAX_DELIVER):
-        detail = f"{type(exc).__name__}: {exc}"
+        detail = described(exc)
         await dead_letter(broker, raw, source=SOURCE, reason="max_deliver_exceeded", detail=detail)
         return
     delivered = deliveries(raw)
-    log.warning("will retry %s (delivery %d): %r", raw.subject, delivered, exc)
+    log.warning("will retry %s (delivery %d): %s", raw.subject, delivered, described(exc))
     await raw.nak(delay=redelivery_delay(raw, 0.5))

@@ -202,7 +202,7 @@ async def _record(gw: Gateway, request: web.Request, refusal: Refusal, body: byt
 @contextmanager
 def _server_span(request: web.Request) -> Iterator[Span]:
     """A SERVER span with HTTP semantic-convention attributes, continuing the caller's
-    W3C trace context; no header values beyond the user agent, no body."""
+    W3C trace context; ids and outcomes only: no header values, no caller address, no body."""
     carrier = {name.lower(): value for name, value in request.headers.items()}
     attributes: dict[str, Any] = {
         "http.request.method": request.method,
@@ -211,8 +211,6 @@ def _server_span(request: web.Request) -> Iterator[Span]:
         "url.scheme": request.scheme,
         "server.address": request.url.host,
         "server.port": request.url.port,
-        "client.address": request.remote,
-        "user_agent.original": request.headers.get("User-Agent"),
         "network.protocol.version": f"{request.version.major}.{request.version.minor}",
         "interlock.workflow_type": request.match_info["workflow_type"],
         "interlock.workflow_id": request.match_info["workflow_id"],

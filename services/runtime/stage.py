@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, parse_envelope, summarise, utcnow
-from interlock.contracts.errors import MalformedMessage
+from interlock.contracts.errors import MalformedMessage, described
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.messaging.deadletter import (
@@ -178,13 +178,17 @@ async def _run(
         return await stage.handler(job, envelope)
     except Exception as exc:
         if is_last_delivery(msg.raw_message, subjects.STAGE_MAX_DELIVER):
-            log.error("%s gives up on job %s: %r", stage.name, job.job_id, exc)
+            log.error("%s gives up on job %s: %s", stage.name, job.job_id, described(exc))
             return StageResult(
                 "ESCALATE", {"reason": "stage_unavailable", "detail": type(exc).__name__}
             )
         delivered = deliveries(msg.raw_message)
         log.warning(
-            "%s will retry job %s (delivery %d): %r", stage.name, job.job_id, delivered, exc
+            "%s will retry job %s (delivery %d): %s",
+            stage.name,
+            job.job_id,
+            delivered,
+            described(exc),
         )
         await msg.nack(delay=redelivery_delay(msg.raw_message, 1.0))
         return None

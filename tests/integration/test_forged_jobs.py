@@ -150,3 +150,24 @@ async def test_jobs_the_projector_did_not_sign_as_they_are_never_acted_on(
 
     assert reasons == {job.event_id: reason for reason, jobs in forged.items() for job in jobs}
     assert await action_count(database_url) == 0
+
+
+CARD = "4111 1111 1111 1111"
+
+
+@pytest.mark.usefixtures("execute_stage")
+async def test_a_refused_job_is_recorded_by_field_and_error_kind_never_by_value(
+    nc: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    job = refund_job()
+    malformed = job.model_copy(update={"payload": {**job.payload, "attempt": CARD}})
+
+    await nc.jetstream().publish(STAGE, malformed.to_bytes())
+
+    reasons = await dead_letter_reasons(nc, 1)
+    assert reasons == {job.event_id: "schema_mismatch"}
+    letter = await nc.jetstream().get_last_msg(subjects.STREAM_DLQ, DLQ)
+    detail = (letter.headers or {})[subjects.HEADER_DLQ_DETAIL]
+    assert "attempt" in detail
+    assert CARD not in detail
+    assert CARD not in caplog.text
