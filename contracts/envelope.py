@@ -69,6 +69,9 @@ def parse_envelope(raw: bytes) -> Envelope:
     """Validate raw bytes into an `Envelope` or raise `MalformedMessage`."""
     if len(raw) > MAX_MESSAGE_BYTES:
         raise MalformedMessage("oversized", f"{len(raw)} bytes > {MAX_MESSAGE_BYTES}")
+    if b"\\u0000" in raw or b"\x00" in raw:
+        # PostgreSQL text and jsonb cannot hold NUL: refuse it here, not as a database error.
+        raise MalformedMessage("nul_character", "text may not contain NUL characters")
     try:
         return Envelope.model_validate_json(raw)
     except ValidationError as exc:

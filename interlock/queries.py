@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, Table, func, select
+from sqlalchemy import Integer, Row, Table, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from interlock.contracts.errors import ErrorCode, InterlockError
@@ -214,3 +214,27 @@ async def accepted_timestamps(
     async with engine.connect() as conn:
         rows = (await conn.execute(query)).all()
     return [(r.workflow_id, r.occurred_at, r.recorded_at) for r in rows]
+
+
+async def refusals_of(engine: AsyncEngine, event_ids: list[str]) -> dict[str, str | None]:
+    """For each of these event ids that was decided: the reason it was refused, or None if
+    it was only ever accepted."""
+    query = (
+        select(
+            audit.c.event_id,
+            func.min(audit.c.reason).filter(~audit.c.accepted).label("reason"),
+        )
+        .where(audit.c.event_id.in_(event_ids))
+        .group_by(audit.c.event_id)
+    )
+    async with engine.connect() as conn:
+        rows = (await conn.execute(query)).all()
+    return {r.event_id: r.reason for r in rows}
+
+
+async def counted_replays(engine: AsyncEngine, workflow_ids: list[str]) -> int:
+    """Repeated requests (`idempotent_replay`) the projector counted on these workflows."""
+    replays = workflows.c.replays["idempotent_replay"].astext.cast(Integer)
+    query = select(func.coalesce(func.sum(replays), 0)).where(workflows.c.id.in_(workflow_ids))
+    async with engine.connect() as conn:
+        return int((await conn.execute(query)).scalar_one())

@@ -16,6 +16,7 @@ import typer
 from interlock.cli import credentials, inspect, operate, run
 from interlock.tools.bench import bench
 from interlock.tools.demo import demo
+from interlock.tools.hostile import hostile
 
 app = typer.Typer(
     help="Interlock: durable, guarded AI workflows on NATS JetStream and PostgreSQL.",
@@ -34,6 +35,7 @@ app.command(name="nats-config")(credentials.nats_config)
 app.command(name="client-url")(credentials.client_url)
 app.command()(demo)
 app.command()(bench)
+app.command()(hostile)
 for command in operate.COMMANDS:
     app.command()(command)
 
