@@ -15,6 +15,8 @@ import base64
 import logging
 import os
 import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import typer
@@ -27,6 +29,7 @@ from interlock.health import attached
 from interlock.options import JsonOpt, with_stack
 from interlock.runtime import prepare, supervised
 from interlock.settings import GatewaySender, Settings
+from interlock.supervisor import Supervisor
 from interlock.tools.hostile.round import TENANT, Report, Stack, play
 
 PARAMETERS = {"support": {"approval_sla_seconds": 3600.0, "retry_delay_scale": 0.02}}
@@ -66,19 +69,24 @@ async def run(
     if (await attached("projector", nats_url))[0]:
         console.errors.print("components are already running (e.g. `interlock up`); stop them")
         raise typer.Exit(2)
+    async with hostile_stack(s, nats_url, database_url) as (stack, supervisor):
+        report = await play(stack, rng, messages, good)
+        crashes = {n: c.restarts for n, c in supervisor.children.items() if c.restarts}
+    return report, crashes
+
+
+@asynccontextmanager
+async def hostile_stack(
+    s: Settings, nats_url: str, database_url: str
+) -> AsyncIterator[tuple[Stack, Supervisor]]:
+    """The support workflow's components and the gateway, supervised, for the duration."""
     settings = hostile_settings(s)
     await prepare(nats_url, database_url, access.component_roles(settings))
     names = [*default_stack("support"), GATEWAY]
     async with supervised(settings, nats_url, database_url, names) as supervisor:
-        stack = Stack(
-            settings,
-            access.without_credentials(nats_url),
-            database_url,
-            f"http://127.0.0.1:{settings.gateway_port}",
-        )
-        report = await play(stack, rng, messages, good)
-        crashes = {n: c.restarts for n, c in supervisor.children.items() if c.restarts}
-    return report, crashes
+        server = access.without_credentials(nats_url)
+        gateway = f"http://127.0.0.1:{settings.gateway_port}"
+        yield Stack(settings, server, database_url, gateway), supervisor
 
 
 def hostile_settings(s: Settings) -> Settings:

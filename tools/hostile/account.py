@@ -29,6 +29,10 @@ class Fates:
     def record(self, number: int, fate: str) -> None:
         self.by_number.setdefault(number, fate)
 
+    def of(self, numbers: set[int]) -> Fates:
+        """The fates of these messages only (the dead letters hold other rounds' too)."""
+        return Fates({n: f for n, f in self.by_number.items() if n in numbers})
+
     def counts(self) -> dict[str, int]:
         return dict(sorted(Counter(self.by_number.values()).items()))
 

@@ -77,10 +77,15 @@ def _envelope(event_type: str, target: Target, event_id: str, **fields: Any) -> 
     }
 
 
+def _uid(rng: random.Random) -> uuid.UUID:
+    """A random id the seed decides."""
+    return uuid.UUID(int=rng.getrandbits(128), version=4)
+
+
 def _msg(n: int, kind: str, identity: str, subject: str, body: Any, *,
          event_id: str | None = None, msg_id: str | None = None) -> Hostile:  # fmt: skip
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    headers = {HEADER: str(n), subjects.HEADER_MSG_ID: msg_id or f"hostile-{uuid.uuid4()}"}
+    headers = {HEADER: str(n), subjects.HEADER_MSG_ID: msg_id or f"hostile-msg-{n}"}
     return Hostile(n, kind, identity, subject, data, headers, event_id)
 
 
@@ -124,7 +129,7 @@ def nul_bearing(rng: random.Random, n: int, target: Target) -> Hostile:
 def forged_result(rng: random.Random, n: int, target: Target) -> Hostile:
     """A result from a stage that does not emit it, or for a job that is not open."""
     stage = rng.choice(STAGES)
-    job = f"forged-job-{uuid.uuid4()}"
+    job = f"forged-job-{_uid(rng)}"
     if target.open_jobs and rng.random() < 0.5:
         job, owner = rng.choice(sorted(target.open_jobs.items()))
         stage = rng.choice([s for s in STAGES if s != owner])  # another stage's job
@@ -138,7 +143,7 @@ def forged_result(rng: random.Random, n: int, target: Target) -> Hostile:
 def forged_job(rng: random.Random, n: int, target: Target) -> Hostile:
     """An unsigned job (e.g. a 99,999.00 refund), as a compromised relay could publish it."""
     stage = rng.choice(STAGES)
-    job_id = f"forged-job-{uuid.uuid4()}"
+    job_id = f"forged-job-{_uid(rng)}"
     payload = {"job_id": job_id, "stage": stage, "state": "EXECUTING_ACTION",
                "definition_version": 2, "inputs": {"amount": "99999.00"}}  # fmt: skip
     event = _envelope("JOB", target, job_id, expected_version=99, payload=payload)
@@ -157,7 +162,7 @@ def forged_signal(rng: random.Random, n: int, target: Target) -> Hostile:
 
 def reserved_id(rng: random.Random, n: int, target: Target) -> Hostile:
     """A signal spending an id in the namespace of results or timer firings."""
-    event_id = rng.choice([result_event_id, timer_event_id])(f"squat-{uuid.uuid4()}")
+    event_id = rng.choice([result_event_id, timer_event_id])(f"squat-{_uid(rng)}")
     event = _envelope("CANCEL_REQUESTED", target, event_id, expected_version=10_000)
     return _msg(n, "reserved_id", "approvals", _signal_subject(), event, event_id=event_id)
 
@@ -221,6 +226,7 @@ FORGERS: dict[str, Forger] = {
 
 
 def forge(rng: random.Random, first: int, count: int, targets: list[Target]) -> list[Hostile]:
-    """`count` hostile messages numbered from `first`, of kinds and targets `rng` chooses."""
+    """`count` hostile messages numbered from `first` (numbers name their event and message
+    ids: a round starts from a number of its own), of kinds and targets `rng` chooses."""
     kinds = sorted(FORGERS)
     return [FORGERS[rng.choice(kinds)](rng, first + i, rng.choice(targets)) for i in range(count)]

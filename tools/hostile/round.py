@@ -117,13 +117,14 @@ async def _interleave(
     """Hostile messages in chunks; a good workflow starts every few chunks."""
     sent: list[Hostile] = []
     answers: dict[int, str] = {}
+    first = rng.getrandbits(32) * 1_000_000  # another round's numbers are not this one's
     chunks = max(1, -(-messages // CHUNK))
     every = max(1, chunks // max(1, good - 1))
     for index in range(chunks):
         if index and index % every == 0 and len(runs) < good:
             runs.append(await good_traffic.start())
         targets = [await _target(engine, run) for run in runs]
-        batch = forge(rng, len(sent), min(CHUNK, messages - len(sent)), targets)
+        batch = forge(rng, first + len(sent), min(CHUNK, messages - len(sent)), targets)
         results = await asyncio.gather(*(conns.send(h) for h in batch))
         answers.update((h.number, a) for h, a in zip(batch, results, strict=True) if a)
         sent += batch
@@ -144,7 +145,7 @@ async def _fates(
     await account.replays(engine, [r.workflow_id for r in runs], sent, fates)
     for h in sent:
         fates.record(h.number, account.UNACCOUNTED)
-    return fates
+    return fates.of({h.number for h in sent})
 
 
 @dataclass
