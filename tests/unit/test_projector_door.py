@@ -92,6 +92,16 @@ async def open_jobs(store: InMemoryWorkflowStore) -> dict[str, str | None]:
     }
 
 
+async def approval_expiry(store: InMemoryWorkflowStore) -> Envelope:
+    """The firing of the workflow's approval timer, with the event id derived from it."""
+    timer = (await checkpoint(store, "wf-1")).execution.timers["approval"]
+    return envelope(
+        "APPROVAL_EXPIRED",
+        workflow_id="wf-1",
+        payload={"timer_id": timer.id, "fire_at": timer.fire_at.isoformat()},
+    )
+
+
 # --- the subject decides the kind and the type -----------------------------------------------
 
 
@@ -110,14 +120,7 @@ async def test_a_timer_firing_sent_on_a_request_subject_is_refused(
     projector: Projector, store: InMemoryWorkflowStore
 ) -> None:
     await to_awaiting_approval(projector, store, "wf-1")
-    timer = (await checkpoint(store, "wf-1")).execution.timers["approval"]
-    firing = envelope(
-        "APPROVAL_EXPIRED",
-        workflow_id="wf-1",
-        event_id=timer_event_id(timer.id),
-        payload={"timer_id": timer.id, "fire_at": timer.fire_at.isoformat()},
-        occurred_at=timer.fire_at,
-    )
+    firing = await approval_expiry(store)
 
     await assert_refused(projector, store, firing, UPSTREAM, "kind_mismatch")
 
@@ -287,12 +290,7 @@ async def test_a_premature_timer_firing_is_dead_lettered_not_held_and_not_audite
 ) -> None:
     await to_awaiting_approval(projector, store, "wf-1")
     timer = (await checkpoint(store, "wf-1")).execution.timers["approval"]
-    early = envelope(
-        "APPROVAL_EXPIRED",
-        workflow_id="wf-1",
-        event_id=timer_event_id(timer.id),
-        payload={"timer_id": timer.id, "fire_at": timer.fire_at.isoformat()},
-    )
+    early = await approval_expiry(store)
     audit_before = store.audit("wf-1")
 
     with pytest.raises(MalformedMessage) as refused:
@@ -309,13 +307,7 @@ async def test_a_timer_firing_whose_id_is_not_derived_from_its_timer_is_refused(
     projector: Projector, store: InMemoryWorkflowStore
 ) -> None:
     await to_awaiting_approval(projector, store, "wf-1")
-    timer = (await checkpoint(store, "wf-1")).execution.timers["approval"]
-    forged = envelope(
-        "APPROVAL_EXPIRED",
-        workflow_id="wf-1",
-        event_id="timer:made-up",
-        payload={"timer_id": timer.id, "fire_at": timer.fire_at.isoformat()},
-    )
+    forged = (await approval_expiry(store)).model_copy(update={"event_id": "timer:made-up"})
 
     await assert_refused(
         projector, store, forged, Inbound("timer", "support", None), "bad_timer_id"
