@@ -36,10 +36,23 @@ _FAULT_INJECTION = frozenset({CRASHPOINTS})
 _COMMON = ("home", "log_level", "local_traces", "insecure_nats", "shutdown_grace")
 _OWN: dict[str, tuple[str, ...]] = {
     "projector": ("projector_workers", "parameters", "unknown_workflow_grace"),
-    "relay": ("relay_batch_size", "stuck_after", "sweep_after"),
+    "relay": (
+        "relay_batch_size",
+        "stuck_after",
+        "sweep_after",
+        "archive_after",
+        "forget_after",
+        "retention_interval",
+    ),
     "timer": (),
     "sim": (),
-    "gateway": ("gateway_host", "gateway_port", "gateway_senders"),
+    "gateway": (
+        "gateway_host",
+        "gateway_port",
+        "gateway_senders",
+        "gateway_sender_rate",
+        "gateway_unauthenticated_rate",
+    ),
 }
 _STAGE = ("stage_workers", "external_timeout")
 _MODEL = ("model", "models", "openai_base_url", "openai_model", "openai_api_key", "model_timeout")
