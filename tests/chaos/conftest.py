@@ -62,6 +62,7 @@ async def stack(
                     module_database,
                     crash_dir,
                     e2e_settings.home,
+                    settings,
                 )
             finally:
                 await desk.stop()
