@@ -119,4 +119,5 @@ async def perform(
         action.event,
         payload=lambda current: action.payload(current, text),
         actor=signer(settings, view, operator, action),
+        tenant_id=view["tenant_id"],
     )

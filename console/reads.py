@@ -1,5 +1,5 @@
 """The console's read-only queries. Each is shaped for an index of migration
-0005_console_indexes, so pages stay fast with many workflows: listings are keyset-paginated
+0007_console_indexes, so pages stay fast with many workflows: listings are keyset-paginated
 newest first, filters are (type, state) pairs or a tenant, and an id search is a prefix.
 
 A workflow waits on a person in the waiting states where that is normal (approvals, manual
@@ -22,7 +22,9 @@ from interlock.projector.store.schema import audit, workflows
 from interlock.relay.gauges import human_waiting_states, terminal_states
 from interlock.relay.store import LAG
 
-timers = table("timers", column("workflow_id"), column("status"), column("fire_at"))
+timers = table(
+    "timers", column("tenant_id"), column("workflow_id"), column("status"), column("fire_at")
+)
 PAGE = 50
 _LISTED = (
     workflows.c.id,
@@ -72,8 +74,12 @@ def _in_pairs(found: list[tuple[str, str]]) -> ColumnElement[bool]:
 
 def stuck_condition(stuck_after: float, now: datetime) -> ColumnElement[bool]:
     cutoff = now - timedelta(seconds=stuck_after)
-    armed = and_(timers.c.workflow_id == workflows.c.id, timers.c.status == "armed")
-    overdue = select(timers.c.workflow_id).where(
+    armed = and_(
+        timers.c.tenant_id == workflows.c.tenant_id,
+        timers.c.workflow_id == workflows.c.id,
+        timers.c.status == "armed",
+    )
+    overdue = select(timers.c.tenant_id, timers.c.workflow_id).where(
         timers.c.status == "armed", timers.c.fire_at < cutoff
     )
     return or_(
@@ -82,7 +88,10 @@ def stuck_condition(stuck_after: float, now: datetime) -> ColumnElement[bool]:
             workflows.c.updated_at < cutoff,
             ~exists().where(armed),
         ),
-        and_(workflows.c.id.in_(overdue), ~_in_pairs(pairs(terminal_states()))),
+        and_(
+            row(workflows.c.tenant_id, workflows.c.id).in_(overdue),
+            ~_in_pairs(pairs(terminal_states())),
+        ),
     )
 
 

@@ -69,11 +69,11 @@ def render(
 
 async def find_workflow(request: Request) -> dict[str, Any] | None:
     """The workflow the path names (tenant and id), or None."""
-    tenant = request.path_params["tenant"]
-    view = await queries.workflow_view(
-        console_of(request).reader, request.path_params["workflow_id"]
+    return await queries.workflow_view(
+        console_of(request).reader,
+        request.path_params["workflow_id"],
+        request.path_params["tenant"],
     )
-    return view if view is not None and view["tenant_id"] == tenant else None
 
 
 def ago(value: datetime | str | None) -> str:

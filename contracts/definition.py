@@ -65,11 +65,19 @@ class Transition(_Frozen):
     """Why this edge exists, recorded on the workflow when it leads to manual review."""
 
 
+GENERIC_RESULTS = frozenset({"RETRYABLE_ERROR", "PERMANENT_ERROR", "ESCALATE"})
+"""Results any stage may submit for its job (where the definition has them): a transient or
+permanent failure, or giving up (the stage runtime escalates on its last delivery)."""
+
+
 class Stage(_Frozen):
-    """The stage service that does a state's work: its job subject and the data it reads."""
+    """The stage service that does a state's work: its job subject, the data it reads and the
+    results it may submit. The projector refuses any other result from that stage."""
 
     name: str
     inputs: tuple[str, ...] = ()
+    emits: tuple[str, ...] = ()
+    """Its result events besides the generic ones (`GENERIC_RESULTS`)."""
 
 
 class RetryPolicy(_Frozen):
@@ -216,3 +224,14 @@ class WorkflowDefinition(_Frozen):
 
     def announcement(self, state: str) -> Announcement | None:
         return next((a for a in self.announcements if a.state == state), None)
+
+    def all_stages(self) -> tuple[Stage, ...]:
+        """Every stage: of the states and of the parallel branches."""
+        branches = (b.stage for p in self.parallel for b in p.branches)
+        return (*self.stages.values(), *branches)
+
+    def emitted_by(self, stage: str) -> frozenset[str]:
+        """The result events stage `stage` may submit (none if it is not a stage here)."""
+        own = {e for s in self.all_stages() if s.name == stage for e in s.emits}
+        generic = GENERIC_RESULTS & {e.name for e in self.events} if own else set()
+        return frozenset(own | generic)

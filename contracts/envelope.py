@@ -69,6 +69,9 @@ def parse_envelope(raw: bytes) -> Envelope:
     """Validate raw bytes into an `Envelope` or raise `MalformedMessage`."""
     if len(raw) > MAX_MESSAGE_BYTES:
         raise MalformedMessage("oversized", f"{len(raw)} bytes > {MAX_MESSAGE_BYTES}")
+    if b"\x00" in raw:
+        # A raw NUL byte is never valid JSON; name it for what it is.
+        raise MalformedMessage("nul_character", "text may not contain NUL characters")
     try:
         envelope = Envelope.model_validate_json(raw)
     except ValidationError as exc:

@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     REFUSED = "refused"
     EMBEDDED_START_FAILED = "embedded_start_failed"
     CONFIGURATION = "configuration"
+    AMBIGUOUS_WORKFLOW = "ambiguous_workflow"
 
 
 class InterlockError(Exception):
@@ -55,6 +56,15 @@ class InterlockError(Exception):
     def __str__(self) -> str:
         base = super().__str__()
         return f"{base} ({self.hint})" if self.hint else base
+
+
+def described(exc: BaseException) -> str:
+    """An error as logs and dead letters may show it: our own errors by their message (they
+    name ids and what to do), any other only by its kind, since a library's message may
+    quote the values it choked on."""
+    if isinstance(exc, InterlockError):
+        return f"{type(exc).__name__}: {exc}"
+    return type(exc).__name__
 
 
 class TransientError(InterlockError):

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from interlock.contracts.definition import (
+    GENERIC_RESULTS,
     RETRY_TARGET,
     REVIEW_TARGET,
     Gate,
@@ -91,6 +92,7 @@ def _references(
         set(actions) if actions is not None else None,
     )
     _policy_refs(d, found)
+    _emitted_results(d, found)
     return found
 
 
@@ -128,6 +130,29 @@ def _policy_refs(d: WorkflowDefinition, found: _Issues) -> None:
         found.need("event", event, events, "data update")
     for a in d.announcements:
         found.need("state", a.state, states, f"announcement {a.name}")
+
+
+def _emitted_results(d: WorkflowDefinition, found: _Issues) -> None:
+    """Every stage names its results, each a result event of `d`, and every result event but
+    the generic ones has a stage that emits it: the projector takes a result only from a
+    stage that emits it."""
+    events = {e.name: e for e in d.events}
+    emitted = set(GENERIC_RESULTS)
+    for stage in d.all_stages():
+        if not stage.emits:
+            found.append(
+                GraphIssue(code="stage_emits_nothing", message=f"stage {stage.name} emits nothing")
+            )
+        for name in stage.emits:
+            found.need("event", name, set(events), f"stage {stage.name}")
+            if name in events and events[name].source != "result":
+                message = f"stage {stage.name} emits {name}, a {events[name].source}"
+                found.append(GraphIssue(code="not_a_result", message=message))
+        emitted |= set(stage.emits)
+    for event in d.events:
+        if event.source == "result" and event.name not in emitted:
+            message = f"no stage emits the result {event.name}"
+            found.append(GraphIssue(code="result_not_emitted", message=message))
 
 
 def _successors(

@@ -26,13 +26,37 @@ def workflow_id_for(workflow_type: str, tenant_id: str, event_id: str) -> str:
     return derive("workflow", workflow_type, tenant_id, event_id)
 
 
-def job_id_for(workflow_id: str, state_version: int, stage: str) -> str:
-    return derive("job", workflow_id, state_version, stage)
+RESULT_PREFIX = "result:"
+TIMER_PREFIX = "timer:"
+RESERVED_PREFIXES = (RESULT_PREFIX, TIMER_PREFIX)
+"""Event ids in these namespaces are derived by Interlock itself (a stage's result from its
+job, a timer firing from its timer); a request or signal may not use them, so nobody can
+spend the id of a result or firing before it exists."""
+
+
+def job_id_for(tenant_id: str, workflow_id: str, state_version: int, stage: str) -> str:
+    """A job's id. Workflow ids are unique per tenant only, so the tenant is part of it."""
+    return derive("job", tenant_id, workflow_id, state_version, stage)
 
 
 def result_event_id(job_id: str) -> str:
     """The event id of a stage's result: one job, one result, however often it runs."""
-    return derive("result", job_id)
+    return RESULT_PREFIX + derive("result", job_id)
+
+
+def timer_id_for(tenant_id: str, workflow_id: str, state_version: int, kind: str) -> str:
+    """A timer's id: one per kind and workflow version."""
+    return derive("timer", tenant_id, workflow_id, state_version, kind)
+
+
+def timer_event_id(timer_id: str) -> str:
+    """The event id of a timer's firing: fired twice, it is still one event."""
+    return TIMER_PREFIX + derive("timer-fired", timer_id)
+
+
+def is_reserved(event_id: str) -> bool:
+    """Whether `event_id` lies in a namespace only results and timer firings may use."""
+    return event_id.startswith(RESERVED_PREFIXES)
 
 
 def canonical_json(value: Any) -> str:
@@ -47,8 +71,9 @@ def fingerprint(value: Any) -> str:
 _KV_SAFE = re.compile(r"[-_=A-Za-z0-9]{1,200}")
 
 
-def kv_key(workflow_id: str) -> str:
-    """A NATS KV key for a workflow id (ids with other characters are hashed)."""
-    if _KV_SAFE.fullmatch(workflow_id):
-        return workflow_id
-    return "h_" + hashlib.sha256(workflow_id.encode()).hexdigest()[:40]
+def kv_key(tenant_id: str, workflow_id: str) -> str:
+    """A NATS KV key for a tenant's workflow (ids with other characters are hashed)."""
+    if _KV_SAFE.fullmatch(tenant_id) and _KV_SAFE.fullmatch(workflow_id):
+        return f"{tenant_id}.{workflow_id}"
+    digest = hashlib.sha256(f"{tenant_id}\x1f{workflow_id}".encode()).hexdigest()[:40]
+    return f"h_{digest}"

@@ -59,17 +59,36 @@ EVENTS = (
 )
 
 STAGES = {
-    "received": Stage(name="validate", inputs=("request",)),
-    "validated": Stage(name="normalize", inputs=("request",)),
-    "normalized": Stage(name="enrich", inputs=("request",)),
-    "enriched": Stage(name="classify_request", inputs=("request", "evidence")),
+    "received": Stage(
+        name="validate",
+        inputs=("request",),
+        emits=("REQUEST_VALIDATED", "REQUEST_UNSUPPORTED"),
+    ),
+    "validated": Stage(name="normalize", inputs=("request",), emits=("REQUEST_NORMALIZED",)),
+    "normalized": Stage(name="enrich", inputs=("request",), emits=("REQUEST_ENRICHED",)),
+    "enriched": Stage(
+        name="classify_request",
+        inputs=("request", "evidence"),
+        emits=("REQUEST_CLASSIFIED", "CLASSIFICATION_INVALID"),
+    ),
     "classified": Stage(
-        name="route", inputs=("request", "classification", "normalization", "versions")
+        name="route",
+        inputs=("request", "classification", "normalization", "versions"),
+        emits=(
+            "CLASSIFICATION_INVALID",
+            "EFFECT_AUTHORIZED",
+            "ROUTE_BLOCKED",
+            "ROUTED_FOR_APPROVAL",
+        ),
     ),
     "approved": Stage(
-        name="bind_approval", inputs=("route", "approval", "normalization", "versions")
+        name="bind_approval",
+        inputs=("route", "approval", "normalization", "versions"),
+        emits=("EFFECT_AUTHORIZED",),
     ),
-    "executing": Stage(name="execute_effect", inputs=("authorization",)),
+    "executing": Stage(
+        name="execute_effect", inputs=("authorization",), emits=("EFFECT_EXECUTED",)
+    ),
 }
 
 DATA = {

@@ -39,6 +39,8 @@ HEADER_MSG_ID = "Nats-Msg-Id"
 HEADER_DLQ_REASON = "Interlock-Dlq-Reason"
 HEADER_DLQ_DETAIL = "Interlock-Dlq-Detail"
 HEADER_DLQ_SUBJECT = "Interlock-Dlq-Subject"
+HEADER_DLQ_BODY_BYTES = "Interlock-Dlq-Body-Bytes"
+"""Set when a dead letter's body was too large to keep: how many bytes it had."""
 
 
 INBOUND_KINDS = ("request", "signal", "result", "timer")

@@ -82,9 +82,17 @@ RETRY = {
 }
 
 STAGES = {
-    "CLASSIFYING": Stage(name="classify", inputs=("request", "invalid_model_output")),
-    "RETRIEVING_POLICY": Stage(name="retrieve_policy", inputs=("request", "classification")),
-    "INSPECTING_ACCOUNT": Stage(name="inspect_account", inputs=("request",)),
+    "CLASSIFYING": Stage(
+        name="classify",
+        inputs=("request", "invalid_model_output"),
+        emits=("CLASSIFICATION_SUCCEEDED", "MODEL_OUTPUT_INVALID"),
+    ),
+    "RETRIEVING_POLICY": Stage(
+        name="retrieve_policy", inputs=("request", "classification"), emits=("POLICY_RETRIEVED",)
+    ),
+    "INSPECTING_ACCOUNT": Stage(
+        name="inspect_account", inputs=("request",), emits=("ACCOUNT_INSPECTED",)
+    ),
     "GENERATING_RECOMMENDATION": Stage(
         name="generate_recommendation",
         inputs=(
@@ -95,17 +103,26 @@ STAGES = {
             "revision_feedback",
             "invalid_model_output",
         ),
+        emits=("RECOMMENDATION_GENERATED", "MODEL_OUTPUT_INVALID"),
     ),
     "VALIDATING_POLICY": Stage(
         name="validate_policy",
         inputs=("request", "recommendation", "recommendation_version", "policy", "account"),
+        emits=("POLICY_VALID", "POLICY_INVALID", "POLICY_UNCLEAR"),
     ),
     "EXECUTING_ACTION": Stage(
         name="execute_action",
         inputs=("request", "recommendation", "recommendation_version", "approval"),
+        emits=("ACTION_EXECUTED", "POST_ACTION_INVARIANT_FAILED"),
     ),
-    "NOTIFYING_CUSTOMER": Stage(name="notify_customer", inputs=("request", "action")),
-    "COMPENSATING": Stage(name="compensate", inputs=("action", "recommendation_version")),
+    "NOTIFYING_CUSTOMER": Stage(
+        name="notify_customer", inputs=("request", "action"), emits=("CUSTOMER_NOTIFIED",)
+    ),
+    "COMPENSATING": Stage(
+        name="compensate",
+        inputs=("action", "recommendation_version"),
+        emits=("COMPENSATION_SUCCEEDED", "COMPENSATION_FAILED"),
+    ),
 }
 
 DATA = {

@@ -46,6 +46,19 @@ def secrets_of(settings: Settings) -> Secrets:
     return Secrets.of_home(settings.home, settings.secrets_dir)
 
 
+def job_signing_key(settings: Settings) -> str:
+    """The PEM the projector signs jobs with: as its process was given it, else the
+    installation's (generated on first need)."""
+    if settings.job_signing_key is not None:
+        return settings.job_signing_key.get_secret_value()
+    return secrets_of(settings).job_signing_key()
+
+
+def job_public_key(settings: Settings) -> str:
+    """The PEM stages verify job signatures with: as given, else the installation's."""
+    return settings.job_public_key or secrets_of(settings).job_public_key()
+
+
 def component_roles(settings: Settings) -> dict[str, str]:
     """The components' database roles and their passwords (generated on first need)."""
     return secrets_of(settings).postgres_passwords(list(DATABASE_ROLES))
@@ -90,10 +103,21 @@ def client_policies(settings: Settings) -> dict[str, ClientPolicy]:
         else {UPSTREAM: _everywhere("request"), APPROVALS: _everywhere("signal", roles)}
     )
     found.setdefault(OPERATOR, _everywhere("signal", roles))
-    gateway_roles = frozenset(r for s in settings.gateway_senders.values() for r in s.roles)
     # Configured explicitly (as the projector's process is given them), it stays as it is.
-    found.setdefault(broker.GATEWAY, _everywhere("signal", gateway_roles))
+    found.setdefault(broker.GATEWAY, _gateway(settings))
     return found
+
+
+def _gateway(settings: Settings) -> ClientPolicy:
+    """The gateway speaks for what its senders together may: their tenants and roles."""
+    senders = settings.gateway_senders.values()
+    tenants = frozenset(t for s in senders for t in s.tenants)
+    return ClientPolicy(
+        publish=frozenset({"signal"}),
+        types=frozenset({ANY}),
+        tenants=frozenset({ANY}) if ANY in tenants else tenants,
+        roles=frozenset(r for s in senders for r in s.roles),
+    )
 
 
 def _everywhere(kind: Publishes, roles: frozenset[str] = frozenset()) -> ClientPolicy:

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, SecretStr
 
 from interlock.access import client_policies, secrets_of
+from interlock.messaging.crashpoints import ENV as CRASHPOINTS
 from interlock.settings import Settings
 
 _SYSTEM = frozenset(
@@ -29,14 +30,29 @@ _SYSTEM = frozenset(
     }
 )  # fmt: skip
 _SYSTEM_PREFIXES = ("LC_", "PYTHON", "OTEL_", "COV_CORE_", "COVERAGE_")
+_FAULT_INJECTION = frozenset({CRASHPOINTS})
+"""Armed by a chaos run or test for every component; never set in production."""
 
-_COMMON = ("home", "log_level", "local_traces", "insecure_nats")
+_COMMON = ("home", "log_level", "local_traces", "insecure_nats", "shutdown_grace")
 _OWN: dict[str, tuple[str, ...]] = {
-    "projector": ("projector_workers", "parameters"),
-    "relay": ("relay_batch_size", "stuck_after"),
+    "projector": ("projector_workers", "parameters", "unknown_workflow_grace"),
+    "relay": (
+        "relay_batch_size",
+        "stuck_after",
+        "sweep_after",
+        "archive_after",
+        "forget_after",
+        "retention_interval",
+    ),
     "timer": (),
     "sim": (),
-    "gateway": ("gateway_host", "gateway_port", "gateway_senders"),
+    "gateway": (
+        "gateway_host",
+        "gateway_port",
+        "gateway_senders",
+        "gateway_sender_rate",
+        "gateway_unauthenticated_rate",
+    ),
     "console": (
         "console_host",
         "console_port",
@@ -70,7 +86,11 @@ def child_environment(
     """The whole environment of `component`'s process. The projector gets the private key
     it signs jobs with, the stages the public key they verify them with (PEM)."""
     secrets = secrets_of(settings)
-    env = {k: v for k, v in os.environ.items() if k in _SYSTEM or k.startswith(_SYSTEM_PREFIXES)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in _SYSTEM or k in _FAULT_INJECTION or k.startswith(_SYSTEM_PREFIXES)
+    }
     env["INTERLOCK_NATS_URL"] = nats_url
     if database_url is not None:
         env["INTERLOCK_DATABASE_URL"] = database_url

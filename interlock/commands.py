@@ -39,12 +39,16 @@ async def send_and_wait(
     *,
     payload: Callable[[dict[str, Any]], dict[str, Any]],
     actor: Actor,
+    tenant_id: str | None = None,
 ) -> dict[str, Any]:
     """Send `event_type` to the workflow as the client `nats_url` connects as, and wait
     (bounded) for the recorded decision."""
     engine = queries.open_reader(database_url)
     try:
-        view = await queries.workflow_view(engine, workflow_id)
+        try:
+            view = await queries.workflow_view(engine, workflow_id, tenant_id)
+        except queries.AmbiguousWorkflow as exc:
+            return {"accepted": False, "reason": "ambiguous_workflow", "detail": str(exc)}
         if view is None:
             return {"accepted": False, "reason": "unknown_workflow", "detail": workflow_id}
         event = signal_envelope(view, event_type, payload(view), actor)
@@ -56,7 +60,9 @@ async def send_and_wait(
             await nc.drain()
         deadline = time.monotonic() + DECISION_TIMEOUT
         while time.monotonic() < deadline:
-            decision = await queries.decision_for(engine, workflow_id, event.event_id)
+            decision = await queries.decision_for(
+                engine, workflow_id, event.event_id, view["tenant_id"]
+            )
             if decision is not None:
                 return {"event_id": event.event_id, **decision, **warning}
             await asyncio.sleep(0.1)

@@ -19,6 +19,7 @@ from faststream.nats import NatsBroker
 from nats.aio.client import Client
 
 from interlock import console
+from interlock.access import client_policies, job_public_key, job_signing_key
 from interlock.composition import CONSOLE, GATEWAY, SIMULATOR
 from interlock.contracts import registry, subjects
 from interlock.contracts.errors import StoreUnavailable
@@ -30,14 +31,19 @@ from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.service import Projector
+from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
 from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
+from interlock.relay.retention import Retention
 from interlock.relay.sweeper import Sweeper
 from interlock.relay.timers import TimerService
 from interlock.runtime import Component, Runtime
+from interlock.services.gateway import Limits
 from interlock.services.gateway import run_gateway as serve_gateway
+from interlock.services.runtime.admission import JobAdmission
 from interlock.services.runtime.openjobs import OpenJobsReader
+from interlock.services.runtime.signatures import JobVerifier
 from interlock.services.runtime.stage import register
 from interlock.simulators import run_simulator
 from interlock.wiring import stage_handlers
@@ -108,7 +114,12 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     progress = reporting(rt, "projector", stop)
     store = await _store_when_up(rt, stop)
     nats_broker = broker(rt, "projector", stop)
-    projector = Projector(store, parameters=rt.settings.parameters)
+    projector = Projector(
+        store,
+        parameters=rt.settings.parameters,
+        clients=client_policies(rt.settings),
+        signer=JobSigner(job_signing_key(rt.settings)),
+    )
     patience = Patience(unknown_workflow_grace=rt.settings.unknown_workflow_grace)
     try:
         await nats_broker.start()
@@ -143,10 +154,18 @@ async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowSt
 
 
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
+    s = rt.settings
     progress = reporting(rt, "relay", stop)
-    gauges = Gauges(rt.database_url, stuck_after=rt.settings.stuck_after)
+    gauges = Gauges(rt.database_url, stuck_after=s.stuck_after)
+    retention = Retention(
+        rt.database_url,
+        archive_after=s.archive_after,
+        forget_after=s.forget_after,
+        interval=s.retention_interval,
+    )
     sampling = asyncio.create_task(gauges.run(stop))
-    sweeping = asyncio.create_task(Sweeper(rt.database_url, rt.settings.sweep_after).run(stop))
+    pruning = asyncio.create_task(retention.run(stop))
+    sweeping = asyncio.create_task(Sweeper(rt.database_url, s.sweep_after).run(stop))
     nc = await connect(rt, "relay", stop)
     progress.watch(lambda: nc.is_connected)
     try:
@@ -161,6 +180,7 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
         await nc.drain()
         sampling.cancel()
         sweeping.cancel()
+        pruning.cancel()
 
 
 async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
@@ -206,6 +226,7 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
         port=settings.gateway_port,
         senders=settings.gateway_senders,
         stop=stop,
+        limits=Limits(settings.gateway_sender_rate, settings.gateway_unauthenticated_rate),
         connection=connection_options(GATEWAY, stop),
         on_connect=lambda nc: progress.watch(lambda: nc.is_connected, connection_is_progress=True),
     )
@@ -228,7 +249,9 @@ def stage_component(workflow_type: str, stage: str) -> Component:
             register(
                 nats_broker,
                 handlers[stage],
-                OpenJobsReader(nc.jetstream()),
+                JobAdmission(
+                    JobVerifier(job_public_key(rt.settings)), OpenJobsReader(nc.jetstream())
+                ),
                 workers=rt.settings.stage_workers,
                 inbox_prefix=rt.inbox_prefix,
             )

@@ -20,6 +20,12 @@ from interlock.settings import Settings
 
 T = TypeVar("T")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+TenantOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant", help="The workflow's tenant; needed only when several tenants use the id."
+    ),
+]
 
 
 def load_settings() -> Settings:

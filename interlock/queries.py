@@ -3,14 +3,16 @@ listings, decisions, and the accepted transitions a benchmark measures."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import Integer, Row, Table, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.projector.store.database import database_pool
-from interlock.projector.store.schema import audit, workflows
+from interlock.projector.store.schema import audit, workflow_archive, workflows
 
 AUDIT_FIELDS = (
     "event_id",
@@ -31,22 +33,70 @@ AUDIT_FIELDS = (
 )
 
 
+class AmbiguousWorkflow(InterlockError):
+    """A workflow id that several tenants use, asked for without naming the tenant."""
+
+    code = ErrorCode.AMBIGUOUS_WORKFLOW
+    retryable = False
+
+    def __init__(self, workflow_id: str, tenants: list[str]) -> None:
+        super().__init__(
+            f"workflow {workflow_id} exists for tenants {', '.join(tenants)}",
+            hint="name one with --tenant",
+        )
+        self.tenants = tenants
+
+
 def open_reader(database_url: str, *, pool_size: int = 1) -> AsyncEngine:
     """A small pool for reading these models; the caller disposes of it."""
     return database_pool(database_url, pool_size=pool_size)
 
 
-async def workflow_view(engine: AsyncEngine, workflow_id: str) -> dict[str, Any] | None:
-    """`interlock show --json`: state, versions, data, execution and the full audit trail."""
+async def workflow_view(
+    engine: AsyncEngine, workflow_id: str, tenant_id: str | None = None
+) -> dict[str, Any] | None:
+    """`interlock show --json`: state, versions, data, execution and the full audit trail of
+    the workflow of that id (of `tenant_id`, which is needed only when several tenants use
+    the id: `AmbiguousWorkflow` then)."""
     async with engine.connect() as conn:
-        row = (await conn.execute(select(workflows).where(workflows.c.id == workflow_id))).first()
-        if row is None:
-            return None
+        found = await _rows(conn, workflows, workflow_id, tenant_id)
+        if not found:
+            found = await _rows(conn, workflow_archive, workflow_id, tenant_id)
+            return _archived_view(dict(found[0]._mapping)) if len(found) == 1 else None
+        if len(found) > 1:
+            raise AmbiguousWorkflow(workflow_id, sorted(r.tenant_id for r in found))
+        w = dict(found[0]._mapping)
         trail = await conn.execute(
-            select(audit).where(audit.c.workflow_id == workflow_id).order_by(audit.c.id)
+            select(audit)
+            .where(audit.c.workflow_id == workflow_id, audit.c.tenant_id == w["tenant_id"])
+            .order_by(audit.c.id)
         )
         entries = [_audit_entry(dict(r._mapping)) for r in trail]
-    w = row._mapping
+    return _view(w, entries, archived=False)
+
+
+async def _rows(
+    conn: AsyncConnection, table: Table, workflow_id: str, tenant_id: str | None
+) -> list[Row[Any]]:
+    query = select(table).where(table.c.id == workflow_id)
+    if tenant_id is not None:
+        query = query.where(table.c.tenant_id == tenant_id)
+    return list((await conn.execute(query.limit(10))).all())
+
+
+def _archived_view(w: Mapping[str, Any]) -> dict[str, Any]:
+    """A workflow moved to the archive by retention: the same view, its audit as archived."""
+    entries = [
+        {
+            **{k: r.get(k) for k in AUDIT_FIELDS},
+            "actor": {"id": r["actor_id"], "role": r["actor_role"]},
+        }
+        for r in w["audit"]
+    ]
+    return _view(w, entries, archived=True)
+
+
+def _view(w: Mapping[str, Any], entries: list[dict[str, Any]], *, archived: bool) -> dict[str, Any]:
     return {
         "workflow_id": w["id"],
         "workflow_type": w["workflow_type"],
@@ -59,6 +109,8 @@ async def workflow_view(engine: AsyncEngine, workflow_id: str) -> dict[str, Any]
         "updated_at": w["updated_at"].isoformat(),
         "data": w["data"],
         "execution": w["execution"],
+        "replays": w["replays"],
+        "archived": archived,
         "audit": entries,
     }
 
@@ -76,11 +128,13 @@ async def workflow_list(
     *,
     state: str | None = None,
     workflow_type: str | None = None,
+    tenant_id: str | None = None,
     limit: int = 50,
 ) -> list[dict[str, Any]]:
-    """`interlock list`: newest first, optionally filtered by state and type."""
+    """`interlock list`: newest first, optionally filtered by state, type and tenant."""
     query = select(
         workflows.c.id,
+        workflows.c.tenant_id,
         workflows.c.workflow_type,
         workflows.c.state,
         workflows.c.version,
@@ -91,11 +145,14 @@ async def workflow_list(
         query = query.where(workflows.c.state == state)
     if workflow_type:
         query = query.where(workflows.c.workflow_type == workflow_type)
+    if tenant_id:
+        query = query.where(workflows.c.tenant_id == tenant_id)
     async with engine.connect() as conn:
         rows = (await conn.execute(query.limit(limit))).all()
     return [
         {
             "workflow_id": r.id,
+            "tenant_id": r.tenant_id,
             "workflow_type": r.workflow_type,
             "state": r.state,
             "version": r.version,
@@ -107,7 +164,7 @@ async def workflow_list(
 
 
 async def decision_for(
-    engine: AsyncEngine, workflow_id: str, event_id: str
+    engine: AsyncEngine, workflow_id: str, event_id: str, tenant_id: str | None = None
 ) -> dict[str, Any] | None:
     """The audit entry recorded for `event_id`, once the projector has decided it."""
     query = (
@@ -116,6 +173,8 @@ async def decision_for(
         .order_by(audit.c.id.desc())
         .limit(1)
     )
+    if tenant_id is not None:
+        query = query.where(audit.c.tenant_id == tenant_id)
     async with engine.connect() as conn:
         row = (await conn.execute(query)).first()
     return _audit_entry(dict(row._mapping)) if row else None
@@ -155,3 +214,27 @@ async def accepted_timestamps(
     async with engine.connect() as conn:
         rows = (await conn.execute(query)).all()
     return [(r.workflow_id, r.occurred_at, r.recorded_at) for r in rows]
+
+
+async def refusals_of(engine: AsyncEngine, event_ids: list[str]) -> dict[str, str | None]:
+    """For each of these event ids that was decided: the reason it was refused, or None if
+    it was only ever accepted."""
+    query = (
+        select(
+            audit.c.event_id,
+            func.min(audit.c.reason).filter(~audit.c.accepted).label("reason"),
+        )
+        .where(audit.c.event_id.in_(event_ids))
+        .group_by(audit.c.event_id)
+    )
+    async with engine.connect() as conn:
+        rows = (await conn.execute(query)).all()
+    return {r.event_id: r.reason for r in rows}
+
+
+async def counted_replays(engine: AsyncEngine, workflow_ids: list[str]) -> int:
+    """Repeated requests (`idempotent_replay`) the projector counted on these workflows."""
+    replays = workflows.c.replays["idempotent_replay"].astext.cast(Integer)
+    query = select(func.coalesce(func.sum(replays), 0)).where(workflows.c.id.in_(workflow_ids))
+    async with engine.connect() as conn:
+        return int((await conn.execute(query)).scalar_one())

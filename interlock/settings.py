@@ -13,12 +13,17 @@ __all__ = ["Settings", "asyncpg_dsn"]
 
 
 class GatewaySender(BaseModel):
-    """A webhook sender the gateway accepts: its signing secret and the roles it may claim."""
+    """A webhook sender the gateway accepts: its signing secret, and the tenants, actor roles
+    and actor ids it may speak for (`["*"]`: any)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     secret: SecretStr = Field(description="Standard Webhooks signing secret, `whsec_<base64>`.")
     roles: frozenset[str] = Field(description="Actor roles this sender may speak for.")
+    tenants: frozenset[str] = Field(
+        description="Tenants it acts for; a signal names one of them, or (one configured) none."
+    )
+    actors: frozenset[str] = Field(description='Actor ids it may sign as, or ["*"].')
 
 
 ConsoleRole = Literal["viewer", "approver", "operator"]
@@ -82,12 +87,38 @@ class Settings(BaseSettings):
         "`operator` client is always added.",
     )
 
+    job_signing_key: SecretStr | None = Field(
+        default=None,
+        description="PEM of the Ed25519 private key the projector signs jobs with (the "
+        "projector's only); unset: the installation's (<secrets>/job-signing.key).",
+    )
+    job_public_key: str | None = Field(
+        default=None,
+        description="PEM of the public key stages verify job signatures with; unset: the "
+        "installation's (<secrets>/job-signing.pub).",
+    )
+
     log_level: str = Field(default="INFO", description="Python log level of every process.")
     projector_workers: int = Field(
         default=16, ge=1, description="Events the projector decides concurrently."
     )
     stage_workers: int = Field(default=8, ge=1, description="Jobs each stage runs concurrently.")
     relay_batch_size: int = Field(default=500, ge=1, description="Outbox rows per relay batch.")
+    archive_after: float = Field(
+        default=30 * 24 * 3600.0,
+        gt=0,
+        description="Seconds a workflow stays in a terminal state before it moves from the hot "
+        "tables to the archive (`interlock show` still finds it).",
+    )
+    forget_after: float = Field(
+        default=30 * 24 * 3600.0,
+        gt=0,
+        description="Seconds processed events, refused events and fired or cancelled timers "
+        "are kept (deduplication needs them only while a message can still be redelivered).",
+    )
+    retention_interval: float = Field(
+        default=3600.0, gt=0, description="Seconds between the relay's retention passes."
+    )
     stuck_after: float = Field(
         default=300.0,
         gt=0,
@@ -146,7 +177,9 @@ class Settings(BaseSettings):
 
     # --- the approval/webhook gateway (`interlock service gateway`) ---
     gateway_host: str = Field(
-        default="0.0.0.0", description="Address the gateway's HTTP server listens on."
+        default="127.0.0.1",
+        description="Address the gateway's HTTP server listens on (0.0.0.0 to accept "
+        "connections from other hosts, e.g. in a container).",
     )
     gateway_port: int = Field(
         default=8080, ge=1, le=65535, description="Port the gateway's HTTP server listens on."
@@ -154,10 +187,20 @@ class Settings(BaseSettings):
     gateway_senders: dict[str, GatewaySender] = Field(
         default_factory=dict,
         description="Who may post webhooks to the gateway, as JSON: "
-        '{"<sender>": {"secret": "whsec_<base64>", "roles": ["support_approver", ...]}}. A '
-        "request names its sender in the `interlock-sender` header, is signed with that "
-        "secret (Standard Webhooks) and may claim only the listed actor roles. Secrets are "
-        "never logged; with no senders every request is refused.",
+        '{"<sender>": {"secret": "whsec_<base64>", "roles": ["support_approver", ...], '
+        '"tenants": ["acme"], "actors": ["alice", ...] | ["*"]}}. A request names its sender '
+        "in the `interlock-sender` header, is signed with that secret (Standard Webhooks) and "
+        "may claim only the listed tenants, actor roles and actor ids. Secrets are never "
+        "logged; with no senders every request is refused.",
+    )
+    gateway_sender_rate: float = Field(
+        default=20.0, gt=0, description="Requests a second the gateway accepts from one sender."
+    )
+    gateway_unauthenticated_rate: float = Field(
+        default=5.0,
+        gt=0,
+        description="Requests a second that fail authentication the gateway answers and records "
+        "(all senders together); beyond it they are refused with 429, unrecorded.",
     )
 
     # --- the operator console (`interlock console`) ---

@@ -1,9 +1,10 @@
 """Dead-lettering: a message that can never be processed is moved aside with its reason.
 
-The original body and headers are kept; the reason, a short detail and the original subject
-travel in `Interlock-Dlq-*` headers on `wf.dlq.<source>`. The original is then terminated so
-it never blocks the stream or loops through redeliveries. Only the message's own fault
-(malformed, permanently unprocessable) is a reason: a dependency that is down is waited out.
+The original body (up to `MAX_KEPT_BODY` bytes; a larger one is left out and only its size
+kept) and headers are kept; the reason, a short detail and the original subject travel in
+`Interlock-Dlq-*` headers on `wf.dlq.<source>`. The original is then terminated so it never
+blocks the stream or loops through redeliveries. Only the message's own fault (malformed,
+permanently unprocessable) is a reason: a dependency that is down is waited out.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from interlock.otel import metrics
 
 log = logging.getLogger("interlock.dlq")
 _MAX_DETAIL = 1000
+MAX_KEPT_BODY = 64 * 1024
+"""A dead letter keeps the body it refused up to this size: enough to read and redrive any
+message worth deciding (they carry references, not blobs), not enough for a flood of large
+messages to fill the dead-letter stream."""
 
 
 async def dead_letter(
@@ -37,9 +42,13 @@ async def dead_letter(
         subjects.HEADER_DLQ_SUBJECT: raw.subject,
         subjects.HEADER_MSG_ID: f"dlq-{source}-{sequence}",
     }
+    body = raw.data
+    if len(body) > MAX_KEPT_BODY:
+        headers[subjects.HEADER_DLQ_BODY_BYTES] = str(len(body))
+        body = b""
     try:
         await broker.publish(
-            raw.data, subjects.dlq(source), headers=headers, stream=subjects.STREAM_DLQ
+            body, subjects.dlq(source), headers=headers, stream=subjects.STREAM_DLQ
         )
     except Exception as exc:
         raise PublishFailed(f"dead letter from {source} not stored: {exc!r}") from exc

@@ -6,6 +6,8 @@ configuration below, never recreated (which would drop its messages or its ack s
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
@@ -23,6 +25,10 @@ DUPLICATE_WINDOW_S = 300.0
 """Publishes with the same Nats-Msg-Id inside this window are dropped by the server; it must
 outlast the longest relay or timer-service restart."""
 DAY = 24 * 3600.0
+GIB = 1024**3
+# Byte limits: a stream that fills refuses new messages (work queues: publishers see the
+# error and retry) or drops its oldest (announcements, dead letters); none grows without
+# bound on disk.
 
 STREAMS = (
     StreamConfig(
@@ -33,6 +39,8 @@ STREAMS = (
         storage=StorageType.FILE,
         duplicate_window=DUPLICATE_WINDOW_S,
         max_msg_size=1024 * 1024,
+        max_bytes=4 * GIB,
+        discard=DiscardPolicy.NEW,
     ),
     StreamConfig(
         name=subjects.STREAM_JOBS,
@@ -41,6 +49,9 @@ STREAMS = (
         retention=RetentionPolicy.WORK_QUEUE,
         storage=StorageType.FILE,
         duplicate_window=DUPLICATE_WINDOW_S,
+        max_msg_size=1024 * 1024,
+        max_bytes=4 * GIB,
+        discard=DiscardPolicy.NEW,
     ),
     StreamConfig(
         name=subjects.STREAM_OUT,
@@ -49,6 +60,7 @@ STREAMS = (
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
         max_age=7 * DAY,
+        max_bytes=GIB,
         discard=DiscardPolicy.OLD,
         duplicate_window=DUPLICATE_WINDOW_S,
     ),
@@ -59,6 +71,9 @@ STREAMS = (
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
         max_age=30 * DAY,
+        max_bytes=GIB,
+        max_msg_size=1024 * 1024,
+        discard=DiscardPolicy.OLD,
         duplicate_window=DUPLICATE_WINDOW_S,
     ),
 )
@@ -96,9 +111,7 @@ def all_stages() -> list[tuple[str, str]]:
     """(workflow_type, stage) for every stage of every registered definition."""
     found: set[tuple[str, str]] = set()
     for definition in registry.DEFINITIONS.values():
-        stages = list(definition.stages.values())
-        stages += [b.stage for p in definition.parallel for b in p.branches]
-        found |= {(definition.workflow_type, s.name) for s in stages}
+        found |= {(definition.workflow_type, s.name) for s in definition.all_stages()}
     return sorted(found)
 
 
@@ -115,10 +128,26 @@ async def provision(js: JetStreamContext) -> None:
     """Create or update every stream, consumer and bucket Interlock uses."""
     for config in STREAMS:
         await _ensure_stream(js, config)
-    await js.create_key_value(bucket=subjects.JOBS_BUCKET, history=1, ttl=DAY)
+    await _ensure_bucket(js)
     await _ensure_consumer(js, subjects.STREAM_IN, PROJECTOR_CONSUMER)
     for workflow_type, stage in all_stages():
         await _ensure_consumer(js, subjects.STREAM_JOBS, stage_consumer(workflow_type, stage))
+
+
+async def _ensure_bucket(js: JetStreamContext) -> None:
+    """The open-jobs bucket, bounded; one made before it had its bounds gets them."""
+    max_bytes, max_value = GIB, 256 * 1024
+    try:
+        await js.create_key_value(
+            bucket=subjects.JOBS_BUCKET,
+            history=1,
+            ttl=DAY,
+            max_bytes=max_bytes,
+            max_value_size=max_value,
+        )
+    except BadRequestError:  # it exists with an older configuration
+        info = await js.stream_info(f"KV_{subjects.JOBS_BUCKET}")
+        await js.update_stream(replace(info.config, max_bytes=max_bytes, max_msg_size=max_value))
 
 
 async def _ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:

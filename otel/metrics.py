@@ -79,6 +79,12 @@ def dead_letter(source: str, reason: str) -> None:
     )
 
 
+def unrecorded_refusal(source: str, reason: str) -> None:
+    _counter("interlock.refusals.unrecorded", "{message}", "Messages refused without a record").add(
+        1, {"source": source, "reason": reason}
+    )
+
+
 def gauge(
     name: str,
     unit: str,

@@ -18,7 +18,10 @@ Every message ends in ack, nak or a reasoned dead letter:
 * addressed to a workflow that does not exist (yet) -> nak with a growing delay while the
   message is younger than `Patience.unknown_workflow_grace` (its START may be behind it),
   then dead-letter `unknown_workflow`;
-* a timer firing before its time -> nak until it is due;
+* a timer firing a little before its time (clock skew within the projector's tolerance) ->
+  nak until it is due; earlier than that -> dead-letter `timer_not_due`;
+* refused at the door (wrong subject, a client or stage sending what it may not) -> audited
+  on the workflow it addresses and acked, or dead-lettered when it addresses none;
 * a dependency down (store, broker, a lost race: any retryable `InterlockError`) -> retried
   in place with a bounded, jittered backoff until it returns, the message kept alive with
   `in_progress`: never dead-lettered, and later messages of its workflow stay behind it;
@@ -41,7 +44,7 @@ from opentelemetry.trace import Link, Span
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope, utcnow
-from interlock.contracts.errors import InterlockError, MalformedMessage
+from interlock.contracts.errors import InterlockError, MalformedMessage, described
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
@@ -123,7 +126,7 @@ async def _links(
     starts a new trace, linked to the trace of the transition it answers."""
     if "traceparent" in headers or event is None or not event.workflow_id:
         return ()
-    return link_from(await projector.trace_headers(event.workflow_id))
+    return link_from(await projector.trace_headers(event.tenant_id, event.workflow_id))
 
 
 async def consume(
@@ -171,7 +174,7 @@ async def _consume_once(
             return
         except NotDueYet as exc:
             delay = (exc.retry_at - utcnow()).total_seconds()
-            await settle(lambda: raw.nak(delay=min(max(delay, 0.05), 3600.0)), raw.subject)
+            await settle(lambda: raw.nak(delay=min(max(delay, 0.05), 60.0)), raw.subject)
             return
         except InterlockError as exc:
             if exc.retryable:
@@ -225,9 +228,9 @@ def _describe(span: Span, outcome: EventOutcome) -> None:
 
 async def _retry_later(broker: NatsBroker, raw: Msg, exc: Exception) -> None:
     if is_last_delivery(raw, subjects.PROJECTOR_MAX_DELIVER):
-        detail = f"{type(exc).__name__}: {exc}"
+        detail = described(exc)
         await dead_letter(broker, raw, source=SOURCE, reason="max_deliver_exceeded", detail=detail)
         return
     delivered = deliveries(raw)
-    log.warning("will retry %s (delivery %d): %r", raw.subject, delivered, exc)
+    log.warning("will retry %s (delivery %d): %s", raw.subject, delivered, described(exc))
     await settle(lambda: raw.nak(delay=redelivery_delay(raw, 0.5)), raw.subject)

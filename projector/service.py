@@ -12,7 +12,7 @@ import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from opentelemetry import trace
@@ -30,14 +30,19 @@ from interlock.contracts.errors import MalformedMessage, UnknownDefinition
 from interlock.contracts.ids import fingerprint
 from interlock.contracts.subjects import Inbound
 from interlock.otel import metrics
+from interlock.projector import door
 from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from interlock.projector.errors import NotDueYet
+from interlock.projector.signing import JobSigner
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.port import WorkflowStore
 from interlock.projector.store.types import NO_TRACE, Stored, TraceInfo
 
 log = logging.getLogger("interlock.projector")
+TIMER_TOLERANCE = timedelta(seconds=5)
+"""How early a timer firing may arrive and still be waited for: the clock skew between the
+timer service and the projector that the deployment must stay within."""
 tracer = trace.get_tracer("interlock.projector")
 
 
@@ -64,8 +69,19 @@ class Projector:
         rand: Callable[[], float] = random.random,
         parameters: Mapping[str, Mapping[str, Any]] | None = None,
         max_conflicts: int = 25,
+        clients: door.Clients | None = None,
+        timer_tolerance: timedelta = TIMER_TOLERANCE,
+        signer: JobSigner | None = None,
     ) -> None:
+        """`clients`: who may send requests and signals (`INTERLOCK_CLIENTS`); none by
+        default. `timer_tolerance`: how early a timer firing may arrive (clock skew between
+        the timer service and the projector) and still be waited for rather than refused.
+        `signer`: signs every job dispatched (without one, jobs go out unsigned, and stages
+        refuse them)."""
         self._store = store
+        self._signer = signer
+        self._clients = clients or {}
+        self._timer_tolerance = timer_tolerance
         self._clock = clock
         self._rand = rand
         self._parameters = parameters or {}
@@ -79,38 +95,47 @@ class Projector:
         workflow type and the sender the broker admitted on it (None: an in-process caller
         that did not go through the broker)."""
         definition = _latest(event.workflow_type)
-        if not registry.knows_event(event.workflow_type, event.type):
+        spec = definition.event(event.type)
+        if spec is None or not registry.knows_event(event.workflow_type, event.type):
             raise MalformedMessage(
                 "unknown_type", f"{event.type} is not a {event.workflow_type} event"
             )
+        refused = door.refusal(definition, spec, event, inbound, self._clients)
+        if refused is not None:
+            return await self._refuse_at_door(event, refused, trace)
         if event.type == definition.start_event:
             return await self._start(definition, event, trace)
         if event.workflow_id is None:
             raise MalformedMessage("schema_mismatch", "workflow_id: required unless START")
         for _ in range(self._max_conflicts):
-            stored, fresh = await self._checkpoint(event.workflow_id, event.event_id)
-            if stored is None or not _addressed_to(stored.workflow, event):
+            stored, fresh = await self._checkpoint(
+                event.tenant_id, event.workflow_id, event.event_id
+            )
+            if stored is None or stored.workflow.workflow_type != event.workflow_type:
                 raise MalformedMessage(
                     "unknown_workflow", f"no {event.workflow_type} workflow {event.workflow_id}"
                 )
             wf = stored.workflow
             definition = registry.get(wf.workflow_type, wf.definition_version)
             checked = validated(definition, event)
-            decision = resolve(definition, wf, checked, self._context(definition))
+            decision = door.job_refusal(wf, checked, inbound) or resolve(
+                definition, wf, checked, self._context(definition)
+            )
             if isinstance(decision, Rejected) and not fresh:
-                self._checkpoints.forget(wf.workflow_id)  # refuse only on fresh state
+                self._checkpoints.forget(wf.tenant_id, wf.workflow_id)  # refuse on fresh state
                 continue
             try:
                 if isinstance(decision, Rejected):
                     return await self._reject(wf, checked, decision, trace)
+                decision = self._signed(decision)
                 with tracer.start_as_current_span("projector commit"):
                     await self._store.commit(decision, checked, trace)
             except ConcurrencyConflict:
-                self._checkpoints.forget(wf.workflow_id)
+                self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
                 await asyncio.sleep(self._rand() * 0.005)  # de-synchronise racing writers
                 continue
             except DuplicateEvent:
-                self._checkpoints.forget(wf.workflow_id)
+                self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
                 return _outcome(wf, checked, Rejected("duplicate", "processed concurrently"))
             self._remember(decision, stored.fingerprint)
             _measure(definition, decision, checked, stored, self._clock())
@@ -127,7 +152,7 @@ class Projector:
             {"tenant": event.tenant_id, "type": event.workflow_type, "payload": checked.payload}
         )
         for _ in range(self._max_conflicts):
-            stored = await self._store.load(workflow_id)
+            stored = await self._store.load(event.tenant_id, workflow_id)
             if stored is not None:
                 same = stored.fingerprint == request_fp
                 rejection = Rejected(
@@ -141,6 +166,7 @@ class Projector:
             decision = resolve(definition, blank, checked, self._context(definition))
             if not isinstance(decision, Accepted):
                 raise MalformedMessage("invalid_request", decision.detail)
+            decision = self._signed(decision)
             with tracer.start_as_current_span("projector commit"):
                 created = await self._store.create(decision, checked, request_fp, trace)
             if created:
@@ -149,43 +175,58 @@ class Projector:
                 return _accepted(decision, checked)
         raise ConcurrencyConflict(f"{workflow_id}: creation kept racing")
 
+    async def _refuse_at_door(
+        self, event: Envelope, rejection: Rejected, trace: TraceInfo
+    ) -> EventOutcome:
+        """Audit a refusal on the workflow `event` addresses, if its tenant has one of that
+        type; else there is nothing to audit it on, and it is dead-lettered."""
+        stored = await self._store.load(event.tenant_id, workflow_id_of(event))
+        if stored is None or stored.workflow.workflow_type != event.workflow_type:
+            metrics.transition(event.workflow_type, event.type, False, rejection.reason)
+            raise MalformedMessage(rejection.reason, rejection.detail)
+        return await self._reject(stored.workflow, event, rejection, trace)
+
     async def _reject(
         self, wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
     ) -> EventOutcome:
+        if rejection.retry_at is not None:
+            self._premature(rejection.retry_at)
         if rejection.reason != "duplicate":
-            try:
-                await self._store.reject(wf, event, rejection, trace)
-            except DuplicateEvent:
-                rejection = Rejected("duplicate", "rejected concurrently")
+            await self._store.reject(wf, event, rejection, trace)
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
         metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
-        if rejection.retry_at is not None:
-            raise NotDueYet(rejection.retry_at)
         return _outcome(wf, event, rejection)
 
-    async def _checkpoint(self, workflow_id: str, event_id: str) -> tuple[Stored | None, bool]:
+    def _premature(self, due: datetime) -> None:
+        """A timer firing ahead of its time: waited for if only clock skew explains it, else
+        refused without an audit row (premature firings must neither hold consumer slots for
+        long nor grow the audit trail)."""
+        if due - self._clock() <= self._timer_tolerance:
+            raise NotDueYet(due)
+        raise MalformedMessage("timer_not_due", "the timer firing arrived before its time")
+
+    async def _checkpoint(
+        self, tenant_id: str, workflow_id: str, event_id: str
+    ) -> tuple[Stored | None, bool]:
         """(checkpoint, freshly loaded?): the cached one if any, else from the store."""
-        cached = self._checkpoints.get(workflow_id)
+        cached = self._checkpoints.get(tenant_id, workflow_id)
         if cached is not None:
             return cached, False
-        return await self._store.load(workflow_id, event_id), True
+        return await self._store.load(tenant_id, workflow_id, event_id), True
+
+    def _signed(self, decision: Accepted) -> Accepted:
+        return decision if self._signer is None else self._signer.sign(decision)
 
     def _remember(self, decision: Accepted, request_fp: str) -> None:
         self._checkpoints.put(Stored(decision.workflow, request_fp, self._clock()))
 
-    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
+    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
         """The trace context of the workflow's latest transition (for linking)."""
-        return await self._store.trace_headers(workflow_id)
+        return await self._store.trace_headers(tenant_id, workflow_id)
 
     def _context(self, definition: WorkflowDefinition) -> Context:
         overrides = self._parameters.get(definition.workflow_type, {})
         return Context(now=self._clock(), random=self._rand, parameters=overrides)
-
-
-def _addressed_to(wf: Workflow, event: Envelope) -> bool:
-    """An event reaches a workflow only under its own type and tenant: another tenant's
-    signal is treated as addressing no workflow at all (its existence is not revealed)."""
-    return wf.workflow_type == event.workflow_type and wf.tenant_id == event.tenant_id
 
 
 def first_checkpoint(definition: WorkflowDefinition, request: Envelope) -> Workflow:

@@ -35,14 +35,15 @@ WHERE (w.workflow_type, w.state) NOT IN (SELECT * FROM unnest($2::text[], $3::te
   AND (
       EXISTS (
           SELECT 1 FROM timers t
-          WHERE t.workflow_id = w.id AND t.status = 'armed'
+          WHERE t.tenant_id = w.tenant_id AND t.workflow_id = w.id AND t.status = 'armed'
             AND t.fire_at < now() - make_interval(secs => $1)
       )
       OR (
           w.updated_at < now() - make_interval(secs => $1)
           AND (w.workflow_type, w.state) NOT IN (SELECT * FROM unnest($4::text[], $5::text[]))
           AND NOT EXISTS (
-              SELECT 1 FROM timers t WHERE t.workflow_id = w.id AND t.status = 'armed'
+              SELECT 1 FROM timers t
+              WHERE t.tenant_id = w.tenant_id AND t.workflow_id = w.id AND t.status = 'armed'
           )
       )
   )

@@ -31,7 +31,7 @@ from nats.js import JetStreamContext
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import StoreUnavailable, TransientError
-from interlock.contracts.ids import derive
+from interlock.contracts.ids import timer_event_id
 from interlock.contracts.payloads import TimerFired
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
@@ -82,7 +82,7 @@ class Firing:
 def firing(row: asyncpg.Record, now: datetime) -> Firing:
     """The event of timer `row` fired at `now`: no `expected_version`, since other events may
     advance the workflow while a timer waits; the engine checks the timer id instead."""
-    event_id = derive("timer-fired", row["id"])
+    event_id = timer_event_id(row["id"])
     payload = TimerFired(timer_id=row["id"], fire_at=row["fire_at"], branch=row["branch"])
     envelope = Envelope(
         event_id=event_id,

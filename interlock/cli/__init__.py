@@ -17,6 +17,7 @@ from interlock.cli import credentials, describe, dlq, inspect, operate, run, web
 from interlock.tools.bench import bench
 from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo
+from interlock.tools.hostile import hostile
 
 app = typer.Typer(
     help="Interlock: durable, guarded AI workflows on NATS JetStream and PostgreSQL.",
@@ -38,6 +39,7 @@ app.command(name="client-url")(credentials.client_url)
 app.command()(demo)
 app.command()(bench)
 app.command()(chaos)
+app.command()(hostile)
 app.add_typer(dlq.app, name="dlq")
 for command in operate.COMMANDS:
     app.command()(command)

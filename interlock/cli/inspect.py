@@ -8,23 +8,23 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from interlock import queries, terminal
-from interlock.options import JsonOpt, load_settings, with_stack
+from interlock.options import JsonOpt, TenantOpt, load_settings, with_stack
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble, render
 
 T = TypeVar("T")
 
 
-def show(workflow_id: str, json_output: JsonOpt = False) -> None:
+def show(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = False) -> None:
     """A workflow's state, versions, data and its full audit history."""
-    view = _view(workflow_id)
+    view = _view(workflow_id, tenant)
     terminal.print_json(view) if json_output else terminal.workflow(view)
 
 
-def trace(workflow_id: str, json_output: JsonOpt = False) -> None:
+def trace(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = False) -> None:
     """A workflow's causal tree: every hop, its duration, states and refusals."""
     s = load_settings()
-    tree = assemble(_view(workflow_id), traces_dir(s))
+    tree = assemble(_view(workflow_id, tenant), traces_dir(s))
     if json_output:
         terminal.print_json(tree)
         return
@@ -44,21 +44,32 @@ def list_workflows(
     *,
     state: Annotated[str | None, typer.Option(help="Only workflows in this state.")] = None,
     workflow_type: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant's.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=10_000)] = 50,
     json_output: JsonOpt = False,
 ) -> None:
     """Workflows, newest first."""
     rows = with_stack(
         lambda s, n, d: _query(
-            d, queries.workflow_list, state=state, workflow_type=workflow_type, limit=limit
+            d,
+            queries.workflow_list,
+            state=state,
+            workflow_type=workflow_type,
+            tenant_id=tenant,
+            limit=limit,
         )
     )
     terminal.print_json(rows) if json_output else terminal.workflows(rows)
 
 
-def _view(workflow_id: str) -> dict[str, Any]:
-    """The workflow's view; exit 1 when there is no such workflow."""
-    view = with_stack(lambda s, n, d: _query(d, queries.workflow_view, workflow_id))
+def _view(workflow_id: str, tenant: str | None) -> dict[str, Any]:
+    """The workflow's view; exit 1 when there is no such workflow, 2 when several tenants
+    use the id and none is named."""
+    try:
+        view = with_stack(lambda s, n, d: _query(d, queries.workflow_view, workflow_id, tenant))
+    except queries.AmbiguousWorkflow as exc:
+        terminal.errors.print(f"[red]ambiguous:[/] {exc}")
+        raise typer.Exit(2) from None
     if view is None:
         terminal.errors.print(f"no workflow {workflow_id}")
         raise typer.Exit(1)

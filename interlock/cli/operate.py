@@ -15,7 +15,7 @@ import typer
 from interlock import access, terminal
 from interlock.commands import send_and_wait
 from interlock.contracts.envelope import Actor
-from interlock.options import JsonOpt, with_stack
+from interlock.options import JsonOpt, TenantOpt, with_stack
 from interlock.signals import approval_payload, no_payload, reason_payload
 
 Payload = Callable[..., dict[str, Any]]
@@ -45,7 +45,13 @@ def signal_command(
     `sender`), its payload made by `payload` from `options`, and report the decision."""
 
     def command(
-        workflow_id: str, *, actor: str, role: str, json_output: bool, **chosen: Any
+        workflow_id: str,
+        *,
+        actor: str,
+        role: str,
+        tenant: str | None,
+        json_output: bool,
+        **chosen: Any,
     ) -> None:
         outcome = with_stack(
             lambda s, n, d: send_and_wait(
@@ -55,6 +61,7 @@ def signal_command(
                 event_type,
                 payload=lambda view: payload(view, **chosen),
                 actor=Actor(id=actor, role=role),
+                tenant_id=tenant,
             )
         )
         _report(outcome, json_output)
@@ -68,6 +75,7 @@ def signal_command(
             *options,
             option("actor", Annotated[str, typer.Option("--as", help=actor_help)], sender.id),
             option("role", Annotated[str, typer.Option(help=role_help)], sender.role),
+            option("tenant", TenantOpt, None),
             option("json_output", JsonOpt, False),
         ]
     )
@@ -84,7 +92,8 @@ def _report(outcome: dict[str, Any], json_output: bool) -> None:
     else:
         terminal.errors.print(f"[red]{outcome.get('reason')}[/]: {outcome.get('detail')}")
     if not outcome.get("accepted"):
-        raise typer.Exit(1 if outcome.get("reason") == "no_decision" else 3)
+        usage = {"no_decision": 1, "ambiguous_workflow": 2}
+        raise typer.Exit(usage.get(outcome.get("reason") or "", 3))
 
 
 def _reason(help_text: str | None = None) -> Parameter:

@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from interlock.contracts.definition import RetryPolicy, Stage
-from interlock.contracts.ids import derive
+from interlock.contracts.ids import timer_id_for
 from interlock.projector.engine.guards import Facts, current_branch
 from interlock.projector.engine.model import BranchState, OpenJob, Review, TimerRef, Workflow
 
@@ -74,7 +74,7 @@ class Draft:
         branch: str | None = None,
     ) -> None:
         timer = TimerRef(
-            id=derive("timer", f.workflow.workflow_id, self.version, kind),
+            id=timer_id_for(f.workflow.tenant_id, f.workflow.workflow_id, self.version, kind),
             kind=kind,
             event=event,
             fire_at=f.ctx.now + timedelta(seconds=seconds),

@@ -22,6 +22,19 @@ RejectReason = Literal[
     "unknown_workflow",
     "idempotency_conflict",
     "idempotent_replay",
+    # Refused at the projector's door, before the table is consulted:
+    "kind_mismatch",
+    "subject_mismatch",
+    "unknown_client",
+    "client_not_allowed_kind",
+    "client_not_allowed_type",
+    "client_not_allowed_tenant",
+    "client_not_allowed_role",
+    "event_not_emitted_by_stage",
+    "job_of_another_stage",
+    "bad_result_id",
+    "bad_timer_id",
+    "reserved_event_id",
 ]
 
 

@@ -59,7 +59,9 @@ def job_messages(f: Facts, d: Draft) -> list[OutMessage]:
     """Turn job orders into envelopes and record them as open jobs."""
     wf, messages = f.workflow, []
     for order in d.jobs:
-        job_id = job_id_for(wf.workflow_id, d.version, order.branch or order.stage.name)
+        job_id = job_id_for(
+            wf.tenant_id, wf.workflow_id, d.version, order.branch or order.stage.name
+        )
         d.open_jobs[job_id] = OpenJob(stage=order.stage.name, branch=order.branch)
         job = JobPayload(
             job_id=job_id,
@@ -93,7 +95,7 @@ def announcement(f: Facts, d: Draft, spec: Announcement) -> OutMessage:
         payload["expires_at"] = d.timers[spec.expiry_timer].fire_at.isoformat()
     if d.review is not None and d.target == f.definition.review_state:
         payload["review"] = d.review.model_dump(mode="json")
-    event_id = derive("out", f.workflow.workflow_id, d.version, spec.name)
+    event_id = derive("out", f.workflow.tenant_id, f.workflow.workflow_id, d.version, spec.name)
     return OutMessage(
         subject=subjects.out(f.workflow.workflow_type, spec.name),
         envelope=_envelope(f, d, event_id, spec.name.upper(), payload),

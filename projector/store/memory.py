@@ -1,7 +1,8 @@
 """A workflow store in memory that keeps the promises of the PostgreSQL store and fails the same
-way: a compare-and-set on the version (`ConcurrencyConflict`), one processing per (workflow,
-event id) (`DuplicateEvent`), creation that does nothing when the id exists, and every write
-all or nothing. The same contract suite runs against both.
+way: a compare-and-set on the version (`ConcurrencyConflict`), one acceptance per (tenant,
+workflow, event id) (`DuplicateEvent`), creation that does nothing when the tenant's id exists,
+refusals audited once and reserving nothing, and every write all or nothing. The same
+contract suite runs against both.
 
 It writes the values the PostgreSQL statements are given (`projector.store.rows`), through
 the same JSON round trip, and keeps what PostgreSQL keeps in tables, for tests to read back:
@@ -35,6 +36,8 @@ from interlock.projector.store.records import (
 from interlock.projector.store.types import Stored, TraceInfo
 
 Values = dict[str, Any]
+Key = tuple[str, str]
+"""(tenant_id, workflow_id): workflow ids are unique per tenant only."""
 
 
 _SET_ON_CREATE = (
@@ -54,27 +57,30 @@ class InMemoryWorkflowStore:
     def __init__(self, *, clock: Callable[[], datetime] = utcnow) -> None:
         self._clock = clock
         self.available = True
-        self._workflows: dict[str, Values] = {}  # `workflows` rows by id
-        self._processed: dict[tuple[str, str], bool] = {}
+        self._workflows: dict[Key, Values] = {}  # `workflows` rows by (tenant, id)
+        self._processed: list[ProcessedEvent] = []
+        self._refused: set[tuple[str, str, str]] = set()
         self._audit: list[AuditRecord] = []
         self._outbox: list[OutboxRecord] = []
         self._timers: dict[str, TimerRecord] = {}
 
     # --- the port ----------------------------------------------------------------------
 
-    async def load(self, workflow_id: str, event_id: str | None = None) -> Stored | None:
+    async def load(
+        self, tenant_id: str, workflow_id: str, event_id: str | None = None
+    ) -> Stored | None:
         """The current checkpoint, with `seen_event_ids` = {event_id} if already processed."""
         await self._round_trip()
-        row = self._workflows.get(workflow_id)
+        row = self._workflows.get((tenant_id, workflow_id))
         if row is None:
             return None
-        seen = event_id is not None and (workflow_id, event_id) in self._processed
+        seen = ProcessedEvent(tenant_id, workflow_id, event_id or "") in self._processed
         return rows.loaded({**_json(row), "seen": seen}, event_id)
 
-    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
+    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
         """The trace context of the workflow's latest transition ({} if none)."""
         await self._round_trip()
-        row = self._workflows.get(workflow_id)
+        row = self._workflows.get((tenant_id, workflow_id))
         return _json(row)["trace_headers"] if row else {}
 
     async def create(
@@ -83,17 +89,18 @@ class InMemoryWorkflowStore:
         """Insert a new workflow and its first transition; False if the id already exists."""
         values = _json(rows.accepted(decision, event, trace, fingerprint))
         await self._round_trip()
-        if values["workflow_id"] in self._workflows:
+        if _key(values) in self._workflows:
             return False
         columns = (*_SET_ON_CREATE, *_SET_ON_COMMIT)
-        self._record(values, {"id": values["workflow_id"], **{k: values[k] for k in columns}})
+        row = {"id": values["workflow_id"], "replays": {}, **{k: values[k] for k in columns}}
+        self._record(values, row)
         return True
 
     async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
         """Apply an accepted decision; `ConcurrencyConflict` if the version moved meanwhile."""
         values = _json(rows.accepted(decision, event, trace))
         await self._round_trip()
-        current = self._workflows.get(values["workflow_id"])
+        current = self._workflows.get(_key(values))
         if current is None or current["version"] != values["version"] - 1:
             raise ConcurrencyConflict(
                 f"{values['workflow_id']} moved past v{values['version'] - 1}"
@@ -102,38 +109,59 @@ class InMemoryWorkflowStore:
 
     async def reject(
         self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
-    ) -> None:
-        """Record a rejected event: audit (and processed-event) rows, no state change."""
+    ) -> bool:
+        """Record a refused event (no state change, its id not reserved); True if audited."""
         values = _json(rows.rejected(workflow, event, rejection, trace))
         await self._round_trip()
-        key = (values["workflow_id"], values["event_id"])
-        if values["final"]:
-            self._check_unprocessed(key)
-            self._processed[key] = False
-        self._audit.append(_audit(values, to_state=None, accepted=False, reason=values["reason"]))
+        first: bool
+        if values["counted"]:
+            replays: dict[str, int] | None = self._workflows.get(_key(values), {}).get("replays")
+            if replays is None:
+                return False
+            replays[values["reason"]] = replays.get(values["reason"], 0) + 1
+            first = replays[values["reason"]] == 1
+        else:
+            refused = (*_key(values), values["event_id"])
+            first = refused not in self._refused
+            self._refused.add(refused)
+        if first:
+            audit = _audit(values, to_state=None, accepted=False, reason=values["reason"])
+            self._audit.append(audit)
+        return first
 
     # --- what a test reads back ----------------------------------------------------------
 
-    def audit(self, workflow_id: str | None = None) -> list[AuditRecord]:
-        """Audit rows in commit order (of one workflow, or all)."""
-        return [a for a in self._audit if workflow_id in (None, a.workflow_id)]
+    def audit(
+        self, workflow_id: str | None = None, tenant_id: str | None = None
+    ) -> list[AuditRecord]:
+        """Audit rows in commit order (of one workflow, of one tenant or any, or all)."""
+        return [a for a in self._audit if workflow_id is None or _of(a, tenant_id, workflow_id)]
 
-    def processed(self, workflow_id: str) -> list[ProcessedEvent]:
-        """The events of `workflow_id` that can never be decided again, in processing order."""
-        return [
-            ProcessedEvent(wf, event_id, accepted)
-            for (wf, event_id), accepted in self._processed.items()
-            if wf == workflow_id
-        ]
+    def processed(self, workflow_id: str, tenant_id: str | None = None) -> list[ProcessedEvent]:
+        """The events of the workflow that can never be decided again, in processing order."""
+        return [p for p in self._processed if _of(p, tenant_id, workflow_id)]
 
-    def outbox(self, workflow_id: str | None = None) -> list[OutboxRecord]:
+    def outbox(
+        self, workflow_id: str | None = None, tenant_id: str | None = None
+    ) -> list[OutboxRecord]:
         """Outbox rows in commit order (of one workflow, or all)."""
-        return [o for o in self._outbox if workflow_id in (None, o.workflow_id)]
+        return [o for o in self._outbox if workflow_id is None or _of(o, tenant_id, workflow_id)]
 
-    def timers(self, workflow_id: str | None = None) -> list[TimerRecord]:
+    def timers(
+        self, workflow_id: str | None = None, tenant_id: str | None = None
+    ) -> list[TimerRecord]:
         """Timer rows by id (of one workflow, or all)."""
-        found = [t for t in self._timers.values() if workflow_id in (None, t.workflow_id)]
+        found = [
+            t
+            for t in self._timers.values()
+            if workflow_id is None or _of(t, tenant_id, workflow_id)
+        ]
         return sorted(found, key=lambda t: t.id)
+
+    def replays(self, workflow_id: str, tenant_id: str) -> dict[str, int]:
+        """Repeated requests for the tenant's workflow, counted by reason."""
+        row = self._workflows.get((tenant_id, workflow_id))
+        return dict(row["replays"]) if row else {}
 
     # --- one statement -------------------------------------------------------------------
 
@@ -142,22 +170,19 @@ class InMemoryWorkflowStore:
         if not self.available:
             raise StoreUnavailable("the in-memory store is set unavailable")
 
-    def _check_unprocessed(self, key: tuple[str, str]) -> None:
-        if key in self._processed:
-            raise DuplicateEvent("event already processed")
-
     def _record(self, values: Values, workflow: Values) -> None:
         """Write an accepted transition, or nothing if any row would be a duplicate."""
-        key = (values["workflow_id"], values["event_id"])
-        self._check_unprocessed(key)
+        processed = ProcessedEvent(*_key(values), values["event_id"])
+        if processed in self._processed:
+            raise DuplicateEvent("event already processed")
         armed = _armed(values)
         if len({t.id for t in armed}) < len(armed) or any(t.id in self._timers for t in armed):
             raise DuplicateEvent("timer already armed")
-        self._workflows[key[0]] = {**workflow, "updated_at": self._clock()}
-        self._processed[key] = True
+        self._workflows[_key(values)] = {**workflow, "updated_at": self._clock()}
+        self._processed.append(processed)
         self._audit.append(_audit(values, to_state=values["state"], accepted=True, reason=None))
         self._outbox += [
-            OutboxRecord(subject, headers, body, key[0])
+            OutboxRecord(subject, headers, body, values["tenant_id"], values["workflow_id"])
             for subject, headers, body in zip(
                 values["subjects"], values["headers"], values["bodies"], strict=True
             )
@@ -167,6 +192,15 @@ class InMemoryWorkflowStore:
             if timer is not None and timer.status == "armed":
                 self._timers[timer_id] = replace(timer, status="cancelled")
         self._timers.update((t.id, t) for t in armed)
+
+
+def _key(values: Values) -> Key:
+    return values["tenant_id"], values["workflow_id"]
+
+
+def _of(record: Any, tenant_id: str | None, workflow_id: str) -> bool:
+    """Whether `record` belongs to the workflow (of any tenant when `tenant_id` is None)."""
+    return bool(record.workflow_id == workflow_id and tenant_id in (None, record.tenant_id))
 
 
 _JSON_COLUMNS = frozenset({"data", "execution", "trace_headers", "headers", "guard_results"})
@@ -208,6 +242,7 @@ def _audit(
     values: Values, *, to_state: str | None, accepted: bool, reason: str | None
 ) -> AuditRecord:
     return AuditRecord(
+        tenant_id=values["tenant_id"],
         workflow_id=values["workflow_id"],
         workflow_type=values["workflow_type"],
         event_id=values["event_id"],

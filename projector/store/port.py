@@ -23,32 +23,38 @@ class WorkflowStore(Protocol):
     """Where the projector keeps workflows. Every method raises `StoreUnavailable` when the
     database cannot be reached: nothing of that call is known to be written."""
 
-    async def load(self, workflow_id: str, event_id: str | None = None) -> Stored | None:
-        """The workflow's current checkpoint, or None if there is none; `seen_event_ids` holds
-        `event_id` if that event was already processed for this workflow."""
+    async def load(
+        self, tenant_id: str, workflow_id: str, event_id: str | None = None
+    ) -> Stored | None:
+        """The tenant's workflow's current checkpoint, or None if the tenant has none by that
+        id (another tenant's workflow of the same id is never seen); `seen_event_ids` holds
+        `event_id` if that event was already accepted for this workflow."""
         ...
 
     async def create(
         self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
     ) -> bool:
         """Create the workflow with its first transition (state, audit, processed event,
-        outbox, timers); False, writing nothing, if a workflow with that id already exists."""
+        outbox, timers); False, writing nothing, if its tenant already has a workflow with
+        that id."""
         ...
 
     async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
         """Apply an accepted decision if the workflow is still at the version it was decided
-        on; else `ConcurrencyConflict`, or `DuplicateEvent` if the event was already processed
+        on; else `ConcurrencyConflict`, or `DuplicateEvent` if the event was already accepted
         for this workflow. Either failure writes nothing."""
         ...
 
     async def reject(
         self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
-    ) -> None:
-        """Audit a refused event without changing the workflow. A final refusal (not a repeated
-        request, not a premature timer firing) also marks the event processed, and raises
-        `DuplicateEvent`, writing nothing, if it already was."""
+    ) -> bool:
+        """Audit a refused event without changing the workflow or reserving its id (the same
+        id may still be accepted later). True if an audit row was written; False if this
+        event's refusal was audited before, or it repeats a request (`idempotent_replay`,
+        `idempotency_conflict`) whose first repeat of that reason was audited: repeats are
+        counted on the workflow (`replays`) instead."""
         ...
 
-    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
+    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
         """The trace context of the workflow's latest accepted transition ({} if none)."""
         ...

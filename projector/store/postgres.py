@@ -2,7 +2,7 @@
 
 An accepted decision is one statement (see `projector.store.sql`): the compare-and-set update
 of the workflow row, the processed-event row, the audit row, the outbox rows and the timer
-rows. A rejection writes its audit row (and processed-event row) only. Driver errors become
+rows. A refusal writes one audit row (or a count) and reserves nothing. Driver errors become
 `ConcurrencyConflict`, `DuplicateEvent` and `StoreUnavailable`; callers never see asyncpg's.
 
 The store runs on an asyncpg pool rather than through SQLAlchemy's execution layer: this is
@@ -99,16 +99,19 @@ class PostgresWorkflowStore:
         async with self._connection() as conn:
             return await conn.fetchval(statement.sql, *statement.args(values))
 
-    async def load(self, workflow_id: str, event_id: str | None = None) -> Stored | None:
+    async def load(
+        self, tenant_id: str, workflow_id: str, event_id: str | None = None
+    ) -> Stored | None:
         """The current checkpoint, with `seen_event_ids` = {event_id} if already processed."""
-        values = {"workflow_id": workflow_id, "event_id": event_id or ""}
+        values = {"tenant_id": tenant_id, "workflow_id": workflow_id, "event_id": event_id or ""}
         async with self._connection() as conn:
             row = await conn.fetchrow(sql.LOAD.sql, *sql.LOAD.args(values))
         return None if row is None else rows.loaded(row, event_id)
 
-    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
+    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
         """The trace context of the workflow's latest transition ({} if none)."""
-        found = await self._run(sql.TRACE_HEADERS, {"workflow_id": workflow_id})
+        values = {"tenant_id": tenant_id, "workflow_id": workflow_id}
+        found = await self._run(sql.TRACE_HEADERS, values)
         return dict(found or {})
 
     async def create(
@@ -128,6 +131,6 @@ class PostgresWorkflowStore:
 
     async def reject(
         self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
-    ) -> None:
-        """Record a rejected event: audit (and processed-event) rows, no state change."""
-        await self._run(sql.REJECT, rows.rejected(workflow, event, rejection, trace))
+    ) -> bool:
+        """Record a refused event (no state change, its id not reserved); True if audited."""
+        return bool(await self._run(sql.REJECT, rows.rejected(workflow, event, rejection, trace)))

@@ -16,6 +16,7 @@ TimerStatus = Literal["armed", "published", "cancelled"]
 class AuditRecord:
     """One decided event, accepted or refused (`to_state` is None on a refusal)."""
 
+    tenant_id: str
     workflow_id: str
     workflow_type: str
     event_id: str
@@ -38,11 +39,11 @@ class AuditRecord:
 
 @dataclass(frozen=True, slots=True)
 class ProcessedEvent:
-    """An event that can never be decided again for this workflow."""
+    """An accepted event: it can never be decided again for this workflow."""
 
+    tenant_id: str
     workflow_id: str
     event_id: str
-    accepted: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,7 @@ class OutboxRecord:
     subject: str
     headers: Mapping[str, str]
     body: bytes
+    tenant_id: str | None
     workflow_id: str | None
 
 

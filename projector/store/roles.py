@@ -26,6 +26,7 @@ GRANTS: dict[str, dict[str, str]] = {
         "workflows": "SELECT, INSERT, UPDATE",
         "audit": "INSERT",
         "processed_events": "SELECT, INSERT",
+        "refused_events": "SELECT, INSERT",
         "outbox": "INSERT",
         "timers": "SELECT, INSERT, UPDATE",
     },
@@ -42,9 +43,11 @@ GRANTS: dict[str, dict[str, str]] = {
         "timers": "SELECT, UPDATE",
     },
     SIMULATOR_ROLE: {},
-    # The operator console only reads: its pages, the stuck workflows, the outbox lag.
+    # The operator console only reads: its pages (archived workflows too), the stuck
+    # workflows, the outbox lag.
     CONSOLE_ROLE: {
         "workflows": "SELECT",
+        "workflow_archive": "SELECT",
         "audit": "SELECT",
         "timers": "SELECT",
         "outbox": "SELECT",
@@ -52,6 +55,9 @@ GRANTS: dict[str, dict[str, str]] = {
     },
 }
 """Table privileges per role, on the tables of the `public` schema."""
+
+PRUNE = "interlock_prune(text[], text[], timestamptz, timestamptz, integer)"
+"""Retention (migration 0006): archives finished workflows, forgets old processed events."""
 
 SIMULATOR_SCHEMA = "sim"
 """The simulator's ledgers live in their own schema, which its role owns."""
@@ -69,6 +75,8 @@ async def provision_roles(database_url: str, passwords: Mapping[str, str]) -> No
                 await connection.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}")
                 for table, privileges in tables.items():
                     await connection.execute(f"GRANT {privileges} ON {table} TO {role}")
+            # Pruning runs in the relay's process, through a function with its owner's rights.
+            await connection.execute(f"GRANT EXECUTE ON FUNCTION {PRUNE} TO {RELAY_ROLE}")
             await connection.execute(
                 f"CREATE SCHEMA IF NOT EXISTS {SIMULATOR_SCHEMA} AUTHORIZATION {SIMULATOR_ROLE}"
             )

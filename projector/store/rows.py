@@ -83,14 +83,15 @@ def loaded(row: Mapping[str, Any], event_id: str | None) -> Stored:
     )
 
 
+COUNTED = frozenset({"idempotent_replay", "idempotency_conflict"})
+"""Refusals of repeated requests: the first of each reason is audited, every one counted."""
+
+
 def rejected(
     wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
 ) -> dict[str, Any]:
-    """Values for REJECT. Replays and premature events are not final: no processed row."""
-    final = rejection.retry_at is None and rejection.reason not in (
-        "idempotent_replay",
-        "idempotency_conflict",
-    )
+    """Values for REJECT: a repeated request is counted on the workflow (`counted`), any
+    other refusal recorded once per event id."""
     return {
         **_event(wf, event, trace),
         "from_state": wf.state,
@@ -98,7 +99,7 @@ def rejected(
         "reason": rejection.reason,
         "detail": rejection.detail,
         "guard_results": list(rejection.guard_results),
-        "final": final,
+        "counted": rejection.reason in COUNTED,
     }
 
 
@@ -115,7 +116,7 @@ def outbox_messages(decision: Accepted, trace: TraceInfo) -> list[Message]:
     messages: list[Message] = []
     if decision.jobs_changed:
         record = OpenJobs(version=wf.version, state=wf.state, jobs=sorted(wf.execution.open_jobs))
-        subject = f"$KV.{subjects.JOBS_BUCKET}.{kv_key(wf.workflow_id)}"
+        subject = f"$KV.{subjects.JOBS_BUCKET}.{kv_key(wf.tenant_id, wf.workflow_id)}"
         messages.append((subject, {}, record.model_dump_json().encode()))
     messages += [(m.subject, dict(trace.headers), m.envelope.to_bytes()) for m in decision.messages]
     return messages

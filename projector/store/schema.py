@@ -23,7 +23,7 @@ workflows = Table(
     metadata,
     Column("id", Text, primary_key=True),
     Column("workflow_type", Text, nullable=False),
-    Column("tenant_id", Text, nullable=False),
+    Column("tenant_id", Text, primary_key=True),
     Column("state", Text, nullable=False),
     Column("version", Integer, nullable=False),
     Column("definition_version", Integer, nullable=False),
@@ -32,6 +32,7 @@ workflows = Table(
     Column("fingerprint", Text, nullable=False),
     Column("correlation_id", Text),
     Column("trace_headers", JSONB, nullable=False),
+    Column("replays", JSONB, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
@@ -40,6 +41,7 @@ audit = Table(
     "audit",
     metadata,
     Column("id", BigInteger, primary_key=True),
+    Column("tenant_id", Text, nullable=False),
     Column("workflow_id", Text, nullable=False),
     Column("workflow_type", Text, nullable=False),
     Column("event_id", Text, nullable=False),
@@ -60,3 +62,23 @@ audit = Table(
     Column("occurred_at", DateTime(timezone=True), nullable=False),
     Column("recorded_at", DateTime(timezone=True), nullable=False),
 )
+
+workflow_archive = Table(
+    "workflow_archive",
+    metadata,
+    Column("tenant_id", Text, primary_key=True),
+    Column("id", Text, primary_key=True),
+    Column("workflow_type", Text, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("definition_version", Integer, nullable=False),
+    Column("data", JSONB, nullable=False),
+    Column("execution", JSONB, nullable=False),
+    Column("correlation_id", Text),
+    Column("replays", JSONB, nullable=False),
+    Column("audit", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("archived_at", DateTime(timezone=True), nullable=False),
+)
+"""Finished workflows moved out of the hot tables by retention, each with its audit trail."""

@@ -42,18 +42,21 @@ LOAD = compile_named("""
 SELECT w.id, w.workflow_type, w.tenant_id, w.state, w.version, w.definition_version, w.data,
        w.execution, w.fingerprint, w.correlation_id, w.updated_at,
        EXISTS (SELECT 1 FROM processed_events p
-               WHERE p.workflow_id = w.id AND p.event_id = :event_id) AS seen
-FROM workflows w WHERE w.id = :workflow_id
+               WHERE p.tenant_id = w.tenant_id AND p.workflow_id = w.id
+                 AND p.event_id = :event_id) AS seen
+FROM workflows w WHERE w.tenant_id = :tenant_id AND w.id = :workflow_id
 """)
 
-TRACE_HEADERS = compile_named("SELECT trace_headers FROM workflows WHERE id = :workflow_id")
+TRACE_HEADERS = compile_named(
+    "SELECT trace_headers FROM workflows WHERE tenant_id = :tenant_id AND id = :workflow_id"
+)
 
 _UPDATE = """
 WITH w AS (
     UPDATE workflows
     SET state = :state, version = :version, data = :data, execution = :execution,
         trace_headers = :trace_headers, updated_at = now()
-    WHERE id = :workflow_id AND version = :version - 1
+    WHERE tenant_id = :tenant_id AND id = :workflow_id AND version = :version - 1
     RETURNING id
 )"""
 
@@ -63,28 +66,28 @@ WITH w AS (
                            data, execution, trace_headers, fingerprint, correlation_id)
     VALUES (:workflow_id, :workflow_type, :tenant_id, :state, :version, :definition_version,
             :data, :execution, :trace_headers, :fingerprint, :correlation_id)
-    ON CONFLICT (id) DO NOTHING
+    ON CONFLICT (tenant_id, id) DO NOTHING
     RETURNING id
 )"""
 
 _RECORD = """,
 processed AS (
-    INSERT INTO processed_events (workflow_id, event_id, accepted)
-    SELECT id, :event_id, true FROM w
+    INSERT INTO processed_events (tenant_id, workflow_id, event_id)
+    SELECT :tenant_id, id, :event_id FROM w
 ),
 audited AS (
-    INSERT INTO audit (workflow_id, workflow_type, event_id, event_type, from_state, to_state,
-                       accepted, detail, actor_id, actor_role, state_version,
+    INSERT INTO audit (tenant_id, workflow_id, workflow_type, event_id, event_type, from_state,
+                       to_state, accepted, detail, actor_id, actor_role, state_version,
                        definition_version, causation_id, correlation_id, trace_id,
                        guard_results, occurred_at)
-    SELECT id, :workflow_type, :event_id, :event_type, :from_state, :state, true, :detail,
-           :actor_id, :actor_role, :version, :definition_version, :causation_id,
+    SELECT :tenant_id, id, :workflow_type, :event_id, :event_type, :from_state, :state, true,
+           :detail, :actor_id, :actor_role, :version, :definition_version, :causation_id,
            :audit_correlation_id, :trace_id, :guard_results, :occurred_at
     FROM w
 ),
 published AS (
-    INSERT INTO outbox (subject, headers, body, workflow_id)
-    SELECT o.subject, o.headers, o.body, w.id
+    INSERT INTO outbox (subject, headers, body, tenant_id, workflow_id)
+    SELECT o.subject, o.headers, o.body, :tenant_id, w.id
     FROM w, unnest(:subjects::text[], :headers::jsonb[], :bodies::bytea[])
          WITH ORDINALITY AS o(subject, headers, body, n)
     ORDER BY o.n
@@ -110,15 +113,30 @@ COMMIT = compile_named(_UPDATE + _RECORD)
 CREATE = compile_named(_INSERT + _RECORD)
 
 REJECT = compile_named("""
-WITH processed AS (
-    INSERT INTO processed_events (workflow_id, event_id, accepted)
-    SELECT :workflow_id, :event_id, false WHERE :final
+WITH counted AS (
+    UPDATE workflows
+    SET replays = jsonb_set(
+        replays, ARRAY[:reason::text], to_jsonb(COALESCE((replays ->> :reason::text)::int, 0) + 1)
+    )
+    WHERE :counted AND tenant_id = :tenant_id AND id = :workflow_id
+    RETURNING (replays ->> :reason::text)::int AS n
+),
+refused AS (
+    INSERT INTO refused_events (tenant_id, workflow_id, event_id)
+    SELECT :tenant_id, :workflow_id, :event_id WHERE NOT :counted
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+),
+audited AS (
+    INSERT INTO audit (tenant_id, workflow_id, workflow_type, event_id, event_type, from_state,
+                       to_state, accepted, reason, detail, actor_id, actor_role, state_version,
+                       definition_version, causation_id, correlation_id, trace_id,
+                       guard_results, occurred_at)
+    SELECT :tenant_id, :workflow_id, :workflow_type, :event_id, :event_type, :from_state, NULL,
+           false, :reason, :detail, :actor_id, :actor_role, :version, :definition_version,
+           :causation_id, :audit_correlation_id, :trace_id, :guard_results, :occurred_at
+    WHERE EXISTS (SELECT 1 FROM refused) OR EXISTS (SELECT 1 FROM counted WHERE n = 1)
+    RETURNING 1
 )
-INSERT INTO audit (workflow_id, workflow_type, event_id, event_type, from_state, to_state,
-                   accepted, reason, detail, actor_id, actor_role, state_version,
-                   definition_version, causation_id, correlation_id, trace_id, guard_results,
-                   occurred_at)
-VALUES (:workflow_id, :workflow_type, :event_id, :event_type, :from_state, NULL, false,
-        :reason, :detail, :actor_id, :actor_role, :version, :definition_version,
-        :causation_id, :audit_correlation_id, :trace_id, :guard_results, :occurred_at)
+SELECT count(*) FROM audited
 """)

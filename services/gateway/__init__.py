@@ -24,8 +24,16 @@ from interlock.contracts.errors import PublishFailed
 from interlock.contracts.urls import nats_inbox
 from interlock.services.gateway.app import Publish, create_app
 from interlock.services.gateway.auth import SenderConfig, SenderRegistry
+from interlock.services.gateway.limits import Limits
 
-__all__ = ["SenderConfig", "SenderRegistry", "create_app", "jetstream_publisher", "run_gateway"]
+__all__ = [
+    "Limits",
+    "SenderConfig",
+    "SenderRegistry",
+    "create_app",
+    "jetstream_publisher",
+    "run_gateway",
+]
 
 log = logging.getLogger("interlock.gateway")
 
@@ -50,6 +58,7 @@ async def run_gateway(
     port: int,
     senders: Mapping[str, SenderConfig],
     stop: asyncio.Event,
+    limits: Limits | None = None,
     connection: Mapping[str, Any] | None = None,
     on_connect: Callable[[Client], None] = lambda _nc: None,
 ) -> None:
@@ -76,7 +85,10 @@ async def run_gateway(
         on_connect(nc)
         stack.push_async_callback(nc.drain)
         app = create_app(
-            jetstream_publisher(nc.jetstream()), registry, connected=lambda: nc.is_connected
+            jetstream_publisher(nc.jetstream()),
+            registry,
+            connected=lambda: nc.is_connected,
+            limits=limits,
         )
         runner = web.AppRunner(app)
         await runner.setup()

@@ -6,6 +6,8 @@
   delivered again is the same `event_id` and `Nats-Msg-Id`: stored once);
 * 401/403/400/404/413 `{"error": <reason>, "detail"}` for a refusal, after recording it on
   `wf.dlq.gateway` (see `refusal`);
+* 429 `rate_limited` beyond the sender's rate, or the shared rate of unauthenticated
+  traffic (see `limits`): not recorded, only counted;
 * 503 when the broker does not acknowledge: nothing is known to be stored, the sender should
   deliver the same webhook again.
 
@@ -16,7 +18,7 @@ is one SERVER span continuing the caller's `traceparent`; bodies are never put o
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,6 +37,7 @@ from interlock.otel.propagation import extract
 from interlock.services.errors import Refusal
 from interlock.services.gateway import signals
 from interlock.services.gateway.auth import HEADER_SENDER, SenderRegistry
+from interlock.services.gateway.limits import Limits, RateLimits
 from interlock.services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, clean
 
 CLIENT = SOURCE
@@ -59,6 +62,7 @@ class Gateway:
     publish: Publish
     senders: SenderRegistry
     connected: Callable[[], bool]
+    rates: RateLimits
     clock: Callable[[], datetime] = utcnow
 
 
@@ -71,10 +75,11 @@ def create_app(
     *,
     connected: Callable[[], bool],
     clock: Callable[[], datetime] = utcnow,
+    limits: Limits | None = None,
 ) -> web.Application:
     """The gateway as an aiohttp application; it creates no connection of its own."""
     app = web.Application(client_max_size=MAX_MESSAGE_BYTES)
-    app[GATEWAY] = Gateway(publish, senders, connected, clock)
+    app[GATEWAY] = Gateway(publish, senders, connected, RateLimits(limits or Limits()), clock)
     app.router.add_post(ROUTE, _post_signal)
     app.router.add_get("/healthz", _healthz)
     return app
@@ -103,23 +108,28 @@ async def _signal(gw: Gateway, request: web.Request, span: Span) -> web.Response
     body, authentic = b"", False
     try:
         body = await _read(request)
-        sender = gw.senders.authenticate(headers.get(HEADER_SENDER), body, headers)
+        sender = await _authenticated(gw, headers, body)
         authentic = True
+        if not await gw.rates.sender_allows(sender):
+            return _rate_limited(span)
         signal = signals.parse(body)
         span.set_attribute("interlock.event_type", signal.type)
-        gw.senders.authorize(sender, signal.actor.role)
+        gw.senders.authorize(sender, signal.actor.id, signal.actor.role)
         signals.check(workflow_type, signal)
         event = signals.envelope(
             workflow_type,
             workflow_id,
             signal,
             sender=sender,
+            tenant_id=gw.senders.tenant(sender, signal.tenant_id),
             webhook_id=headers["webhook-id"],
             occurred_at=gw.clock(),
             correlation_id=headers.get(HEADER_CORRELATION),
             causation_id=headers.get(HEADER_CAUSATION),
         )
     except Refusal as refusal:
+        if not (authentic or await gw.rates.unauthenticated_allows()):
+            return _rate_limited(span)
         span.set_attribute("interlock.dead_letter_reason", refusal.reason)
         await _record(gw, request, refusal, body if authentic else b"")
         return web.json_response(
@@ -127,6 +137,18 @@ async def _signal(gw: Gateway, request: web.Request, span: Span) -> web.Response
         )
     span.set_attribute("interlock.event_id", event.event_id)
     return await _publish_signal(gw, event)
+
+
+async def _authenticated(gw: Gateway, headers: Mapping[str, str], body: bytes) -> str:
+    return gw.senders.authenticate(headers.get(HEADER_SENDER), body, headers)
+
+
+def _rate_limited(span: Span) -> web.Response:
+    """Refused for its rate: counted, neither recorded nor logged one by one."""
+    span.set_attribute("interlock.dead_letter_reason", "rate_limited")
+    metrics.unrecorded_refusal(SOURCE, "rate_limited")
+    detail = "too many requests; retry later"
+    return web.json_response({"error": "rate_limited", "detail": detail}, status=429)
 
 
 async def _read(request: web.Request) -> bytes:
@@ -180,7 +202,7 @@ async def _record(gw: Gateway, request: web.Request, refusal: Refusal, body: byt
 @contextmanager
 def _server_span(request: web.Request) -> Iterator[Span]:
     """A SERVER span with HTTP semantic-convention attributes, continuing the caller's
-    W3C trace context; no header values beyond the user agent, no body."""
+    W3C trace context; ids and outcomes only: no header values, no caller address, no body."""
     carrier = {name.lower(): value for name, value in request.headers.items()}
     attributes: dict[str, Any] = {
         "http.request.method": request.method,
@@ -189,8 +211,6 @@ def _server_span(request: web.Request) -> Iterator[Span]:
         "url.scheme": request.scheme,
         "server.address": request.url.host,
         "server.port": request.url.port,
-        "client.address": request.remote,
-        "user_agent.original": request.headers.get("User-Agent"),
         "network.protocol.version": f"{request.version.major}.{request.version.minor}",
         "interlock.workflow_type": request.match_info["workflow_type"],
         "interlock.workflow_id": request.match_info["workflow_id"],

@@ -1,5 +1,5 @@
 """Who may post to the gateway: configured senders, their Standard Webhooks secrets and the
-actor roles each may claim.
+tenants, actor roles and actor ids each may claim.
 
 A request names its sender in `interlock-sender` and is signed as the Standard Webhooks spec
 says (`webhook-id`, `webhook-timestamp` within five minutes, `webhook-signature` HMAC-SHA256
@@ -36,14 +36,25 @@ class SenderConfig(Protocol):
     @property
     def roles(self) -> Collection[str]: ...
 
+    @property
+    def tenants(self) -> Collection[str]: ...
+
+    @property
+    def actors(self) -> Collection[str]: ...
+
+
+ANY = "*"
+
 
 @dataclass(frozen=True)
 class _Sender:
     verifier: Webhook
     roles: frozenset[str]
+    tenants: frozenset[str]
+    actors: frozenset[str]
 
     def __repr__(self) -> str:
-        return f"_Sender(roles={sorted(self.roles)})"
+        return f"_Sender(roles={sorted(self.roles)}, tenants={sorted(self.tenants)})"
 
 
 class SenderRegistry:
@@ -58,7 +69,12 @@ class SenderRegistry:
                 verifier = Webhook(config.secret.get_secret_value())
             except (ValueError, EmptyWebhookSecretError):
                 raise ValueError(f"gateway sender {name!r}: secret is not whsec_<base64>") from None
-            self._senders[name] = _Sender(verifier, frozenset(config.roles))
+            self._senders[name] = _Sender(
+                verifier,
+                frozenset(config.roles),
+                frozenset(config.tenants),
+                frozenset(config.actors),
+            )
 
     def __len__(self) -> int:
         return len(self._senders)
@@ -83,7 +99,25 @@ class SenderRegistry:
             raise Refusal(401, "bad_signature", "malformed signature or body") from None
         return sender
 
-    def authorize(self, sender: str, role: str) -> None:
-        """Raise `Refusal` 403 `forged_actor` unless `sender` may speak for `role`."""
-        if role not in self._senders[sender].roles:
-            raise Refusal(403, "forged_actor", f"sender {sender!r} may not act as role {role!r}")
+    def knows(self, sender: str | None) -> bool:
+        return sender in self._senders
+
+    def authorize(self, sender: str, actor_id: str, role: str) -> None:
+        """Raise `Refusal` 403 `forged_actor` unless `sender` may speak for the actor (its id
+        and its role)."""
+        known = self._senders[sender]
+        if role not in known.roles or not (ANY in known.actors or actor_id in known.actors):
+            raise Refusal(403, "forged_actor", f"sender {sender!r} may not sign as that actor")
+
+    def tenant(self, sender: str, claimed: str | None) -> str:
+        """The tenant a signal of `sender` is for: `claimed` if the sender acts for it, the
+        sender's one tenant if none is claimed. Raises `Refusal` 403 `forged_tenant`, or 400
+        `tenant_required` when a sender of several tenants names none."""
+        tenants = self._senders[sender].tenants
+        if claimed is None:
+            if len(tenants) != 1 or ANY in tenants:
+                raise Refusal(400, "tenant_required", f"sender {sender!r} must name the tenant")
+            return next(iter(tenants))
+        if ANY not in tenants and claimed not in tenants:
+            raise Refusal(403, "forged_tenant", f"sender {sender!r} may not act for that tenant")
+        return claimed

@@ -31,7 +31,9 @@ class SignalRequest(BaseModel):
     type: EventType
     actor: Actor
     payload: dict[str, Any] = Field(default_factory=dict)
-    tenant_id: Identifier
+    tenant_id: Identifier | None = None
+    """Optional: the sender's configuration decides which tenants it may name, and a sender
+    of one tenant need not name it."""
     expected_version: int | None = Field(default=None, ge=0)
 
 
@@ -71,6 +73,7 @@ def envelope(
     request: SignalRequest,
     *,
     sender: str,
+    tenant_id: str,
     webhook_id: str,
     occurred_at: datetime,
     correlation_id: str | None = None,
@@ -88,7 +91,7 @@ def envelope(
             type=request.type,
             workflow_type=workflow_type,
             workflow_id=workflow_id,
-            tenant_id=request.tenant_id,
+            tenant_id=tenant_id,
             actor=request.actor,
             causation_id=causation_id,
             correlation_id=correlation_id,

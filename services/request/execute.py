@@ -1,6 +1,6 @@
 """execute_effect: perform the authorised effect once, reconciling first (`services.effects`).
 
-The idempotency key is `request-effect:<workflow id>:<effect>` — a function of the run and
+The idempotency key is `request-effect:<tenant>:<workflow id>:<effect>` — a function of the run and
 the operation, never minted per attempt — so a redelivered job, a retry after a timeout or
 an operator's resume all reconcile to the one effect on record. The ledger row records the
 authorisation the effect executed under. An ambiguous outcome (`OutcomeUnknown`) or an
@@ -23,8 +23,9 @@ from interlock.services.runtime.stage import StageResult
 AUTHORITY_FIELDS = ("authorization_id", "basis", "fingerprint", "versions")
 
 
-def effect_key(workflow_id: str, effect: str) -> str:
-    return f"request-effect:{workflow_id}:{effect}"
+def effect_key(tenant_id: str, workflow_id: str, effect: str) -> str:
+    """A workflow id is unique per tenant only, so the tenant is part of the key."""
+    return f"request-effect:{tenant_id}:{workflow_id}:{effect}"
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class ExecuteEffect:
     async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
         authorization = job.inputs["authorization"]
         workflow_id, effect = envelope.workflow_id or "", authorization["effect"]
-        key = effect_key(workflow_id, effect)
+        key = effect_key(envelope.tenant_id, workflow_id, effect)
         request = EffectRequest(
             idempotency_key=key,
             workflow_id=workflow_id,

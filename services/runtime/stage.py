@@ -1,7 +1,8 @@
 """Running one stage: consume its jobs, skip stale ones, do the work, submit one result.
 
 Per job, in order:
-1. parse the envelope and the job (malformed -> dead-letter `wf.dlq.<type>-<stage>`);
+1. parse the envelope and the job, and verify the projector's signature (malformed, unsigned
+   or altered -> dead-letter `wf.dlq.<type>-<stage>`, see `admission`);
 2. skip the job if the open-jobs record says the workflow no longer waits for it;
 3. run the stage handler (a long call keeps the message alive with `in_progress`);
 4. publish exactly one result on `wf.in.result.<type>.<stage>` (the only result subject its
@@ -32,8 +33,8 @@ from opentelemetry import trace
 from pydantic import ValidationError
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import Actor, Envelope, parse_envelope, utcnow
-from interlock.contracts.errors import MalformedMessage
+from interlock.contracts.envelope import Actor, Envelope, parse_envelope, summarise, utcnow
+from interlock.contracts.errors import MalformedMessage, described
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.messaging.crashpoints import crash_point
@@ -47,7 +48,7 @@ from interlock.messaging.deadletter import (
 from interlock.messaging.patience import waited_out
 from interlock.otel.messaging import consuming, publishing
 from interlock.services.errors import OutcomeUnknown
-from interlock.services.runtime.openjobs import OpenJobsReader
+from interlock.services.runtime.admission import JobAdmission
 
 log = logging.getLogger("interlock.stage")
 tracer = trace.get_tracer("interlock.stage")
@@ -74,9 +75,8 @@ class StageWorker:
     handler: Handler
     heartbeat_s: float = subjects.STAGE_ACK_WAIT_S / 3
     effects: bool = False
-    """Acts on the outside world: consult the open-jobs record before every job. A read-only
-    stage consults it for redeliveries only: a first delivery is rarely stale, and a stale
-    one costs only the work (the projector refuses its result)."""
+    """Acts on the outside world: consult the open-jobs record before every job, and never
+    act without one (see `admission`)."""
 
     @property
     def source(self) -> str:
@@ -101,7 +101,7 @@ def stages_of(
 def register(
     broker: NatsBroker,
     stage: StageWorker,
-    jobs: OpenJobsReader,
+    admission: JobAdmission,
     *,
     workers: int = 8,
     inbox_prefix: str = "_INBOX",
@@ -122,7 +122,7 @@ def register(
         decoder=_undecoded,
     )
     async def on_job(msg: Any) -> None:  # the NatsMessage itself: see `_undecoded`
-        await consume(broker, stage, jobs, msg)
+        await consume(broker, stage, admission, msg)
 
 
 async def _undecoded(msg: NatsMessageType) -> NatsMessageType:
@@ -133,39 +133,39 @@ async def _undecoded(msg: NatsMessageType) -> NatsMessageType:
 
 
 async def consume(
-    broker: NatsBroker, stage: StageWorker, jobs: OpenJobsReader, msg: NatsMessageType
+    broker: NatsBroker, stage: StageWorker, admission: JobAdmission, msg: NatsMessageType
 ) -> None:
     raw = msg.raw_message
     with consuming(tracer, f"stage {stage.name}", raw.subject, raw.headers) as span:
         try:
             envelope = parse_envelope(msg.body)
             job = JobPayload.model_validate(envelope.payload)
+            span.set_attributes(
+                {
+                    "interlock.workflow_id": envelope.workflow_id or "",
+                    "interlock.workflow_type": envelope.workflow_type,
+                    "interlock.stage": stage.name,
+                    "interlock.job_id": job.job_id,
+                    "interlock.state_version": envelope.expected_version or 0,
+                }
+            )
+            stale = await waited_out(
+                lambda: admission.is_stale(
+                    envelope, job, effects=stage.effects, redelivered=deliveries(raw) > 1
+                ),
+                msg.in_progress,
+                what=f"{stage.name} open-jobs lookup",
+            )
         except (MalformedMessage, ValidationError) as exc:
-            reason = exc.reason if isinstance(exc, MalformedMessage) else "schema_mismatch"
-            detail = str(exc)
+            reason, detail = _refusal(exc)
+            span.set_attribute("interlock.dead_letter_reason", reason)
             await waited_out(
                 lambda: dead_letter(broker, raw, source=stage.source, reason=reason, detail=detail),
                 msg.in_progress,
                 what=f"{stage.name} dead letter",
             )
             return
-        span.set_attributes(
-            {
-                "interlock.workflow_id": envelope.workflow_id or "",
-                "interlock.workflow_type": envelope.workflow_type,
-                "interlock.stage": stage.name,
-                "interlock.job_id": job.job_id,
-                "interlock.state_version": envelope.expected_version or 0,
-            }
-        )
-        doubtful = stage.effects or deliveries(raw) > 1
-        if doubtful and await waited_out(
-            lambda: jobs.is_stale(
-                envelope.workflow_id or "", job.job_id, envelope.expected_version
-            ),
-            msg.in_progress,
-            what=f"{stage.name} open-jobs lookup",
-        ):
+        if stale:
             span.set_attribute("interlock.job_stale", True)
             await settle(msg.ack, raw.subject)
             return
@@ -184,6 +184,14 @@ async def consume(
     await settle(msg.ack, raw.subject)
 
 
+def _refusal(exc: MalformedMessage | ValidationError) -> tuple[str, str]:
+    """(reason, detail) of a job that must not be acted on; the detail names fields and
+    error kinds, never the values a job carried."""
+    if isinstance(exc, MalformedMessage):
+        return exc.reason, exc.detail
+    return "schema_mismatch", f"job: {summarise(exc)}"
+
+
 async def _run(
     stage: StageWorker, job: JobPayload, envelope: Envelope, msg: NatsMessageType
 ) -> StageResult | None:
@@ -192,11 +200,15 @@ async def _run(
         return await stage.handler(job, envelope)
     except Exception as exc:
         if is_last_delivery(msg.raw_message, subjects.STAGE_MAX_DELIVER):
-            log.error("%s gives up on job %s: %r", stage.name, job.job_id, exc)
+            log.error("%s gives up on job %s: %s", stage.name, job.job_id, described(exc))
             return escalation(exc)
         delivered = deliveries(msg.raw_message)
         log.warning(
-            "%s will retry job %s (delivery %d): %r", stage.name, job.job_id, delivered, exc
+            "%s will retry job %s (delivery %d): %s",
+            stage.name,
+            job.job_id,
+            delivered,
+            described(exc),
         )
         delay = redelivery_delay(msg.raw_message, 1.0)
         await settle(lambda: msg.nack(delay=delay), msg.raw_message.subject)

@@ -20,8 +20,9 @@ from interlock.services.runtime.calls import call, refused
 from interlock.services.runtime.stage import StageResult
 
 
-def action_key(workflow_id: str, recommendation_version: int) -> str:
-    return f"support-action:{workflow_id}:v{recommendation_version}"
+def action_key(tenant_id: str, workflow_id: str, recommendation_version: int) -> str:
+    """A workflow id is unique per tenant only, so the tenant is part of the key."""
+    return f"support-action:{tenant_id}:{workflow_id}:v{recommendation_version}"
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,9 @@ class ExecuteAction:
 
     async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
         rec, request = job.inputs["recommendation"], job.inputs["request"]
-        key = action_key(envelope.workflow_id or "", job.inputs["recommendation_version"])
+        key = action_key(
+            envelope.tenant_id, envelope.workflow_id or "", job.inputs["recommendation_version"]
+        )
         try:
             receipt, reconciled = await execute_once(
                 self.provider,

@@ -42,10 +42,12 @@ async def stack(
         )
         for key, value in environment(SHIPPED, load(SHIPPED), os.environ).items():
             patch.setenv(key, value)
+        # The components are given their settings, not the environment: read them anew.
+        settings = Settings(home=e2e_settings.home, secrets_dir=e2e_settings.secrets_dir)
         async with supervised(
-            e2e_settings, module_nats, module_database, default_stack()
+            settings, module_nats, module_database, default_stack()
         ) as supervisor:
-            bus = await Clients.connect(e2e_settings, module_nats, "chaos")
+            bus = await Clients.connect(settings, module_nats, "chaos")
             admin = await nats.connect(module_nats)
             engine = database_pool(module_database, pool_size=4)
             desk = ApprovalDesk(bus.approvals)
@@ -60,6 +62,7 @@ async def stack(
                     module_database,
                     crash_dir,
                     e2e_settings.home,
+                    settings,
                 )
             finally:
                 await desk.stop()

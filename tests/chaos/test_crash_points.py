@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 
+from interlock.access import job_signing_key
 from interlock.contracts import registry
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
 from interlock.messaging.crashpoints import arm, armed
 from interlock.projector.service import Projector
+from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import open_store
 from interlock.simulators import effect_rows, notification_count, reversal_count, seed_customer
 from interlock.tools.demo import casedrive
@@ -152,7 +154,7 @@ async def _started_by_an_older_release(stack: Stack, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(registry, "latest", lambda t: registry.get(t, 1))
     store = await open_store(stack.dsn)
     try:
-        await Projector(store).handle(
+        await Projector(store, signer=JobSigner(job_signing_key(stack.settings))).handle(
             Envelope(
                 event_id=event_id,
                 type="START",

@@ -13,6 +13,7 @@ from pathlib import Path
 import nats
 import pytest
 
+from interlock import access
 from interlock.contracts import subjects
 from interlock.runtime import prepare
 from tests.support.cli import cli_env
@@ -22,7 +23,9 @@ pytestmark = pytest.mark.timeout(240)
 
 
 async def _bench(home: Path, nats_url: str, database_url: str, *args: str) -> tuple[int, str, str]:
-    env = cli_env(home, INTERLOCK_NATS_URL=nats_url, INTERLOCK_DATABASE_URL=database_url)
+    # The server alone: the bench connects as the installation's clients, administers as admin.
+    server = access.without_credentials(nats_url)
+    env = cli_env(home, INTERLOCK_NATS_URL=server, INTERLOCK_DATABASE_URL=database_url)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

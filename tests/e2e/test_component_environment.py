@@ -30,7 +30,10 @@ async def environments(
             "openai_api_key": SecretStr(OPENAI_KEY),
             "gateway_senders": {
                 "tickets": GatewaySender(
-                    secret=SecretStr(WEBHOOK_SECRET), roles=frozenset({"support_approver"})
+                    secret=SecretStr(WEBHOOK_SECRET),
+                    roles=frozenset({"support_approver"}),
+                    tenants=frozenset({"acme"}),
+                    actors=frozenset({"*"}),
                 )
             },
         }

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from interlock import access
 from interlock.simulators import effect_rows
 from interlock.tools.demo.casefile import SHIPPED
 from tests.conftest import clean_broker
@@ -71,7 +72,9 @@ async def _demo(path: Path, nats_url: str, database_url: str, home: Path) -> Run
     await clean_broker(nats_url)
     env = {
         **os.environ,
-        "INTERLOCK_NATS_URL": nats_url,
+        # The server alone: the demo connects as the installation's clients (upstream,
+        # approvals), whose names the projector checks, and administers as admin.
+        "INTERLOCK_NATS_URL": access.without_credentials(nats_url),
         "INTERLOCK_DATABASE_URL": database_url,
         "INTERLOCK_HOME": str(home),
     }
@@ -143,6 +146,7 @@ def test_each_effect_is_in_the_ledger_once_under_an_authority_on_record(
     assert set(per_run.values()) == {1}
     for effect in result.ledger:
         authority = _authority(effect, result.views[effect["workflow_id"]])
+        tenant = result.views[effect["workflow_id"]]["tenant_id"]
         assert authority is not None, effect
         assert (authority["event_type"], authority["to_state"]) == (
             "EFFECT_AUTHORIZED",
@@ -150,7 +154,7 @@ def test_each_effect_is_in_the_ledger_once_under_an_authority_on_record(
         )
         assert (
             effect["idempotency_key"]
-            == f"request-effect:{effect['workflow_id']}:{effect['effect']}"
+            == f"request-effect:{tenant}:{effect['workflow_id']}:{effect['effect']}"
         )
 
 

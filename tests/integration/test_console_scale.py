@@ -35,10 +35,11 @@ SELECT 'wf-' || lpad(i::text, 6, '0'),
 FROM generate_series(1, $2) AS i
 """
 AUDIT = """
-INSERT INTO audit (workflow_id, workflow_type, event_id, event_type, from_state, to_state,
+INSERT INTO audit (workflow_id, tenant_id, workflow_type, event_id, event_type, from_state, to_state,
                    accepted, reason, actor_id, actor_role, state_version, guard_results,
                    occurred_at, recorded_at)
-SELECT 'wf-' || lpad(i::text, 6, '0'), 'support', 'e-' || i, 'START', 'REQUEST_RECEIVED',
+SELECT 'wf-' || lpad(i::text, 6, '0'), (ARRAY['acme', 'globex', 'initech'])[1 + i % 3],
+       'support', 'e-' || i, 'START', 'REQUEST_RECEIVED',
        'CLASSIFYING', i % 10 <> 0, CASE WHEN i % 10 = 0 THEN 'guard_rejected' END,
        'crm', 'upstream', 1, '[]', now() - make_interval(secs => i * 3),
        now() - make_interval(secs => i * 3)
@@ -83,6 +84,7 @@ async def test_every_console_query_reads_through_an_index(crowded: str) -> None:
             await reads.activity(engine)
             await reads.refusals(engine)
             await queries.workflow_view(engine, "wf-004200")
+            await queries.workflow_view(engine, "wf-004200", "acme")
         assert len(statements) >= len(FILTERS) + 6
         for statement in statements:
             plan = await explain(engine, statement)

@@ -5,6 +5,7 @@ connection for a password."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import asyncpg
 import pytest
@@ -17,6 +18,7 @@ from interlock.relay.timers import TimerService
 from interlock.secrets import Secrets
 from tests.support.harness import projector_running
 from tests.support.payloads import envelope
+from tests.support.polling import eventually
 from tests.support.timer_rows import T0, FakeClock, arm
 
 pytestmark = pytest.mark.timeout(60)
@@ -65,15 +67,29 @@ async def test_a_component_role_may_not_do_another_components_work(
         await as_role[role].execute(statement)
 
 
-async def test_the_projector_decides_and_records_as_its_own_role(
+async def test_the_projector_decides_refuses_and_counts_as_its_own_role(
     nats_url: str, database_url: str, role_urls: dict[str, str]
 ) -> None:
     async with projector_running(nats_url, database_url, store_url=role_urls[PROJECTOR_ROLE]) as h:
         start = envelope("START", workflow_id="wf-roles", event_id="start-roles")
         await h.publish(start)
         decision = await h.decided("wf-roles", "start-roles")
+        await h.publish(envelope("APPROVED", workflow_id="wf-roles", event_id="too-early"))
+        refused = await h.decided("wf-roles", "too-early")
+        for n in range(2):
+            await h.publish(start.model_copy(update={"event_id": f"again-{n}"}))
+        replayed = await h.decided("wf-roles", "again-0")
+
+        async def both_counted() -> Any:
+            replays = await h.scalar("SELECT replays FROM workflows WHERE id = 'wf-roles'")
+            return replays if replays == {"idempotent_replay": 2} else None
+
+        counted = await eventually(both_counted, what="two counted replays")
 
     assert decision["accepted"]
+    assert (refused["accepted"], refused["reason"]) == (False, "invalid_transition")
+    assert replayed["reason"] == "idempotent_replay"
+    assert counted == {"idempotent_replay": 2}
 
 
 async def test_the_relay_publishes_and_prunes_as_its_own_role(

@@ -80,7 +80,9 @@ async def test_a_role_the_sender_may_not_claim_is_refused_as_a_forged_actor(
 
 @pytest.mark.parametrize("secret", ["whsec_", "whsec_not*base64!", ""])
 def test_a_malformed_secret_stops_the_gateway_at_start_without_echoing_it(secret: str) -> None:
-    config = GatewaySender.model_validate({"secret": secret, "roles": ["operator"]})
+    config = GatewaySender.model_validate(
+        {"secret": secret, "roles": ["operator"], "tenants": ["acme"], "actors": ["*"]}
+    )
     with pytest.raises(ValueError, match="'ops'") as refused:
         SenderRegistry({"ops": config})
     assert str(refused.value) == "gateway sender 'ops': secret is not whsec_<base64>"

@@ -69,7 +69,8 @@ async def test_the_gateway_component_serves_its_settings_until_stopped(
 async def test_an_approval_through_the_gateway_moves_the_workflow_and_a_forged_one_never_arrives(
     nats_url: str, database_url: str
 ) -> None:
-    async with projector_running(nats_url, database_url) as h:
+    settings = Settings(gateway_senders=SENDERS)
+    async with projector_running(nats_url, database_url, settings=settings) as h:
         async with TestClient(TestServer(gateway_app(h.nc))) as test_client:
             workflow_id = await start(h)
             await to_awaiting_approval(h, workflow_id)

@@ -99,7 +99,7 @@ async def test_an_event_that_is_not_a_signal_is_refused(
     [
         ({**APPROVAL, "payload": {"amount": "20.00"}}, "recommendation_version"),
         ({**APPROVAL, "payload": {**APPROVAL["payload"], "limit": "1e9"}}, "limit"),
-        ({k: v for k, v in APPROVAL.items() if k != "tenant_id"}, "tenant_id"),
+        ({k: v for k, v in APPROVAL.items() if k != "actor"}, "actor"),
         (b"{not json", "json"),
     ],
 )

@@ -21,7 +21,7 @@ from interlock.projector.service import Projector
 from interlock.projector.store.postgres import open_store
 from tests.support.drive import answer, signal, start, to_awaiting_approval
 from tests.support.harness import Harness, projector_running
-from tests.support.payloads import REQUEST, envelope
+from tests.support.payloads import PAYLOADS, REQUEST, envelope
 from tests.support.polling import eventually
 from tests.support.timer_rows import firing_payload, retry_waiting_workflow
 from tests.support.workflow_rows import insert_workflow
@@ -58,18 +58,21 @@ async def test_poison_messages_are_dead_lettered_and_the_next_good_message_is_pr
         "oversized": b" " * (MAX_MESSAGE_BYTES + 1),
         "unknown_workflow": envelope("CANCEL_REQUESTED", workflow_id="no-such").to_bytes(),
     }
-    for body in poison.values():
-        await js.publish(subjects.signal("support", "approvals"), body)
+    for name, body in poison.items():
+        if name == "schema_mismatch":  # a request whose payload does not fit
+            await js.publish(subjects.request("support", "upstream"), body)
+        else:
+            await js.publish(subjects.signal("support", "approvals"), body)
     await h.publish(good)
 
     letters = await _dead_letters(h, len(poison))
 
     reasons = sorted(m.headers[subjects.HEADER_DLQ_REASON] for m in letters)
     assert reasons == sorted(poison)
-    assert all(
-        m.headers[subjects.HEADER_DLQ_SUBJECT] == subjects.signal("support", "approvals")
-        for m in letters
-    )
+    assert {m.headers[subjects.HEADER_DLQ_SUBJECT] for m in letters} == {
+        subjects.signal("support", "approvals"),
+        subjects.request("support", "upstream"),
+    }
     assert all(m.headers[subjects.HEADER_DLQ_DETAIL] for m in letters)
     await h.at_state(workflow_id_for("support", "acme", good.event_id), "CLASSIFYING")
 
@@ -118,8 +121,16 @@ async def test_every_undefined_pair_is_rejected_without_mutation_and_audited(
             for spec in definition.events:
                 if (state, spec.name) in defined or spec.name == "START":
                     continue
+                # A result answering a job of its own (not open here), a firing of a timer of
+                # its own, each with its derived id.
+                unique = str(uuid.uuid4())
+                payload = {**PAYLOADS[spec.name]}
+                if spec.source == "timer":
+                    payload["timer_id"] = unique
                 outcome = await projector.handle(
-                    envelope(spec.name, workflow_id=workflow_id, event_id=str(uuid.uuid4()))
+                    envelope(
+                        spec.name, workflow_id=workflow_id, causation_id=unique, payload=payload
+                    )
                 )
                 assert not outcome.accepted
                 assert outcome.reason in ("invalid_transition", "terminal")
@@ -169,9 +180,7 @@ async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: 
     projector = Projector(store, clock=lambda: now[0], rand=lambda: 0.5)
     try:
         timer = await retry_waiting_workflow(projector, store, "wf-skew")
-        firing = envelope(
-            "RETRY_DUE", workflow_id="wf-skew", event_id="fire-1", payload=firing_payload(timer)
-        )
+        firing = envelope("RETRY_DUE", workflow_id="wf-skew", payload=firing_payload(timer))
 
         with pytest.raises(NotDueYet):
             await projector.handle(firing)
@@ -235,14 +244,14 @@ async def test_a_stale_cached_checkpoint_never_turns_a_valid_event_away(
     a, b = Projector(store), Projector(store)
     try:
         await a.handle(envelope("START", workflow_id="wf-stale", event_id="s"))
-        stored = await store.load("wf-stale")
+        stored = await store.load("acme", "wf-stale")
         assert stored is not None
         (job,) = stored.workflow.execution.open_jobs
         moved = await b.handle(
             envelope("CLASSIFICATION_SUCCEEDED", workflow_id="wf-stale", causation_id=job)
         )
         assert moved.to_state == "GATHERING_EVIDENCE"
-        stored = await store.load("wf-stale")
+        stored = await store.load("acme", "wf-stale")
         assert stored is not None
         policy_job = next(
             j for j, o in stored.workflow.execution.open_jobs.items() if o.branch == "policy"

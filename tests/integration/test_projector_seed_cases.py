@@ -12,9 +12,10 @@ from tests.support.payloads import PAYLOADS, envelope
 async def test_execute_before_approval_is_rejected(h: Harness) -> None:
     workflow_id = await start(h)
 
-    decision = await answer(h, workflow_id, "ACTION_EXECUTED")
+    decision = await answer(h, workflow_id, "ACTION_EXECUTED", stage="execute_action")
 
-    assert (decision["accepted"], decision["reason"]) == (False, "invalid_transition")
+    # The only open job is the classifier's: no effect can be reported before approval.
+    assert (decision["accepted"], decision["reason"]) == (False, "job_of_another_stage")
     view = await h.view(workflow_id)
     assert (view["state"], view["version"]) == ("CLASSIFYING", 1)
 

@@ -19,15 +19,15 @@ from interlock.projector.store.records import (
 from tests.support.store_contract import CutOff, StoreContract
 
 AUDIT = """
-SELECT workflow_id, workflow_type, event_id, event_type, from_state, to_state, accepted, reason,
-       detail, actor_id, actor_role, state_version, definition_version, causation_id,
-       correlation_id, trace_id, guard_results, occurred_at
-FROM audit WHERE workflow_id = $1 ORDER BY id
+SELECT tenant_id, workflow_id, workflow_type, event_id, event_type, from_state, to_state,
+       accepted, reason, detail, actor_id, actor_role, state_version, definition_version,
+       causation_id, correlation_id, trace_id, guard_results, occurred_at
+FROM audit WHERE workflow_id = $1 AND tenant_id = $2 ORDER BY id
 """
 TIMERS = """
 SELECT id, workflow_id, workflow_type, tenant_id, kind, event_type, fire_at, branch, status,
        armed_version, headers
-FROM timers WHERE workflow_id = $1 ORDER BY id
+FROM timers WHERE workflow_id = $1 AND tenant_id = $2 ORDER BY id
 """
 
 
@@ -35,31 +35,42 @@ class TableRecords:
     def __init__(self, db: asyncpg.Connection) -> None:
         self._db = db
 
-    async def audit(self, workflow_id: str) -> list[AuditRecord]:
-        found = await self._db.fetch(AUDIT, workflow_id)
+    async def audit(self, workflow_id: str, tenant_id: str = "acme") -> list[AuditRecord]:
+        found = await self._db.fetch(AUDIT, workflow_id, tenant_id)
         return [
             AuditRecord(**{**r, "guard_results": tuple(json.loads(r["guard_results"]))})
             for r in found
         ]
 
-    async def processed(self, workflow_id: str) -> set[ProcessedEvent]:
+    async def processed(self, workflow_id: str, tenant_id: str = "acme") -> set[ProcessedEvent]:
         found = await self._db.fetch(
-            "SELECT workflow_id, event_id, accepted FROM processed_events WHERE workflow_id = $1",
+            "SELECT tenant_id, workflow_id, event_id FROM processed_events "
+            "WHERE workflow_id = $1 AND tenant_id = $2",
             workflow_id,
+            tenant_id,
         )
         return {ProcessedEvent(**r) for r in found}
 
-    async def outbox(self, workflow_id: str) -> list[OutboxRecord]:
+    async def outbox(self, workflow_id: str, tenant_id: str = "acme") -> list[OutboxRecord]:
         found = await self._db.fetch(
-            "SELECT subject, headers, body, workflow_id FROM outbox WHERE workflow_id = $1 "
-            "ORDER BY txid, id",
+            "SELECT subject, headers, body, tenant_id, workflow_id FROM outbox "
+            "WHERE workflow_id = $1 AND tenant_id = $2 ORDER BY txid, id",
             workflow_id,
+            tenant_id,
         )
         return [OutboxRecord(**{**r, "headers": json.loads(r["headers"])}) for r in found]
 
-    async def timers(self, workflow_id: str) -> list[TimerRecord]:
-        found = await self._db.fetch(TIMERS, workflow_id)
+    async def timers(self, workflow_id: str, tenant_id: str = "acme") -> list[TimerRecord]:
+        found = await self._db.fetch(TIMERS, workflow_id, tenant_id)
         return [TimerRecord(**{**r, "headers": json.loads(r["headers"])}) for r in found]
+
+    async def replays(self, workflow_id: str, tenant_id: str = "acme") -> dict[str, int]:
+        found = await self._db.fetchval(
+            "SELECT replays FROM workflows WHERE id = $1 AND tenant_id = $2",
+            workflow_id,
+            tenant_id,
+        )
+        return dict(json.loads(found)) if found else {}
 
 
 class TestPostgresStore(StoreContract):

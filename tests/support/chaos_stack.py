@@ -10,6 +10,7 @@ from pathlib import Path
 from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from interlock.settings import Settings
 from interlock.signals import Clients
 from interlock.simulators import action_count, seed_customer
 from interlock.supervisor import Supervisor
@@ -28,6 +29,8 @@ class Stack:
     dsn: str
     crash_dir: Path
     home: Path
+    settings: Settings
+    """The installation's settings, as its components read them (its job-signing key)."""
 
     async def workflow(self, faults: dict[str, list[str]] | None = None) -> Run:
         customer = f"chaos-{uuid.uuid4().hex[:10]}"

@@ -39,7 +39,11 @@ class Start:
 
 
 def started(
-    workflow_id: str, *, event_id: str | None = None, payload: dict[str, Any] | None = None
+    workflow_id: str,
+    *,
+    event_id: str | None = None,
+    payload: dict[str, Any] | None = None,
+    tenant_id: str = "acme",
 ) -> Start:
     """A support request for `workflow_id` and its accepted first transition (version 1)."""
     definition = registry.latest("support")
@@ -49,6 +53,7 @@ def started(
         payload=payload or REQUEST,
         event_id=event_id or f"req-{next(_events)}",
         occurred_at=T0,
+        tenant_id=tenant_id,
     )
     checked = validated(definition, request)
     decision = resolve(definition, first_checkpoint(definition, checked), checked, Context(now=T0))
@@ -57,13 +62,18 @@ def started(
 
 
 def event(
-    workflow_id: str, event_type: str = "CANCEL_REQUESTED", *, event_id: str | None = None
+    workflow_id: str,
+    event_type: str = "CANCEL_REQUESTED",
+    *,
+    event_id: str | None = None,
+    tenant_id: str = "acme",
 ) -> Envelope:
     return envelope(
         event_type,
         workflow_id=workflow_id,
         event_id=event_id or f"evt-{next(_events)}",
         occurred_at=T0,
+        tenant_id=tenant_id,
     )
 
 

@@ -13,8 +13,8 @@ from interlock.projector.store import ConcurrencyConflict, Stored, TraceInfo, Wo
 from tests.support.payloads import PAYLOADS, envelope, result_event
 
 
-async def checkpoint(store: WorkflowStore, workflow_id: str) -> Workflow:
-    stored = await store.load(workflow_id)
+async def checkpoint(store: WorkflowStore, workflow_id: str, tenant_id: str = "acme") -> Workflow:
+    stored = await store.load(tenant_id, workflow_id)
     assert stored is not None, f"no workflow {workflow_id}"
     return stored.workflow
 
@@ -75,8 +75,10 @@ class Interleaved:
         self.conflicts = 0
         self.creations: list[bool] = []
 
-    async def load(self, workflow_id: str, event_id: str | None = None) -> Stored | None:
-        return await self._store.load(workflow_id, event_id)
+    async def load(
+        self, tenant_id: str, workflow_id: str, event_id: str | None = None
+    ) -> Stored | None:
+        return await self._store.load(tenant_id, workflow_id, event_id)
 
     async def create(
         self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
@@ -97,8 +99,8 @@ class Interleaved:
 
     async def reject(
         self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
-    ) -> None:
-        await self._store.reject(workflow, event, rejection, trace)
+    ) -> bool:
+        return await self._store.reject(workflow, event, rejection, trace)
 
-    async def trace_headers(self, workflow_id: str) -> dict[str, str]:
-        return await self._store.trace_headers(workflow_id)
+    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
+        return await self._store.trace_headers(tenant_id, workflow_id)

@@ -31,13 +31,15 @@ async def answer(
     payload: dict[str, Any] | None = None,
     *,
     wait: bool = True,
+    stage: str | None = None,
 ) -> dict[str, Any]:
-    """Publish a stage result answering the workflow's open job, and await the decision."""
+    """Publish a stage result answering the workflow's open job (as the stage of that job,
+    or as `stage`), and await the decision."""
     view = await h.view(workflow_id)
     open_jobs = view["execution"]["open_jobs"]
     jobs = {j: spec.get("branch") for j, spec in open_jobs.items()}
     event = result_event(workflow_id, jobs, event_type, payload)
-    stage = str(open_jobs.get(event.causation_id, {}).get("stage", "classify"))
+    stage = stage or str(open_jobs.get(event.causation_id, {}).get("stage", "classify"))
     await h.publish(event, subjects.result("support", stage))
     return await h.decided(workflow_id, event.event_id) if wait else {}
 

@@ -8,17 +8,30 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Envelope
+
 
 @dataclass
 class FakeMsg:
     data: bytes
-    subject: str = "wf.in.signal.support"
+    subject: str = "wf.in.signal.support.operator"
     headers: dict[str, str] | None = None
     delivered: int = 1
     published_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     sequence: int = 1
     endings: list[tuple[str, float | None]] = field(default_factory=list)
     pings: int = 0
+
+    @classmethod
+    def of(cls, event: Envelope, **fields: Any) -> FakeMsg:
+        """`event` on the subject an installation's client would publish it on."""
+        subject = (
+            subjects.request(event.workflow_type, "upstream")
+            if event.type == "START"
+            else subjects.signal(event.workflow_type, "operator")
+        )
+        return cls(event.to_bytes(), subject, **fields)
 
     @property
     def metadata(self) -> Any:

@@ -23,7 +23,7 @@ from nats.js import JetStreamContext
 from standardwebhooks.webhooks import Webhook
 
 from interlock.contracts import subjects
-from interlock.services.gateway import SenderRegistry, create_app, jetstream_publisher
+from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
 from interlock.settings import GatewaySender
 
 
@@ -33,8 +33,17 @@ def _secret() -> str:
 
 SECRET, OPS_SECRET, WRONG_SECRET = _secret(), _secret(), _secret()
 SENDERS = {
-    "tickets": GatewaySender.model_validate({"secret": SECRET, "roles": ["support_approver"]}),
-    "ops": GatewaySender.model_validate({"secret": OPS_SECRET, "roles": ["operator"]}),
+    "tickets": GatewaySender.model_validate(
+        {
+            "secret": SECRET,
+            "roles": ["support_approver"],
+            "tenants": ["acme"],
+            "actors": ["alice", "bob"],
+        }
+    ),
+    "ops": GatewaySender.model_validate(
+        {"secret": OPS_SECRET, "roles": ["operator"], "tenants": ["*"], "actors": ["*"]}
+    ),
 }
 PATH = "/v1/workflows/support/wf-1/signals"
 APPROVAL: dict[str, Any] = {
@@ -84,10 +93,13 @@ async def dead_letter(nc: Client) -> Any:
     return await nc.jetstream().get_last_msg(subjects.STREAM_DLQ, subjects.dlq("gateway"))
 
 
-def gateway_app(nc: Client) -> web.Application:
+def gateway_app(nc: Client, limits: Limits | None = None) -> web.Application:
     registry = SenderRegistry(SENDERS)
     return create_app(
-        jetstream_publisher(nc.jetstream()), registry, connected=lambda: nc.is_connected
+        jetstream_publisher(nc.jetstream()),
+        registry,
+        connected=lambda: nc.is_connected,
+        limits=limits or Limits(per_sender=1000.0, unauthenticated=1000.0),
     )
 
 

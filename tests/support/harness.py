@@ -16,14 +16,17 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import queries
+from interlock.access import client_policies, job_signing_key
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
 from interlock.messaging.streams import provision
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as run_projector
 from interlock.projector.service import Projector
+from interlock.projector.signing import JobSigner
 from interlock.projector.store.database import database_pool
 from interlock.projector.store.postgres import open_store
+from interlock.settings import Settings
 from tests.support.polling import eventually
 
 QUICK = Patience(unknown_workflow_grace=1.0)
@@ -87,9 +90,12 @@ async def projector_running(
     workers: int = 8,
     projectors: int = 1,
     store_url: str | None = None,
+    settings: Settings | None = None,
 ) -> AsyncIterator[Harness]:
     """Provisioned streams and `projectors` projector apps for the duration; they write
-    through `store_url` (default `database_url`, which the harness reads through)."""
+    through `store_url` (default `database_url`, which the harness reads through) and admit
+    the clients of `settings` (default: the installation's defaults, `upstream` sending
+    requests, `approvals` and `operator` signals, for every type and tenant)."""
     logging.getLogger("faststream").setLevel(logging.WARNING)
     async with AsyncExitStack() as stack:
         nc = await nats.connect(nats_url)
@@ -98,6 +104,8 @@ async def projector_running(
         engine = database_pool(database_url, pool_size=workers)
         stack.push_async_callback(engine.dispose)
         stop = asyncio.Event()
+        settings = settings or Settings()
+        clients, signer = client_policies(settings), JobSigner(job_signing_key(settings))
         for _ in range(projectors):
             broker = NatsBroker(nats_url, log_level=logging.DEBUG)
             await broker.start()
@@ -105,7 +113,13 @@ async def projector_running(
             own_store = await open_store(store_url or database_url, size=workers)
             stack.push_async_callback(own_store.close)
             task = asyncio.create_task(
-                run_projector(broker, Projector(own_store), stop, workers=workers, patience=QUICK)
+                run_projector(
+                    broker,
+                    Projector(own_store, clients=clients, signer=signer),
+                    stop,
+                    workers=workers,
+                    patience=QUICK,
+                )
             )
             stack.push_async_callback(_stopped, stop, task)
         yield Harness(nc, engine)

@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from interlock.contracts import registry
 from interlock.contracts.envelope import Actor, Envelope, utcnow
-from interlock.contracts.ids import result_event_id
+from interlock.contracts.ids import result_event_id, timer_event_id
 from tests.support.request_payloads import REQUEST_PAYLOADS
 
 CALL = {
@@ -105,7 +106,7 @@ ROLES = {
     "RETRY_REQUESTED": "operator",
     "COMPENSATE": "operator",
     "RESOLVED": "operator",
-    "CANCEL_REQUESTED": "customer",
+    "CANCEL_REQUESTED": "operator",
 }
 _ids = itertools.count(1)
 
@@ -120,21 +121,37 @@ def envelope(
     causation_id: str | None = None,
     event_id: str | None = None,
     occurred_at: datetime | None = None,
+    tenant_id: str = "acme",
     **extra: Any,
 ) -> Envelope:
     role = role or ROLES.get(event_type, "system")
+    payload = payloads_for(workflow_type)[event_type] if payload is None else payload
     return Envelope(
-        event_id=event_id or f"evt-{next(_ids)}",
+        event_id=event_id or _derived_id(workflow_type, event_type, causation_id, payload),
         type=event_type,
         workflow_type=workflow_type,
         workflow_id=workflow_id,
-        tenant_id="acme",
+        tenant_id=tenant_id,
         actor=Actor(id=f"{role}-1", role=role),
         causation_id=causation_id,
         occurred_at=occurred_at or datetime.now(UTC),
-        payload=payloads_for(workflow_type)[event_type] if payload is None else payload,
+        payload=payload,
         **extra,
     )
+
+
+def _derived_id(
+    workflow_type: str, event_type: str, causation_id: str | None, payload: dict[str, Any]
+) -> str:
+    """The id Interlock derives for a result (from its job) or a timer firing (from its
+    timer), as the projector expects; any other event gets a fresh one."""
+    known = workflow_type in registry.workflow_types()
+    spec = registry.latest(workflow_type).event(event_type) if known else None
+    if spec is not None and spec.answers_job and causation_id is not None:
+        return result_event_id(causation_id)
+    if spec is not None and spec.source == "timer" and "timer_id" in payload:
+        return timer_event_id(str(payload["timer_id"]))
+    return f"evt-{next(_ids)}"
 
 
 BRANCH_OF = {"POLICY_RETRIEVED": "policy", "ACCOUNT_INSPECTED": "account"}

@@ -71,7 +71,7 @@ async def retry_waiting_workflow(
     """START a support workflow, fail its classify job retryably; returns the retry timer."""
     started = await projector.handle(envelope("START", workflow_id=workflow_id, payload=REQUEST))
     assert started.to_state == "CLASSIFYING"
-    stored = await store.load(workflow_id)
+    stored = await store.load("acme", workflow_id)
     assert stored is not None
     [job_id] = stored.workflow.execution.open_jobs
     failed = await projector.handle(
@@ -83,7 +83,7 @@ async def retry_waiting_workflow(
         )
     )
     assert failed.to_state == "RETRY_WAIT"
-    stored = await store.load(workflow_id)
+    stored = await store.load("acme", workflow_id)
     assert stored is not None
     return stored.workflow.execution.timers["retry"].model_dump()
 

@@ -10,6 +10,7 @@ import pytest
 
 from interlock import access, wiring
 from interlock.childenv import MODEL_STAGES, child_environment, settings_of
+from interlock.components import components
 from interlock.contracts import registry, subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.messaging.permissions import ADMIN, Permissions, stage_identity
@@ -145,7 +146,14 @@ def test_a_child_reads_back_exactly_the_settings_it_is_given(
         {
             "parameters": {"support": {"approval_sla_seconds": 6}},
             "openai_api_key": "sk-1",
-            "gateway_senders": {"t": {"secret": "whsec_AAAA", "roles": ["support_approver"]}},
+            "gateway_senders": {
+                "t": {
+                    "secret": "whsec_AAAA",
+                    "roles": ["support_approver"],
+                    "tenants": ["acme"],
+                    "actors": ["*"],
+                }
+            },
             "stage_workers": 3,
             "insecure_nats": True,
         }
@@ -190,3 +198,19 @@ def test_only_the_projector_holds_the_job_signing_key() -> None:
     holders = {name for name, env in envs.items() if "INTERLOCK_JOB_SIGNING_KEY" in env}
     assert holders == {"projector"}
     assert "PUBLIC KEY" in envs["support.execute_action"]["INTERLOCK_JOB_PUBLIC_KEY"]
+
+
+def test_every_setting_reaches_the_components_that_read_it() -> None:
+    """A setting no component is given would be silently ignored under `up`. The URLs, the
+    client policies and the job-signing keys are handed to the components that need them in
+    their own form; where the credentials live stays with the supervisor."""
+    given = {name for component in components() for name in settings_of(component)}
+
+    assert set(Settings.model_fields) - given == {
+        "nats_url",
+        "database_url",
+        "clients",
+        "job_signing_key",
+        "job_public_key",
+        "secrets_dir",
+    }

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from interlock.contracts.definition import REVIEW_TARGET, Transition, WorkflowDefinition
+from interlock.contracts.definition import (
+    GENERIC_RESULTS,
+    REVIEW_TARGET,
+    Transition,
+    WorkflowDefinition,
+)
 from interlock.contracts.errors import DefinitionError
 from interlock.contracts.graphcheck import assert_valid, check
 from interlock.contracts.registry import DEFINITIONS
@@ -90,3 +95,32 @@ def test_unknown_guards_and_actions_are_reported() -> None:
 def test_terminal_states_have_no_exits() -> None:
     revive = Transition(source="CANCELLED", event="APPROVED", target="EXECUTING_ACTION")
     assert "terminal_exit" in issue_codes(_with_rows(SUPPORT_V2, revive))
+
+
+def _with_stage(definition: WorkflowDefinition, state: str, **update: object) -> WorkflowDefinition:
+    stages = dict(definition.stages)
+    stages[state] = stages[state].model_copy(update=update)
+    return definition.model_copy(update={"stages": stages})
+
+
+def test_every_stage_names_the_results_it_emits() -> None:
+    silent = _with_stage(SUPPORT_V2, "VALIDATING_POLICY", emits=())
+    assert {"stage_emits_nothing", "result_not_emitted"} <= issue_codes(silent)
+
+
+def test_a_stage_may_emit_only_results_of_its_definition() -> None:
+    assert "unknown_event" in issue_codes(
+        _with_stage(SUPPORT_V2, "CLASSIFYING", emits=("CLASSIFICATION_SUCCEEDED", "TELEPORTED"))
+    )
+    assert "not_a_result" in issue_codes(
+        _with_stage(SUPPORT_V2, "CLASSIFYING", emits=("CLASSIFICATION_SUCCEEDED", "APPROVED"))
+    )
+
+
+@pytest.mark.parametrize("definition", DEFINITIONS.values(), ids=str)
+def test_each_result_of_the_shipped_definitions_has_a_stage_that_emits_it(
+    definition: WorkflowDefinition,
+) -> None:
+    emitted = {e for s in definition.all_stages() for e in s.emits} | GENERIC_RESULTS
+    results = {e.name for e in definition.events if e.source == "result"}
+    assert results <= emitted

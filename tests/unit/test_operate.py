@@ -26,7 +26,11 @@ class Sent:
         self.calls: list[dict[str, Any]] = []
 
     async def __call__(
-        self, *urls_id_event: str, payload: Callable[[dict[str, Any]], dict[str, Any]], actor: Actor
+        self,
+        *urls_id_event: str,
+        payload: Callable[[dict[str, Any]], dict[str, Any]],
+        actor: Actor,
+        tenant_id: str | None,
     ) -> dict[str, Any]:
         nats_url, _, workflow_id, event_type = urls_id_event
         self.calls.append(
@@ -36,6 +40,7 @@ class Sent:
                 "event": event_type,
                 "payload": payload(VIEW),
                 "actor": actor,
+                "tenant": tenant_id,
             }
         )
         return self.decision
@@ -89,12 +94,28 @@ def test_a_signal_command_sends_its_event_with_the_payload_of_its_options(
     assert code == 0
     sends_as = "operator@nats://n"  # the CLI's own client, never the administrator
     assert sent.calls == [
-        {"as": sends_as, "workflow_id": "wf", "event": event, "payload": payload, "actor": actor}
+        {
+            "as": sends_as,
+            "workflow_id": "wf",
+            "event": event,
+            "payload": payload,
+            "actor": actor,
+            "tenant": None,
+        }
     ]
 
 
-@pytest.mark.parametrize(("reason", "code"), [("guard_failed", 3), ("no_decision", 1)])
-def test_a_refusal_exits_3_and_no_decision_exits_1(
+def test_a_signal_command_names_the_tenant_when_asked_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent, code = _invoke(monkeypatch, ACCEPTED, "cancel", "wf", "--tenant", "globex")
+
+    assert code == 0
+    assert [call["tenant"] for call in sent.calls] == ["globex"]
+
+
+@pytest.mark.parametrize(
+    ("reason", "code"), [("guard_failed", 3), ("no_decision", 1), ("ambiguous_workflow", 2)]
+)
+def test_a_refusal_exits_3_no_decision_1_and_an_ambiguous_id_2(
     monkeypatch: pytest.MonkeyPatch, reason: str, code: int
 ) -> None:
     refused = {"accepted": False, "reason": reason, "detail": "d"}

@@ -9,15 +9,19 @@ from typing import Any, cast
 
 import pytest
 
+from interlock.access import client_policies
 from interlock.contracts.envelope import parse_envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.projector.consumer import consume
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
+from interlock.settings import Settings
 from tests.support.fake_msg import FakeBroker, FakeMsg
 from tests.support.payloads import envelope
 
 pytestmark = pytest.mark.timeout(20)
+CLIENTS = client_policies(Settings())
+"""The installation's default clients: `upstream`, `approvals`, `operator`."""
 
 
 def parsed(msg: FakeMsg) -> tuple[Any, Any]:
@@ -34,9 +38,9 @@ async def _back_after(store: InMemoryWorkflowStore, seconds: float) -> None:
 
 async def test_a_store_outage_while_linking_traces_is_waited_out_and_the_message_acked() -> None:
     store = InMemoryWorkflowStore()
-    projector = Projector(store)
+    projector = Projector(store, clients=CLIENTS)
     await projector.handle(envelope("START", workflow_id="wf-1"))
-    msg = FakeMsg(envelope("CANCEL_REQUESTED", workflow_id="wf-1", role="operator").to_bytes())
+    msg = FakeMsg.of(envelope("CANCEL_REQUESTED", workflow_id="wf-1", role="operator"))
     store.available = False  # no traceparent: the consumer looks the workflow's trace up
     returning = asyncio.create_task(_back_after(store, 0.3))
 
@@ -44,14 +48,14 @@ async def test_a_store_outage_while_linking_traces_is_waited_out_and_the_message
 
     await returning
     assert msg.endings == [("ack", None)]
-    assert (await store.load("wf-1")).workflow.state == "CANCELLED"  # type: ignore[union-attr]
+    assert (await store.load("acme", "wf-1")).workflow.state == "CANCELLED"  # type: ignore[union-attr]
 
 
 async def test_a_store_outage_on_the_last_delivery_is_no_reason_to_dead_letter() -> None:
     store = InMemoryWorkflowStore()
-    projector = Projector(store)
+    projector = Projector(store, clients=CLIENTS)
     broker = FakeBroker()
-    msg = FakeMsg(envelope("START", workflow_id="wf-2").to_bytes(), delivered=50)
+    msg = FakeMsg.of(envelope("START", workflow_id="wf-2"), delivered=50)
     store.available = False
     returning = asyncio.create_task(_back_after(store, 0.3))
 
@@ -60,14 +64,16 @@ async def test_a_store_outage_on_the_last_delivery_is_no_reason_to_dead_letter()
     await returning
     assert broker.published == []
     assert msg.endings == [("ack", None)]
-    assert await store.load("wf-2") is not None
+    assert await store.load("acme", "wf-2") is not None
 
 
 async def test_a_signal_before_its_workflow_is_retried_with_a_bounded_delay() -> None:
     broker = FakeBroker()
-    msg = FakeMsg(envelope("CANCEL_REQUESTED", workflow_id="not-yet", role="operator").to_bytes())
+    msg = FakeMsg.of(envelope("CANCEL_REQUESTED", workflow_id="not-yet", role="operator"))
 
-    await consume(cast(Any, broker), Projector(InMemoryWorkflowStore()), parsed(msg))
+    await consume(
+        cast(Any, broker), Projector(InMemoryWorkflowStore(), clients=CLIENTS), parsed(msg)
+    )
 
     assert broker.published == []
     ((ending, delay),) = msg.endings
@@ -82,7 +88,9 @@ async def test_a_signal_whose_workflow_never_came_is_dead_lettered_unknown_workf
     body = envelope("CANCEL_REQUESTED", workflow_id="never", role="operator").to_bytes()
     msg = FakeMsg(body, delivered=7, published_at=long_ago)
 
-    await consume(cast(Any, broker), Projector(InMemoryWorkflowStore()), parsed(msg))
+    await consume(
+        cast(Any, broker), Projector(InMemoryWorkflowStore(), clients=CLIENTS), parsed(msg)
+    )
 
     assert broker.reasons() == ["unknown_workflow"]
     assert msg.ending == "term"
@@ -103,7 +111,9 @@ async def test_a_broker_outage_while_dead_lettering_keeps_the_message_until_it_r
     broker = Flaky()
     msg = FakeMsg(b"{not json")
 
-    await consume(cast(Any, broker), Projector(InMemoryWorkflowStore()), parsed(msg))
+    await consume(
+        cast(Any, broker), Projector(InMemoryWorkflowStore(), clients=CLIENTS), parsed(msg)
+    )
 
     assert broker.reasons() == ["bad_json"]
     assert msg.ending == "term"

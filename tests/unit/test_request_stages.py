@@ -235,11 +235,21 @@ async def test_an_effect_is_recorded_once_under_its_run_key_with_its_authority()
     ledger = Ledger()
     first = await ExecuteEffect(ledger)(_execute_job(), ENVELOPE)
     again = await ExecuteEffect(ledger)(_execute_job(), ENVELOPE)
-    key = effect_key("wf-1", "create_follow_up")
-    assert key == "request-effect:wf-1:create_follow_up"
+    key = effect_key(ENVELOPE.tenant_id, "wf-1", "create_follow_up")
+    assert key == f"request-effect:{ENVELOPE.tenant_id}:wf-1:create_follow_up"
     assert (ledger.executions, list(ledger.rows)) == (1, [key])
     assert ledger.rows[key].authorized_by["authorization_id"] == "auth-1"
     assert (first.payload["reconciled"], again.payload["reconciled"]) == (False, True)
+
+
+async def test_two_tenants_runs_of_one_id_have_effects_of_their_own() -> None:
+    ledger = Ledger()
+    theirs = ENVELOPE.model_copy(update={"tenant_id": "globex"})
+
+    await ExecuteEffect(ledger)(_execute_job(), ENVELOPE)
+    other = await ExecuteEffect(ledger)(_execute_job(), theirs)
+
+    assert (ledger.executions, other.payload["reconciled"]) == (2, False)
 
 
 async def test_a_lost_answer_is_reconciled_by_key_never_retried_with_a_new_one() -> None:

@@ -18,17 +18,20 @@ class MemoryRecords:
     def __init__(self, store: InMemoryWorkflowStore) -> None:
         self._store = store
 
-    async def audit(self, workflow_id: str) -> list[AuditRecord]:
-        return self._store.audit(workflow_id)
+    async def audit(self, workflow_id: str, tenant_id: str = "acme") -> list[AuditRecord]:
+        return self._store.audit(workflow_id, tenant_id)
 
-    async def processed(self, workflow_id: str) -> set[ProcessedEvent]:
-        return set(self._store.processed(workflow_id))
+    async def processed(self, workflow_id: str, tenant_id: str = "acme") -> set[ProcessedEvent]:
+        return set(self._store.processed(workflow_id, tenant_id))
 
-    async def outbox(self, workflow_id: str) -> list[OutboxRecord]:
-        return self._store.outbox(workflow_id)
+    async def outbox(self, workflow_id: str, tenant_id: str = "acme") -> list[OutboxRecord]:
+        return self._store.outbox(workflow_id, tenant_id)
 
-    async def timers(self, workflow_id: str) -> list[TimerRecord]:
-        return self._store.timers(workflow_id)
+    async def timers(self, workflow_id: str, tenant_id: str = "acme") -> list[TimerRecord]:
+        return self._store.timers(workflow_id, tenant_id)
+
+    async def replays(self, workflow_id: str, tenant_id: str = "acme") -> dict[str, int]:
+        return self._store.replays(workflow_id, tenant_id)
 
 
 class TestInMemoryStore(StoreContract):

@@ -133,7 +133,8 @@ async def _run(
     faults = schedule(seed, duration, names)
     rng = random.Random(seed)
     work = workloads(random.Random(seed + 1), count, registry.workflow_types())
-    component_settings = settings.model_copy(update={"home": home})
+    # Components are given settings, not the environment: read them with the run's own.
+    component_settings = Settings(home=home, secrets_dir=settings.secrets_dir)
     async with supervised(component_settings, nats_url, database_url, names) as supervisor:
         patient = {"max_reconnect_attempts": -1, "reconnect_time_wait": 0.5, "error_cb": _quietly}
         nc = await nats.connect(

@@ -203,10 +203,11 @@ async def answer_approval(bus: Clients, listeners: Listeners, sub: Submission) -
 
 
 async def jump_to_execution(bus: Clients, engine: AsyncEngine, sub: Submission) -> None:
-    """As an upstream, command the run to execute before it was authorised, and wait for
-    the projector's decision."""
+    """As an operator, command the run to execute before it was authorised, and wait for
+    the projector's decision. (A signal's actor role must be one its client may sign for:
+    the approvals client signs for approvers and operators, never for an upstream.)"""
     assert sub.workflow_id is not None
-    event_id = await signal(bus, sub, "EXECUTE_REQUESTED", {}, UPSTREAM, suffix="execute")
+    event_id = await signal(bus, sub, "EXECUTE_REQUESTED", {}, OPERATOR, suffix="execute")
     workflow_id = sub.workflow_id
     await poll(lambda: queries.decision_for(engine, workflow_id, event_id))
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from tests.support.store_contract.common import CutOff, StoreRecords
 from tests.support.store_contract.refusals import RefusalsContract
+from tests.support.store_contract.tenants import TenantsContract
 from tests.support.store_contract.writes import WritesContract
 
 __all__ = ["CutOff", "StoreContract", "StoreRecords"]
 
 
-class StoreContract(WritesContract, RefusalsContract):
+class StoreContract(WritesContract, RefusalsContract, TenantsContract):
     """The whole contract; a test module subclasses it and provides the fixtures."""

@@ -23,22 +23,32 @@ OTHER_TRACE = TraceInfo(
 
 
 class StoreRecords(Protocol):
-    async def audit(self, workflow_id: str) -> list[AuditRecord]: ...
+    """What the store wrote for one workflow of one tenant (default `acme`)."""
 
-    async def processed(self, workflow_id: str) -> set[ProcessedEvent]: ...
+    async def audit(self, workflow_id: str, tenant_id: str = "acme") -> list[AuditRecord]: ...
 
-    async def outbox(self, workflow_id: str) -> list[OutboxRecord]: ...
+    async def processed(self, workflow_id: str, tenant_id: str = "acme") -> set[ProcessedEvent]: ...
 
-    async def timers(self, workflow_id: str) -> list[TimerRecord]:
+    async def outbox(self, workflow_id: str, tenant_id: str = "acme") -> list[OutboxRecord]: ...
+
+    async def timers(self, workflow_id: str, tenant_id: str = "acme") -> list[TimerRecord]:
         """By timer id."""
         ...
 
+    async def replays(self, workflow_id: str, tenant_id: str = "acme") -> dict[str, int]:
+        """Repeated requests, counted by reason."""
+        ...
 
-async def created(store: WorkflowStore, workflow_id: str = "wf-1") -> Start:
-    start = started(workflow_id)
+
+async def created(
+    store: WorkflowStore, workflow_id: str = "wf-1", tenant_id: str = "acme"
+) -> Start:
+    start = started(workflow_id, tenant_id=tenant_id)
     assert await store.create(start.decision, start.event, start.fingerprint, TRACE)
     return start
 
 
-async def audited(records: StoreRecords, workflow_id: str = "wf-1") -> list[tuple[str, bool]]:
-    return [(a.event_id, a.accepted) for a in await records.audit(workflow_id)]
+async def audited(
+    records: StoreRecords, workflow_id: str = "wf-1", tenant_id: str = "acme"
+) -> list[tuple[str, bool]]:
+    return [(a.event_id, a.accepted) for a in await records.audit(workflow_id, tenant_id)]

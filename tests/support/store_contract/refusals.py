@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from interlock.contracts.errors import StoreUnavailable
-from interlock.projector.engine import Rejected
+from interlock.projector.engine import Rejected, RejectReason
 from interlock.projector.store import DuplicateEvent, WorkflowStore
 from interlock.projector.store.records import ProcessedEvent, TimerRecord
 from interlock.projector.store.rows import outbox_messages
@@ -26,13 +26,14 @@ class RefusalsContract:
         start = await created(store)
         late = event("wf-1", "APPROVED")
 
-        await store.reject(start.workflow, late, refusal("guard_rejected"), OTHER_TRACE)
-
-        stored = await store.load("wf-1", late.event_id)
-        assert stored is not None
-        assert stored.workflow == start.workflow.model_copy(
-            update={"seen_event_ids": frozenset({late.event_id})}
+        audited_now = await store.reject(
+            start.workflow, late, refusal("guard_rejected"), OTHER_TRACE
         )
+
+        assert audited_now
+        stored = await store.load("acme", "wf-1", late.event_id)
+        assert stored is not None
+        assert stored.workflow == start.workflow
         refused = (await records.audit("wf-1"))[-1]
         assert (refused.accepted, refused.to_state, refused.reason) == (
             False,
@@ -44,69 +45,78 @@ class RefusalsContract:
             "refused: guard_rejected",
             OTHER_TRACE.trace_id,
         )
-        assert ProcessedEvent("wf-1", late.event_id, False) in await records.processed("wf-1")
-        assert await store.trace_headers("wf-1") == TRACE.headers  # a refusal moves no trace
+        assert await records.processed("wf-1") == {
+            ProcessedEvent("acme", "wf-1", start.event.event_id)
+        }
+        assert await store.trace_headers("acme", "wf-1") == TRACE.headers  # no trace moved
         assert len(await records.outbox("wf-1")) == len(outbox_messages(start.decision, TRACE))
 
-    async def test_a_refused_event_cannot_be_refused_or_committed_again(
+    async def test_a_refused_event_reserves_nothing_and_may_be_accepted_later(
+        self, store: WorkflowStore, records: StoreRecords
+    ) -> None:
+        start = await created(store)
+        squatter = event("wf-1", "APPROVED")
+        await store.reject(start.workflow, squatter, refusal(), TRACE)
+
+        await store.commit(step(start.workflow), squatter, TRACE)
+
+        stored = await store.load("acme", "wf-1", squatter.event_id)
+        assert stored is not None
+        assert (stored.workflow.version, stored.workflow.seen_event_ids) == (
+            2,
+            frozenset({squatter.event_id}),
+        )
+        assert await audited(records) == [
+            (start.event.event_id, True),
+            (squatter.event_id, False),
+            (squatter.event_id, True),
+        ]
+
+    async def test_a_refusal_decided_again_is_audited_once(
         self, store: WorkflowStore, records: StoreRecords
     ) -> None:
         start = await created(store)
         late = event("wf-1", "APPROVED")
-        await store.reject(start.workflow, late, refusal(), TRACE)
 
-        with pytest.raises(DuplicateEvent):
-            await store.reject(start.workflow, late, refusal(), TRACE)
-        with pytest.raises(DuplicateEvent):
-            await store.commit(step(start.workflow), late, TRACE)
+        verdicts = [await store.reject(start.workflow, late, refusal(), TRACE) for _ in range(3)]
 
+        assert verdicts == [True, False, False]
         assert await audited(records) == [(start.event.event_id, True), (late.event_id, False)]
-        stored = await store.load("wf-1")
-        assert stored is not None
-        assert stored.workflow.version == 1
 
-    async def test_of_two_concurrent_refusals_of_one_event_exactly_one_is_recorded(
+    async def test_of_two_concurrent_refusals_of_one_event_exactly_one_is_audited(
         self, store: WorkflowStore, records: StoreRecords
     ) -> None:
         start = await created(store)
         late = event("wf-1", "APPROVED")
 
-        results = await asyncio.gather(
-            *(store.reject(start.workflow, late, refusal(), TRACE) for _ in range(2)),
-            return_exceptions=True,
+        verdicts = await asyncio.gather(
+            *(store.reject(start.workflow, late, refusal(), TRACE) for _ in range(2))
         )
 
-        assert sorted(type(r).__name__ for r in results) == ["DuplicateEvent", "NoneType"]
+        assert sorted(verdicts) == [False, True]
         assert await audited(records) == [(start.event.event_id, True), (late.event_id, False)]
 
-    @pytest.mark.parametrize(
-        "rejection",
-        [
-            Rejected("idempotent_replay", "same request"),
-            Rejected("idempotency_conflict", "changed request"),
-            Rejected("stale_version", "timer not due", retry_at=T0 + timedelta(minutes=1)),
-        ],
-        ids=lambda r: r.reason,
-    )
-    async def test_replays_and_premature_events_are_audited_each_time_and_never_processed(
-        self, store: WorkflowStore, records: StoreRecords, rejection: Rejected
+    @pytest.mark.parametrize("reason", ["idempotent_replay", "idempotency_conflict"])
+    async def test_repeated_requests_are_audited_once_per_reason_and_then_only_counted(
+        self, store: WorkflowStore, records: StoreRecords, reason: RejectReason
     ) -> None:
         start = await created(store)
-        replay = event("wf-1", "START")
+        repeats = [event("wf-1", "START") for _ in range(3)]
 
-        for _ in range(2):
-            await store.reject(start.workflow, replay, rejection, TRACE)
+        verdicts = [
+            await store.reject(start.workflow, r, Rejected(reason, "again"), TRACE)
+            for r in [*repeats, repeats[0]]
+        ]
 
-        stored = await store.load("wf-1", replay.event_id)
+        assert verdicts == [True, False, False, False]
+        assert await audited(records) == [
+            (start.event.event_id, True),
+            (repeats[0].event_id, False),
+        ]
+        assert await records.replays("wf-1") == {reason: 4}
+        stored = await store.load("acme", "wf-1", repeats[0].event_id)
         assert stored is not None
-        assert stored.workflow.seen_event_ids == frozenset()
-        assert (
-            await audited(records)
-            == [(start.event.event_id, True)] + [(replay.event_id, False)] * 2
-        )
-        assert await records.processed("wf-1") == {
-            ProcessedEvent("wf-1", start.event.event_id, True)
-        }
+        assert stored.workflow == start.workflow  # counting is no transition
 
     # --- timers, trace, order, outage ----------------------------------------------------
 
@@ -147,7 +157,7 @@ class RefusalsContract:
         with pytest.raises(DuplicateEvent):
             await store.commit(step(first.workflow, arm=(timer("t-1"),)), event("wf-1"), TRACE)
 
-        stored = await store.load("wf-1")
+        stored = await store.load("acme", "wf-1")
         assert stored is not None
         assert stored.workflow.version == 2
         assert len(await records.audit("wf-1")) == 2
@@ -159,7 +169,7 @@ class RefusalsContract:
 
         await store.commit(step(start.workflow), event("wf-1"), OTHER_TRACE)
 
-        assert await store.trace_headers("wf-1") == OTHER_TRACE.headers
+        assert await store.trace_headers("acme", "wf-1") == OTHER_TRACE.headers
 
     async def test_the_audit_trail_is_kept_in_commit_order(
         self, store: WorkflowStore, records: StoreRecords
@@ -188,6 +198,6 @@ class RefusalsContract:
         await cut_off()
 
         with pytest.raises(StoreUnavailable):
-            await store.load("wf-1")
+            await store.load("acme", "wf-1")
         with pytest.raises(StoreUnavailable):
             await store.commit(step(start.workflow), event("wf-1"), TRACE)

@@ -19,19 +19,19 @@ class WritesContract:
     async def test_an_unknown_workflow_has_no_checkpoint_and_no_trace(
         self, store: WorkflowStore
     ) -> None:
-        assert await store.load("no-such") is None
-        assert await store.load("no-such", "evt-1") is None
-        assert await store.trace_headers("no-such") == {}
+        assert await store.load("acme", "no-such") is None
+        assert await store.load("acme", "no-such", "evt-1") is None
+        assert await store.trace_headers("acme", "no-such") == {}
 
     async def test_a_created_workflow_loads_exactly_as_decided(self, store: WorkflowStore) -> None:
         start = await created(store)
 
-        stored = await store.load("wf-1")
+        stored = await store.load("acme", "wf-1")
 
         assert stored is not None
         assert stored.workflow == start.workflow
         assert stored.fingerprint == start.fingerprint
-        assert await store.trace_headers("wf-1") == TRACE.headers
+        assert await store.trace_headers("acme", "wf-1") == TRACE.headers
 
     async def test_creation_writes_audit_processed_event_and_outbox_with_the_workflow(
         self, store: WorkflowStore, records: StoreRecords
@@ -41,6 +41,7 @@ class WritesContract:
 
         assert await records.audit("wf-1") == [
             AuditRecord(
+                tenant_id="acme",
                 workflow_id="wf-1",
                 workflow_type="support",
                 event_id=request.event_id,
@@ -61,7 +62,7 @@ class WritesContract:
                 occurred_at=T0,
             )
         ]
-        assert await records.processed("wf-1") == {ProcessedEvent("wf-1", request.event_id, True)}
+        assert await records.processed("wf-1") == {ProcessedEvent("acme", "wf-1", request.event_id)}
         outbox = [(o.subject, dict(o.headers), o.body) for o in await records.outbox("wf-1")]
         assert outbox == outbox_messages(start.decision, TRACE)
         assert len(outbox) >= 2  # the open-jobs record, then the first job
@@ -74,12 +75,12 @@ class WritesContract:
 
         assert not await store.create(again.decision, again.event, again.fingerprint, OTHER_TRACE)
 
-        stored = await store.load("wf-1", again.event.event_id)
+        stored = await store.load("acme", "wf-1", again.event.event_id)
         assert stored is not None
         assert (stored.workflow, stored.fingerprint) == (first.workflow, first.fingerprint)
         assert await audited(records) == [(first.event.event_id, True)]
         assert len(await records.outbox("wf-1")) == len(outbox_messages(first.decision, TRACE))
-        assert await store.trace_headers("wf-1") == TRACE.headers
+        assert await store.trace_headers("acme", "wf-1") == TRACE.headers
 
     async def test_of_two_concurrent_creations_of_one_id_exactly_one_succeeds(
         self, store: WorkflowStore, records: StoreRecords
@@ -105,7 +106,7 @@ class WritesContract:
 
         await store.commit(decision, cancel, OTHER_TRACE)
 
-        stored = await store.load("wf-1", cancel.event_id)
+        stored = await store.load("acme", "wf-1", cancel.event_id)
         assert stored is not None
         assert stored.workflow == decision.workflow.model_copy(
             update={"seen_event_ids": frozenset({cancel.event_id})}
@@ -125,7 +126,7 @@ class WritesContract:
         with pytest.raises(ConcurrencyConflict):
             await store.commit(step(start.workflow, arm=(timer("t-late"),)), late, TRACE)
 
-        stored = await store.load("wf-1", late.event_id)
+        stored = await store.load("acme", "wf-1", late.event_id)
         assert stored is not None
         assert stored.workflow.version == 2
         assert stored.workflow.seen_event_ids == frozenset()
@@ -140,7 +141,7 @@ class WritesContract:
 
         with pytest.raises(ConcurrencyConflict):
             await store.commit(step(ghost), event("wf-ghost"), TRACE)
-        assert await store.load("wf-ghost") is None
+        assert await store.load("acme", "wf-ghost") is None
 
     async def test_of_two_concurrent_commits_at_one_version_exactly_one_wins(
         self, store: WorkflowStore, records: StoreRecords
@@ -154,7 +155,7 @@ class WritesContract:
 
         assert sorted(type(r).__name__ for r in results) == ["ConcurrencyConflict", "NoneType"]
         decision, won = rivals[results.index(None)]
-        stored = await store.load("wf-1")
+        stored = await store.load("acme", "wf-1")
         assert stored is not None
         assert (stored.workflow.version, stored.workflow.state) == (2, decision.workflow.state)
         assert await audited(records) == [(start.event.event_id, True), (won.event_id, True)]
@@ -165,14 +166,14 @@ class WritesContract:
         start = await created(store)
         cancel = event("wf-1")
         await store.commit(step(start.workflow), cancel, TRACE)
-        stored = await store.load("wf-1")
+        stored = await store.load("acme", "wf-1")
         assert stored is not None
         timers_before = await records.timers("wf-1")
 
         with pytest.raises(DuplicateEvent):
             await store.commit(step(stored.workflow, arm=(timer("t-dup"),)), cancel, TRACE)
 
-        again = await store.load("wf-1")
+        again = await store.load("acme", "wf-1")
         assert again is not None
         assert again.workflow.version == 2
         assert len(await records.audit("wf-1")) == 2
@@ -186,9 +187,9 @@ class WritesContract:
         await store.commit(step(two.workflow), event("wf-2", event_id="shared-id"), TRACE)
 
         for workflow_id in ("wf-1", "wf-2"):
-            seen = await store.load(workflow_id, "shared-id")
+            seen = await store.load("acme", workflow_id, "shared-id")
             assert seen is not None
             assert seen.workflow.seen_event_ids == {"shared-id"}
-        unseen = await store.load("wf-1", "other-id")
+        unseen = await store.load("acme", "wf-1", "other-id")
         assert unseen is not None
         assert unseen.workflow.seen_event_ids == frozenset()

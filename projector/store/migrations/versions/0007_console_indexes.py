@@ -9,16 +9,16 @@
 
 The older `workflows_type_state` index is covered by `workflows_type_state_updated`.
 
-Revision ID: 0005_console_indexes
-Revises: 0004_quiet_notify
+Revision ID: 0007_console_indexes
+Revises: 0006_retention
 """
 
 from __future__ import annotations
 
 from interlock.projector.store.migrations.script import run
 
-revision = "0005_console_indexes"
-down_revision = "0004_quiet_notify"
+revision = "0007_console_indexes"
+down_revision = "0006_retention"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,105 @@
+"""The projector's door: what a message may say, given who sent it.
+
+The subject a message arrived on names its kind, its workflow type and its sender, and the
+broker lets only that sender publish there (`contracts.subjects.parse_inbound`). So the
+projector trusts the subject, never the body's claims about itself:
+
+* the event's kind (request, signal, result, timer firing) and type must be the subject's;
+* a request or signal comes from a configured client (`INTERLOCK_CLIENTS`) that may send that
+  kind, for that workflow type and tenant, and (signals) with that actor role;
+* a result comes from a stage that emits that event, answers an open job of that stage, and
+  carries the event id derived from its job; a timer firing, the id derived from its timer;
+* requests and signals may not use the event-id namespaces of results and timer firings.
+
+Pure: each check returns the refusal (a `Rejected` with its reason) or None. A message that
+did not come through the broker (`inbound` None, an in-process caller) skips the checks that
+need a sender.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from interlock.contracts.clients import ClientPolicy
+from interlock.contracts.definition import EventSpec, WorkflowDefinition
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.ids import is_reserved, result_event_id, timer_event_id
+from interlock.contracts.subjects import Inbound
+from interlock.projector.engine import Rejected, Workflow
+
+Clients = Mapping[str, ClientPolicy]
+
+
+def refusal(
+    definition: WorkflowDefinition,
+    spec: EventSpec,
+    event: Envelope,
+    inbound: Inbound | None,
+    clients: Clients,
+) -> Rejected | None:
+    """Why `event` may not be decided at all, whatever the workflow's state (None: it may)."""
+    if inbound is not None:
+        sent = _sender_refusal(definition, spec, event, inbound, clients)
+        if sent is not None:
+            return sent
+    if spec.source in ("request", "signal") and is_reserved(event.event_id):
+        return Rejected("reserved_event_id", f"{event.type} uses an id reserved for results")
+    if spec.answers_job and event.event_id != result_event_id(event.causation_id or ""):
+        return Rejected("bad_result_id", f"{event.type} does not carry its job's result id")
+    if spec.source == "timer":
+        timer_id = str(event.payload.get("timer_id", ""))
+        if event.event_id != timer_event_id(timer_id):
+            return Rejected("bad_timer_id", f"{event.type} does not carry its timer's id")
+    return None
+
+
+def job_refusal(workflow: Workflow, event: Envelope, inbound: Inbound | None) -> Rejected | None:
+    """Why a result may not answer the job it names in this workflow: the job is open, but
+    another stage's (a job that is not open at all is the table's `stale_version`)."""
+    if inbound is None or inbound.kind != "result":
+        return None
+    job = workflow.execution.open_jobs.get(event.causation_id or "")
+    if job is not None and job.stage != inbound.sender:
+        return Rejected("job_of_another_stage", f"{event.type} answers another stage's job")
+    return None
+
+
+def _sender_refusal(
+    definition: WorkflowDefinition,
+    spec: EventSpec,
+    event: Envelope,
+    inbound: Inbound,
+    clients: Clients,
+) -> Rejected | None:
+    if inbound.workflow_type != event.workflow_type:
+        subject = inbound.workflow_type
+        return Rejected("subject_mismatch", f"a {event.workflow_type} event on a {subject} subject")
+    if inbound.kind != spec.source:
+        return Rejected("kind_mismatch", f"{event.type} is a {spec.source}, not a {inbound.kind}")
+    if spec.source == "result":
+        if event.type not in definition.emitted_by(inbound.sender or ""):
+            return Rejected(
+                "event_not_emitted_by_stage", f"stage {inbound.sender} does not emit {event.type}"
+            )
+        return None
+    if spec.source in ("request", "signal"):
+        return _client_refusal(clients.get(inbound.sender or ""), inbound, spec, event)
+    return None
+
+
+def _client_refusal(
+    policy: ClientPolicy | None, inbound: Inbound, spec: EventSpec, event: Envelope
+) -> Rejected | None:
+    client = inbound.sender
+    if policy is None:
+        return Rejected("unknown_client", f"{client} is not a configured client")
+    if not policy.may_publish(spec.source):
+        return Rejected("client_not_allowed_kind", f"{client} may not send a {spec.source}")
+    if not policy.admits_type(event.workflow_type):
+        detail = f"{client} may not address {event.workflow_type}"
+        return Rejected("client_not_allowed_type", detail)
+    if not policy.admits_tenant(event.tenant_id):
+        return Rejected("client_not_allowed_tenant", f"{client} may not act for this tenant")
+    if spec.source == "signal" and not policy.admits_role(event.actor.role):
+        return Rejected("client_not_allowed_role", f"{client} may not sign for the actor's role")
+    return None

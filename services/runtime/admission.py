@@ -1,0 +1,45 @@
+"""What a stage checks before it acts on a job: that the projector signed it, and that the
+workflow still waits for it.
+
+An unsigned, altered or foreign-signed job is refused (`bad_signature`) by every stage. An
+effectful stage also refuses a job without the state version that issued it
+(`no_expected_version`) or whose workflow has no open-jobs record (`no_open_jobs_record`): a
+job the projector dispatched always has both, so neither may ever mean "do the work".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.errors import MalformedMessage
+from interlock.contracts.jobs import JobPayload
+from interlock.services.runtime.openjobs import OpenJobsReader
+from interlock.services.runtime.signatures import JobVerifier
+
+
+@dataclass(frozen=True)
+class JobAdmission:
+    verifier: JobVerifier
+    jobs: OpenJobsReader
+
+    async def is_stale(
+        self, job_envelope: Envelope, job: JobPayload, *, effects: bool, redelivered: bool
+    ) -> bool:
+        """Whether the workflow no longer waits for the job (skip it). Raises
+        `MalformedMessage` for a job that must never be acted on."""
+        if not self.verifier.verify(job_envelope, job):
+            raise MalformedMessage("bad_signature", "the job is not signed by the projector")
+        if effects and job_envelope.expected_version is None:
+            raise MalformedMessage("no_expected_version", "an effect job names no state version")
+        if not (effects or redelivered):
+            # A read-only stage consults the record for redeliveries only: a first delivery is
+            # rarely stale, and a stale one costs only the work (its result is refused).
+            return False
+        status = await self.jobs.status(
+            job_envelope.tenant_id, job_envelope.workflow_id or "", job.job_id,
+            job_envelope.expected_version,
+        )  # fmt: skip
+        if status == "missing" and effects:
+            raise MalformedMessage("no_open_jobs_record", "no open-jobs record for the workflow")
+        return status == "stale"

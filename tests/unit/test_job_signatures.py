@@ -1,0 +1,94 @@
+"""The interlock travels with the job: the projector signs every job it dispatches (Ed25519)
+over the workflow, tenant, job id, stage, expected version and a digest of the inputs, and a
+stage acts only on a job whose signature verifies with the projector's public key."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload
+from interlock.projector.service import Projector
+from interlock.projector.signing import JobSigner
+from interlock.projector.store.memory import InMemoryWorkflowStore
+from interlock.services.runtime.signatures import JobVerifier
+from tests.support.direct import accepted, answer
+from tests.support.payloads import envelope
+
+NOW = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
+KV = f"$KV.{subjects.JOBS_BUCKET}.acme.wf-1"
+
+
+def _pem_pair() -> tuple[str, str]:
+    key = Ed25519PrivateKey.generate()
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return private.decode(), public.decode()
+
+
+PRIVATE, PUBLIC = _pem_pair()
+OTHER_PRIVATE, _ = _pem_pair()
+
+
+async def dispatched_jobs(signer: JobSigner | None = None) -> list[Envelope]:
+    """Every job the projector dispatched while a support workflow gathered its evidence."""
+    store = InMemoryWorkflowStore(clock=lambda: NOW)
+    projector = Projector(store, clock=lambda: NOW, rand=lambda: 0.0, signer=signer)
+    await accepted(projector.handle(envelope("START", workflow_id="wf-1")))
+    await accepted(answer(projector, store, "wf-1", "CLASSIFICATION_SUCCEEDED"))
+    jobs = [Envelope.model_validate_json(o.body) for o in store.outbox() if o.subject != KV]
+    return [j for j in jobs if j.type == JOB_EVENT_TYPE]
+
+
+def verified(job: Envelope, public: str = PUBLIC) -> bool:
+    return JobVerifier(public).verify(job, JobPayload.model_validate(job.payload))
+
+
+async def test_every_dispatched_job_carries_a_signature_that_verifies() -> None:
+    jobs = await dispatched_jobs(JobSigner(PRIVATE))
+
+    assert len(jobs) == 3  # classify, then the policy and account branches
+    assert all(verified(job) for job in jobs)
+
+
+@pytest.mark.parametrize(
+    "forgery",
+    [
+        {"workflow_id": "wf-other"},
+        {"tenant_id": "globex"},
+        {"expected_version": 99},
+        {"payload": {"inputs": {"request": {"amount": "99999.00"}}}},
+        {"payload": {"job_id": "job-made-up"}},
+        {"payload": {"stage": "execute_action"}},
+        {"payload": {"signature": None}},
+        {"payload": {"signature": "bm90IGEgc2lnbmF0dXJl"}},
+        {"payload": {"signature": "*not base64*"}},
+    ],
+    ids=lambda forgery: "-".join(
+        f"{k}.{'.'.join(v)}" if isinstance(v, dict) else k for k, v in forgery.items()
+    ),
+)
+async def test_a_job_altered_in_any_signed_field_does_not_verify(forgery: dict[str, Any]) -> None:
+    [job, *_] = await dispatched_jobs(JobSigner(PRIVATE))
+    payload = {**job.payload, **forgery.pop("payload", {})}
+    altered = job.model_copy(update={**forgery, "payload": payload})
+
+    assert not verified(altered)
+
+
+async def test_a_job_signed_with_another_key_or_not_at_all_does_not_verify() -> None:
+    [foreign, *_] = await dispatched_jobs(JobSigner(OTHER_PRIVATE))
+    [unsigned, *_] = await dispatched_jobs()
+
+    assert not verified(foreign)
+    assert not verified(unsigned)

@@ -1,0 +1,107 @@
+"""`interlock hostile`: a hostile-input run against the real stack.
+
+Good refund requests run while hostile messages of every kind (malformed, oversized, deeply
+nested, wrongly encoded, NUL-bearing, forged results, jobs and approvals, reserved ids,
+replays, cross-tenant signals, premature timer firings, webhooks to the gateway) are sent as
+the identities an attacker would hold. It prints how many were sent of each kind, what became
+of them (refused or dead-lettered, by reason), and whether every good workflow completed
+exactly as it would without the noise; exit 1 if any hostile message was accepted or could
+not be accounted for, a good workflow went astray, or a component crashed.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import typer
+from pydantic import SecretStr
+
+from interlock import access, terminal
+from interlock.composition import GATEWAY, default_stack
+from interlock.embedded._process import free_port
+from interlock.health import attached
+from interlock.options import JsonOpt, with_stack
+from interlock.runtime import prepare, supervised
+from interlock.settings import GatewaySender, Settings
+from interlock.supervisor import Supervisor
+from interlock.tools.hostile.round import TENANT, Report, Stack, play
+
+PARAMETERS = {"support": {"approval_sla_seconds": 3600.0, "retry_delay_scale": 0.02}}
+"""Approval timers far off: a good workflow is approved at once, never by expiry."""
+
+
+def hostile(
+    messages: Annotated[int, typer.Option(min=1, help="Hostile messages to send.")] = 10_000,
+    good: Annotated[int | None, typer.Option(help="Good workflows (default: 1 per 500).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Replays the same messages.")] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Send hostile messages interleaved with good workflows; report what became of them."""
+    chosen_seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    count = good or max(3, messages // 500)
+    report, crashes = with_stack(
+        lambda s, nats_url, database_url: run(
+            s, nats_url, database_url, random.Random(chosen_seed), messages=messages, good=count
+        )
+    )
+    result = {**report.as_json(), "seed": chosen_seed, "crashes": crashes}
+    result["ok"] = report.ok and not crashes
+    if json_output:
+        terminal.print_json(result)
+    else:
+        for key, value in result.items():
+            terminal.console.print(f"{key}: {value}")
+    if not result["ok"]:
+        raise typer.Exit(1)
+
+
+async def run(
+    s: Settings, nats_url: str, database_url: str, rng: random.Random, *, messages: int, good: int
+) -> tuple[Report, dict[str, int]]:
+    """A round on its own components (refused while another process runs them)."""
+    if (await attached("projector", nats_url))[0]:
+        terminal.errors.print("components are already running (e.g. `interlock up`); stop them")
+        raise typer.Exit(2)
+    async with hostile_stack(s, nats_url, database_url) as (stack, supervisor):
+        report = await play(stack, rng, messages, good)
+        crashes = {n: c.restarts for n, c in supervisor.children.items() if c.restarts}
+    return report, crashes
+
+
+@asynccontextmanager
+async def hostile_stack(
+    s: Settings, nats_url: str, database_url: str
+) -> AsyncIterator[tuple[Stack, Supervisor]]:
+    """The support workflow's components and the gateway, supervised, for the duration."""
+    settings = hostile_settings(s)
+    await prepare(nats_url, database_url, access.component_roles(settings))
+    names = [*default_stack("support"), GATEWAY]
+    async with supervised(settings, nats_url, database_url, names) as supervisor:
+        server = access.without_credentials(nats_url)
+        gateway = f"http://127.0.0.1:{settings.gateway_port}"
+        yield Stack(settings, server, database_url, gateway), supervisor
+
+
+def hostile_settings(s: Settings) -> Settings:
+    """`s` with the round's parameters and a gateway of one sender (for the good tenant)."""
+    secret = "whsec_" + base64.b64encode(os.urandom(32)).decode()
+    sender = GatewaySender(
+        secret=SecretStr(secret),
+        roles=frozenset({"support_approver"}),
+        tenants=frozenset({TENANT}),
+        actors=frozenset({"*"}),
+    )
+    update: dict[str, Any] = {
+        "parameters": PARAMETERS,
+        "gateway_host": "127.0.0.1",
+        "gateway_port": free_port(),
+        "gateway_senders": {"tickets": sender},
+    }
+    return s.model_copy(update=update)

@@ -1,0 +1,232 @@
+"""Hostile messages: what an attacker holding one identity (a client, a stage, the relay, the
+timer service) or none (the gateway's open port) could send, each of one kind.
+
+Pure: a seeded `random.Random` and a snapshot of the good workflows under way decide every
+message, so a seed replays the same messages (and Hypothesis, handing in its own `Random`,
+can shrink them). No message generated here is one its sender may legitimately send: every
+one must be refused, dead-lettered or dropped as a duplicate, and none may change a workflow.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from interlock.contracts import subjects
+from interlock.contracts.ids import result_event_id, timer_event_id
+
+WORKFLOW_TYPE = "support"
+STAGES = ("classify", "retrieve_policy", "inspect_account", "generate_recommendation",
+          "validate_policy", "execute_action", "notify_customer", "compensate")  # fmt: skip
+RESULTS = ("CLASSIFICATION_SUCCEEDED", "POLICY_RETRIEVED", "ACCOUNT_INSPECTED", "POLICY_VALID",
+           "ACTION_EXECUTED", "CUSTOMER_NOTIFIED", "COMPENSATION_SUCCEEDED")  # fmt: skip
+HEADER = "Interlock-Hostile"
+"""Every broker message carries its number here (dead letters keep the original headers)."""
+GATEWAY = "http"
+"""The `identity` of a message posted to the gateway's HTTP port."""
+OVERSIZED = 300 * 1024
+
+
+@dataclass(frozen=True)
+class Target:
+    """A good workflow as it stands: what forgeries aim at."""
+
+    tenant_id: str
+    workflow_id: str
+    start: bytes
+    """Its request as published (replays repeat it)."""
+    start_msg_id: str
+    open_jobs: dict[str, str] = field(default_factory=dict)
+    """Open job id -> the stage it belongs to."""
+    timers: dict[str, str] = field(default_factory=dict)
+    """Armed timer id -> the event it fires."""
+
+
+@dataclass(frozen=True)
+class Hostile:
+    number: int
+    kind: str
+    identity: str
+    subject: str
+    """A NATS subject, or the gateway's path."""
+    body: bytes
+    headers: dict[str, str]
+    event_id: str | None = None
+    """The event id the projector will see (None: the body cannot be read as an event)."""
+
+
+Forger = Callable[[random.Random, int, Target], Hostile]
+
+
+def _envelope(event_type: str, target: Target, event_id: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "event_id": event_id,
+        "type": event_type,
+        "workflow_type": WORKFLOW_TYPE,
+        "workflow_id": target.workflow_id,
+        "tenant_id": target.tenant_id,
+        "actor": {"id": "hostile", "role": "operator"},
+        "occurred_at": datetime.now(UTC).isoformat(),
+        "payload": {},
+        **fields,
+    }
+
+
+def _uid(rng: random.Random) -> uuid.UUID:
+    """A random id the seed decides."""
+    return uuid.UUID(int=rng.getrandbits(128), version=4)
+
+
+def _msg(n: int, kind: str, identity: str, subject: str, body: Any, *,
+         event_id: str | None = None, msg_id: str | None = None) -> Hostile:  # fmt: skip
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    headers = {HEADER: str(n), subjects.HEADER_MSG_ID: msg_id or f"hostile-msg-{n}"}
+    return Hostile(n, kind, identity, subject, data, headers, event_id)
+
+
+def _request_subject() -> str:
+    return subjects.request(WORKFLOW_TYPE, "upstream")
+
+
+def _signal_subject() -> str:
+    return subjects.signal(WORKFLOW_TYPE, "approvals")
+
+
+def malformed(rng: random.Random, n: int, target: Target) -> Hostile:
+    body = rng.choice([rng.randbytes(rng.randint(1, 200)), b"{not json", b"[]", b"null", b""])
+    return _msg(n, "malformed", "upstream", _request_subject(), body)
+
+
+def oversized(rng: random.Random, n: int, target: Target) -> Hostile:
+    event = _envelope("CANCEL_REQUESTED", target, f"hostile-{n}")
+    event["payload"] = {"reason": "x" * OVERSIZED}
+    return _msg(n, "oversized", "approvals", _signal_subject(), event)
+
+
+def deeply_nested(rng: random.Random, n: int, target: Target) -> Hostile:
+    depth = rng.randint(200, 5000)
+    body = b'{"event_id": "hostile-%d", "payload": ' % n + b"[" * depth + b"]" * depth + b"}"
+    return _msg(n, "deeply_nested", "approvals", _signal_subject(), body)
+
+
+def wrongly_encoded(rng: random.Random, n: int, target: Target) -> Hostile:
+    text = json.dumps(_envelope("CANCEL_REQUESTED", target, f"hostile-{n}"))
+    body = rng.choice([text.encode("utf-16"), text.replace("hostile", "hostil\udcff").encode(
+        "utf-8", "surrogateescape"), b"\xff\xfe" + text.encode()])  # fmt: skip
+    return _msg(n, "wrongly_encoded", "approvals", _signal_subject(), body)
+
+
+def nul_bearing(rng: random.Random, n: int, target: Target) -> Hostile:
+    event = _envelope("CANCEL_REQUESTED", target, f"hostile-{n}", payload={"reason": "a\x00b"})
+    return _msg(n, "nul_bearing", "approvals", _signal_subject(), event, event_id=f"hostile-{n}")
+
+
+def forged_result(rng: random.Random, n: int, target: Target) -> Hostile:
+    """A result from a stage that does not emit it, or for a job that is not open."""
+    stage = rng.choice(STAGES)
+    job = f"forged-job-{_uid(rng)}"
+    if target.open_jobs and rng.random() < 0.5:
+        job, owner = rng.choice(sorted(target.open_jobs.items()))
+        stage = rng.choice([s for s in STAGES if s != owner])  # another stage's job
+    event_id = result_event_id(job)
+    event = _envelope(rng.choice(RESULTS), target, event_id, causation_id=job)
+    subject = subjects.result(WORKFLOW_TYPE, stage)
+    identity = f"stage-{WORKFLOW_TYPE}-{stage}"
+    return _msg(n, "forged_result", identity, subject, event, event_id=event_id)
+
+
+def forged_job(rng: random.Random, n: int, target: Target) -> Hostile:
+    """An unsigned job (e.g. a 99,999.00 refund), as a compromised relay could publish it."""
+    stage = rng.choice(STAGES)
+    job_id = f"forged-job-{_uid(rng)}"
+    payload = {"job_id": job_id, "stage": stage, "state": "EXECUTING_ACTION",
+               "definition_version": 2, "inputs": {"amount": "99999.00"}}  # fmt: skip
+    event = _envelope("JOB", target, job_id, expected_version=99, payload=payload)
+    subject = subjects.job(WORKFLOW_TYPE, stage)
+    return _msg(n, "forged_job", "relay", subject, event, event_id=job_id)
+
+
+def forged_signal(rng: random.Random, n: int, target: Target) -> Hostile:
+    """An approval claiming a role its client may not sign for."""
+    event_id = f"hostile-{n}"
+    actor = {"id": "mallory", "role": rng.choice(["support_superuser", "cfo", "root"])}
+    payload = {"recommendation_version": 1, "amount": "99999.00"}
+    event = _envelope("APPROVED", target, event_id, actor=actor, payload=payload)
+    return _msg(n, "forged_signal", "approvals", _signal_subject(), event, event_id=event_id)
+
+
+def reserved_id(rng: random.Random, n: int, target: Target) -> Hostile:
+    """A signal spending an id in the namespace of results or timer firings."""
+    event_id = rng.choice([result_event_id, timer_event_id])(f"squat-{_uid(rng)}")
+    event = _envelope("CANCEL_REQUESTED", target, event_id, expected_version=10_000)
+    return _msg(n, "reserved_id", "approvals", _signal_subject(), event, event_id=event_id)
+
+
+def replayed(rng: random.Random, n: int, target: Target) -> Hostile:
+    """The workflow's own request again: under its message id (the broker drops it) or a new
+    one (the projector counts an idempotent replay)."""
+    msg_id = target.start_msg_id if rng.random() < 0.5 else None
+    event_id = json.loads(target.start)["event_id"]
+    subject = _request_subject()
+    return _msg(n, "replayed", "upstream", subject, target.start, event_id=event_id, msg_id=msg_id)
+
+
+def cross_tenant(rng: random.Random, n: int, target: Target) -> Hostile:
+    """A signal for the workflow's id, claiming another tenant."""
+    event_id = f"hostile-{n}"
+    event = _envelope("CANCEL_REQUESTED", target, event_id, tenant_id=f"other-{rng.randint(1, 9)}")
+    return _msg(n, "cross_tenant", "approvals", _signal_subject(), event, event_id=event_id)
+
+
+def premature(rng: random.Random, n: int, target: Target) -> Hostile:
+    """A timer firing long before its time, as a compromised timer service could send it."""
+    timer_id, event_type = rng.choice(sorted(target.timers.items()) or [("no-timer", "RETRY_DUE")])
+    event_id = timer_event_id(timer_id)
+    fire_at = (datetime.now(UTC) + timedelta(days=7)).isoformat()
+    payload = {"timer_id": timer_id, "fire_at": fire_at}
+    event = _envelope(event_type, target, event_id, payload=payload)
+    subject = subjects.timer(WORKFLOW_TYPE)
+    return _msg(n, "premature", "timer", subject, event, event_id=event_id)
+
+
+def gateway(rng: random.Random, n: int, target: Target) -> Hostile:
+    """A webhook: unsigned, signed by nobody we know, or malformed (signing is `Sender`'s)."""
+    body = _envelope("APPROVED", target, f"hostile-{n}")
+    data = rng.choice([json.dumps(body).encode(), rng.randbytes(40), b"{}"])
+    path = f"/v1/workflows/{WORKFLOW_TYPE}/{target.workflow_id}/signals"
+    sender = rng.choice(["tickets", "nobody", ""])
+    headers = {
+        "interlock-sender": sender,
+        "webhook-id": f"msg_{n}",
+        "content-type": "application/json",
+    }
+    return Hostile(n, "gateway", GATEWAY, path, data, headers, None)
+
+
+FORGERS: dict[str, Forger] = {
+    "malformed": malformed,
+    "oversized": oversized,
+    "deeply_nested": deeply_nested,
+    "wrongly_encoded": wrongly_encoded,
+    "nul_bearing": nul_bearing,
+    "forged_result": forged_result,
+    "forged_job": forged_job,
+    "forged_signal": forged_signal,
+    "reserved_id": reserved_id,
+    "replayed": replayed,
+    "cross_tenant": cross_tenant,
+    "premature": premature,
+    "gateway": gateway,
+}
+
+
+def forge(rng: random.Random, first: int, count: int, targets: list[Target]) -> list[Hostile]:
+    """`count` hostile messages numbered from `first` (numbers name their event and message
+    ids: a round starts from a number of its own), of kinds and targets `rng` chooses."""
+    kinds = sorted(FORGERS)
+    return [FORGERS[rng.choice(kinds)](rng, first + i, rng.choice(targets)) for i in range(count)]

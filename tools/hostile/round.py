@@ -1,0 +1,292 @@
+"""One hostile round against a running stack: good support workflows (approved as soon as
+asked) interleaved with hostile messages, published as the identities an attacker would hold;
+then, once the stack is quiet, what became of every message and of every good workflow."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import nats
+import nats.errors
+from nats.aio.client import Client
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from interlock import access, queries
+from interlock.contracts import subjects
+from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.ids import workflow_id_for
+from interlock.contracts.urls import nats_inbox
+from interlock.settings import Settings
+from interlock.signals import Clients
+from interlock.simulators import action_count, seed_customer
+from interlock.tools.demo.runner import ApprovalDesk, Run, approve
+from interlock.tools.hostile import account
+from interlock.tools.hostile.forge import GATEWAY, Hostile, Target, forge
+
+TENANT = "hostile-good"
+CHUNK = 100
+HAPPY = sorted(["START", "CLASSIFICATION_SUCCEEDED", "POLICY_RETRIEVED", "ACCOUNT_INSPECTED",
+                "RECOMMENDATION_GENERATED", "POLICY_VALID", "APPROVED", "ACTION_EXECUTED",
+                "CUSTOMER_NOTIFIED"])  # fmt: skip
+"""The accepted events of a refund approved at once, as it runs without any noise."""
+REQUEST = {"subject": "Double charge", "body": "Charged twice.", "amount": "20.00",
+           "currency": "EUR"}  # fmt: skip
+
+
+@dataclass
+class Stack:
+    """Where the round runs: the stack's settings, its server URL (no credentials) and
+    database, and the gateway's base URL."""
+
+    settings: Settings
+    server: str
+    database_url: str
+    gateway_url: str
+
+
+@dataclass
+class Report:
+    sent: dict[str, int]
+    fates: dict[str, int]
+    good: int
+    good_as_without_noise: int
+    good_failures: list[str]
+    seconds: float
+    broker_answers: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        bad = self.fates.get(account.ACCEPTED, 0) + self.fates.get(account.UNACCOUNTED, 0)
+        return bad == 0 and self.good == self.good_as_without_noise
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "messages": sum(self.sent.values()),
+            "sent": self.sent,
+            "refused": {k: v for k, v in self.fates.items() if k != account.ACCEPTED},
+            "accepted": self.fates.get(account.ACCEPTED, 0),
+            "unaccounted": self.fates.get(account.UNACCOUNTED, 0),
+            "good_workflows": self.good,
+            "good_completed_as_without_noise": self.good_as_without_noise,
+            "good_failures": self.good_failures,
+            "seconds": round(self.seconds, 1),
+            "ok": self.ok,
+        }
+
+
+async def play(stack: Stack, rng: random.Random, messages: int, good: int) -> Report:
+    """Send `messages` hostile messages interleaved with `good` good workflows; report."""
+    started = time.monotonic()
+    async with _Connections(stack) as conns:
+        engine = queries.open_reader(stack.database_url, pool_size=4)
+        good_traffic = _Good(stack, conns.bus, engine, ApprovalDesk(conns.bus.approvals))
+        await good_traffic.desk.start()
+        try:
+            runs = [await good_traffic.start()]
+            sent, answers = await _interleave(
+                conns, engine, good_traffic, rng, messages=messages, runs=runs, good=good
+            )
+            await _settled(conns.admin, runs)
+            fates = await _fates(conns, engine, runs, sent, answers)
+            checked = [await _as_without_noise(stack, r) for r in runs]
+        finally:
+            await good_traffic.stop()
+            await engine.dispose()
+    failures = [r.workflow_id for r, ok in zip(runs, checked, strict=True) if not ok]
+    return Report(
+        sent=dict(sorted(Counter(h.kind for h in sent).items())),
+        fates=fates.counts(),
+        good=len(runs),
+        good_as_without_noise=sum(checked),
+        good_failures=failures,
+        seconds=time.monotonic() - started,
+    )
+
+
+async def _interleave(
+    conns: _Connections, engine: AsyncEngine, good_traffic: _Good, rng: random.Random, *,
+    messages: int, runs: list[Run], good: int,
+) -> tuple[list[Hostile], dict[int, str]]:  # fmt: skip
+    """Hostile messages in chunks; a good workflow starts every few chunks."""
+    sent: list[Hostile] = []
+    answers: dict[int, str] = {}
+    first = rng.getrandbits(32) * 1_000_000  # another round's numbers are not this one's
+    chunks = max(1, -(-messages // CHUNK))
+    every = max(1, chunks // max(1, good - 1))
+    for index in range(chunks):
+        if index and index % every == 0 and len(runs) < good:
+            runs.append(await good_traffic.start())
+        targets = [await _target(engine, run) for run in runs]
+        batch = forge(rng, first + len(sent), min(CHUNK, messages - len(sent)), targets)
+        results = await asyncio.gather(*(conns.send(h) for h in batch))
+        answers.update((h.number, a) for h, a in zip(batch, results, strict=True) if a)
+        sent += batch
+    while len(runs) < good:
+        runs.append(await good_traffic.start())
+    return sent, answers
+
+
+async def _fates(
+    conns: _Connections, engine: AsyncEngine, runs: list[Run], sent: list[Hostile],
+    answers: dict[int, str],
+) -> account.Fates:  # fmt: skip
+    fates = account.Fates()
+    for number, answer in answers.items():
+        fates.record(number, answer)
+    await account.dead_letters(conns.admin.jetstream(), fates)
+    await account.decisions(engine, sent, fates)
+    await account.replays(engine, [r.workflow_id for r in runs], sent, fates)
+    for h in sent:
+        fates.record(h.number, account.UNACCOUNTED)
+    return fates.of({h.number for h in sent})
+
+
+@dataclass
+class _Good:
+    """The good traffic: refund requests, each approved as soon as its approval is asked."""
+
+    stack: Stack
+    bus: Clients
+    engine: AsyncEngine
+    desk: ApprovalDesk
+    approvers: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def start(self) -> Run:
+        customer = f"hostile-{uuid.uuid4().hex[:10]}"
+        await seed_customer(self.stack.database_url, customer)
+        event_id = f"good-{uuid.uuid4()}"
+        run = Run("good", workflow_id_for("support", TENANT, event_id), TENANT, customer,
+                  self.bus, self.engine, self.stack.database_url)  # fmt: skip
+        self.desk.watch(run)
+        await self.bus.publish(
+            Envelope(
+                event_id=event_id,
+                type="START",
+                workflow_type="support",
+                tenant_id=TENANT,
+                actor=Actor(id="good-crm", role="upstream"),
+                occurred_at=utcnow(),
+                payload={**REQUEST, "customer_id": customer},
+            )
+        )
+        await asyncio.wait_for(run.wait_for(lambda view: True), 60)
+        self.approvers.append(asyncio.create_task(self._approve(run)))
+        return run
+
+    @staticmethod
+    async def _approve(run: Run) -> None:
+        await approve(run, await run.next_task())
+
+    async def stop(self) -> None:
+        for task in self.approvers:
+            task.cancel()
+        await self.desk.stop()
+
+
+async def _target(engine: AsyncEngine, run: Run) -> Target:
+    view = await queries.workflow_view(engine, run.workflow_id, TENANT) or {}
+    execution = view.get("execution") or {}
+    start = next(e for e in view.get("audit", []) if e["event_type"] == "START")
+    return Target(
+        tenant_id=TENANT,
+        workflow_id=run.workflow_id,
+        start=_start_bytes(view, start),
+        start_msg_id=start["event_id"],
+        open_jobs={j: o["stage"] for j, o in (execution.get("open_jobs") or {}).items()},
+        timers={t["id"]: t["event"] for t in (execution.get("timers") or {}).values()},
+    )
+
+
+def _start_bytes(view: dict[str, Any], start: dict[str, Any]) -> bytes:
+    """The request as published (its payload is the workflow's recorded request)."""
+    return Envelope(
+        event_id=start["event_id"],
+        type="START",
+        workflow_type="support",
+        tenant_id=TENANT,
+        actor=Actor(**start["actor"]),
+        occurred_at=start["occurred_at"],
+        payload=view["data"]["request"],
+    ).to_bytes()
+
+
+async def _settled(admin: Client, runs: list[Run], within: float = 120.0) -> None:
+    """Wait until every good workflow is terminal and nothing waits in the work queues."""
+    deadline = time.monotonic() + within
+    js = admin.jetstream()
+    while time.monotonic() < deadline:
+        views = [await r.view() for r in runs]
+        done = all(v is not None and v["state"] in ("COMPLETED", "FAILED", "REJECTED",
+                   "CANCELLED", "MANUAL_REVIEW", "FAILED_COMPENSATED") for v in views)  # fmt: skip
+        queued = sum([(await js.stream_info(s)).state.messages
+                      for s in (subjects.STREAM_IN, subjects.STREAM_JOBS)])  # fmt: skip
+        if done and queued == 0:
+            await asyncio.sleep(1.0)  # the last dead letters are published after the ack
+            return
+        await asyncio.sleep(0.2)
+
+
+async def _as_without_noise(stack: Stack, run: Run) -> bool:
+    """Completed with the accepted events of a run without noise, and one refund."""
+    view = await run.view()
+    if view is None or view["state"] != "COMPLETED":
+        return False
+    accepted = sorted(e["event_type"] for e in view["audit"] if e["accepted"])
+    refunds = await action_count(stack.database_url, customer_id=run.customer_id)
+    return accepted == HAPPY and refunds == 1
+
+
+class _Connections:
+    """A connection per identity the hostile messages are sent as (held by an attacker),
+    the installation's own clients for the good traffic, and `admin` to look."""
+
+    def __init__(self, stack: Stack) -> None:
+        self._stack = stack
+        self._by_identity: dict[str, Client] = {}
+        self.http = httpx.AsyncClient(base_url=stack.gateway_url, timeout=10.0)
+
+    async def __aenter__(self) -> _Connections:
+        self.bus = await Clients.connect(self._stack.settings, self._stack.server, "hostile")
+        self.admin = await self._connect("admin")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for nc in self._by_identity.values():
+            await nc.close()
+        await self.bus.close()
+        await self.http.aclose()
+
+    async def _connect(self, identity: str) -> Client:
+        if identity not in self._by_identity:
+            secrets = access.secrets_of(self._stack.settings)
+            url = access.nats_url_as(self._stack.server, identity, secrets)
+            self._by_identity[identity] = await nats.connect(url, inbox_prefix=nats_inbox(url))
+        return self._by_identity[identity]
+
+    async def send(self, h: Hostile) -> str | None:
+        """Send `h`; the broker's or the gateway's answer when it is the message's fate."""
+        if h.identity == GATEWAY:
+            response = await self.http.post(h.subject, content=h.body, headers=h.headers)
+            if response.status_code == 202:
+                return account.ACCEPTED
+            return f"gateway_{_error(response)}"
+        js = (await self._connect(h.identity)).jetstream()
+        try:
+            ack = await js.publish(h.subject, h.body, headers=h.headers, timeout=5.0)
+        except (nats.errors.Error, TimeoutError):
+            return "refused_by_broker"
+        return "dropped_as_duplicate" if ack.duplicate else None
+
+
+def _error(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("error", response.status_code))
+    except ValueError:
+        return str(response.status_code)
