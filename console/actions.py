@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from interlock.access import OPERATOR, as_client
+from interlock.access import as_operator
 from interlock.commands import send_and_wait
 from interlock.console.operators import (
     CAN_APPROVE,
@@ -113,7 +113,7 @@ async def perform(
     """Send the action's signal as `operator` and wait (bounded) for the projector's decision."""
     nats_url, database_url = urls
     return await send_and_wait(
-        as_client(settings, nats_url, OPERATOR),
+        as_operator(settings, nats_url),
         database_url,
         view["workflow_id"],
         action.event,

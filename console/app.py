@@ -58,6 +58,11 @@ def create_app(
         Route(f"{WORKFLOW}/signal", tasks.signal, methods=["POST"]),
         Route("/tasks", tasks.inbox),
         Route("/operations", operations.operations_page),
+        Route(
+            "/operations/dead-letters/{letter_id:int}/redrive",
+            operations.redrive,
+            methods=["POST"],
+        ),
         Route("/api/workflows", workflows.workflows_api),
         Route(f"/api{WORKFLOW}", workflows.workflow_api),
         Route("/healthz", healthz),

@@ -1,53 +1,102 @@
-"""The newest dead letters, read (never consumed) from the dead-letter stream: where each
-came from, why, and when. Bodies are not shown: they may hold payload values."""
+"""Dead letters for the operations page: the newest, read (never consumed) through the same
+code as `interlock dlq list`, and redriven one at a time as `interlock dlq redrive` does
+(same event id, so a duplicate is still decided once). Bodies are not shown: they may hold
+payload values."""
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
 import nats
 from nats.errors import Error as NatsError
+from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from interlock.contracts import subjects
+from interlock.contracts.urls import nats_inbox
+from interlock.messaging import letters
+
+log = logging.getLogger("interlock.console")
+T = TypeVar("T")
+
+
+class Unavailable(Exception):
+    """The broker cannot be reached, or refuses this identity what was asked."""
+
+
+@asynccontextmanager
+async def _stream(nats_url: str) -> AsyncIterator[JetStreamContext]:
+    try:
+        nc = await nats.connect(
+            nats_url,
+            name="interlock-console",
+            inbox_prefix=nats_inbox(nats_url),
+            connect_timeout=2,
+            max_reconnect_attempts=0,
+        )
+    except (OSError, NatsError, TimeoutError) as exc:
+        raise Unavailable(f"broker unreachable: {type(exc).__name__}") from None
+    try:
+        yield nc.jetstream(timeout=3)
+    finally:
+        await nc.close()
+
+
+async def _on_broker(nats_url: str, work: Callable[[JetStreamContext], Awaitable[T]]) -> T:
+    async with _stream(nats_url) as js:
+        try:
+            return await work(js)
+        except (NatsError, TimeoutError) as exc:
+            # Permissions the console's identity lacks surface as timeouts or errors.
+            raise Unavailable(f"refused or unanswered: {type(exc).__name__}") from None
 
 
 async def newest(nats_url: str, limit: int = 20) -> dict[str, Any]:
-    """`{"total", "letters": [{"seq", "source", "reason", "detail", "subject", "at"}]}`, newest
-    first; `{"error": ...}` when the broker cannot be asked."""
-    try:
-        nc = await nats.connect(
-            nats_url, name="interlock-console", connect_timeout=2, max_reconnect_attempts=0
-        )
-    except (OSError, NatsError, TimeoutError) as exc:
-        return {"total": 0, "letters": [], "error": f"broker unreachable: {type(exc).__name__}"}
-    try:
-        js = nc.jetstream()
+    """`{"total", "letters": [summary as `dlq list --json` gives it]}`, newest first;
+    `{"error": ...}` too when the broker cannot be asked."""
+
+    async def read(js: JetStreamContext) -> dict[str, Any]:
         try:
             state = (await js.stream_info(subjects.STREAM_DLQ)).state
-        except NotFoundError:
+        except NotFoundError:  # nothing provisioned: nothing dead-lettered either
             return {"total": 0, "letters": []}
-        except (NatsError, TimeoutError) as exc:
-            # The console's identity may not be allowed to read the dead-letter stream.
-            return {"total": 0, "letters": [], "error": f"not readable here: {type(exc).__name__}"}
-        letters = []
+        found = []
         oldest = max(state.first_seq, state.last_seq - limit + 1, 1)
-        for seq in range(state.last_seq, oldest - 1, -1):
-            try:
-                msg = await js.get_msg(subjects.STREAM_DLQ, seq)
-            except NotFoundError:
-                continue
-            headers = msg.headers or {}
-            letters.append(
-                {
-                    "seq": seq,
-                    "source": (msg.subject or "").removeprefix(f"{subjects.DLQ_PREFIX}."),
-                    "reason": headers.get(subjects.HEADER_DLQ_REASON, ""),
-                    "detail": headers.get(subjects.HEADER_DLQ_DETAIL, ""),
-                    "subject": headers.get(subjects.HEADER_DLQ_SUBJECT, ""),
-                    "at": msg.time,
-                }
-            )
-        return {"total": state.messages, "letters": letters}
-    finally:
-        await nc.close()
+        for sequence in range(state.last_seq, oldest - 1, -1):
+            letter = await letters.letter(js, sequence)
+            if letter is not None:
+                found.append(letter.summary())
+        return {"total": state.messages, "letters": found}
+
+    try:
+        return await _on_broker(nats_url, read)
+    except Unavailable as exc:
+        return {"total": 0, "letters": [], "error": str(exc)}
+
+
+async def redrive(nats_url: str, letter_id: int, operator: str) -> str | None:
+    """Send dead letter `letter_id` back to its subject; None when done, else why not."""
+
+    async def send(js: JetStreamContext) -> str | None:
+        found = await letters.letter(js, letter_id)
+        if found is None:
+            return f"no dead letter {letter_id} (already redriven?)"
+        if not found.subject:
+            return f"dead letter {letter_id} does not say where it came from"
+        await letters.redrive(js, found)
+        log.info(
+            "dead letter %s (%s from %s) redriven by %s",
+            letter_id,
+            found.reason,
+            found.source,
+            operator,
+        )
+        return None
+
+    try:
+        return await _on_broker(nats_url, send)
+    except Unavailable as exc:
+        return f"the broker did not take it ({exc})"

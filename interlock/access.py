@@ -28,9 +28,10 @@ UPSTREAM = "upstream"
 APPROVALS = "approvals"
 OPERATOR = "operator"
 """The CLI's own client: its approve, reject, cancel and retry commands."""
-CONSOLE = "console"
-"""The operator console: it reads as its own database role and sends the CLI's signals as the
-CLI's client, `operator`."""
+CONSOLE = broker.CONSOLE
+"""The operator console: it reads as its own database role, reads dead letters (and redrives
+them, if allowed) as its own NATS identity, and sends the CLI's signals as the CLI's client,
+`operator`."""
 
 _ROLES = {
     "projector": PROJECTOR_ROLE,
@@ -73,8 +74,6 @@ def nats_identity(component: str) -> str:
     """The NATS user of a component: its own name, or `stage-<type>-<stage>` for a stage."""
     if "." in component:
         return broker.stage_identity(*component.split(".", 1))
-    if component == CONSOLE:
-        return OPERATOR
     return component
 
 
@@ -129,7 +128,12 @@ def _everywhere(kind: Publishes, roles: frozenset[str] = frozenset()) -> ClientP
 def broker_permissions(settings: Settings) -> dict[str, broker.Permissions]:
     """Every NATS identity and what it may do, for the installed workflow types."""
     clients = {k: v for k, v in client_policies(settings).items() if k != broker.GATEWAY}
-    return broker.permissions(all_stages(), clients, registry.workflow_types())
+    return broker.permissions(
+        all_stages(),
+        clients,
+        registry.workflow_types(),
+        console_redrive=settings.console_redrive,
+    )
 
 
 def as_client(settings: Settings, nats_url: str, client: str) -> str:
@@ -139,6 +143,12 @@ def as_client(settings: Settings, nats_url: str, client: str) -> str:
     if settings.nats_url is not None and urlsplit(settings.nats_url).username:
         return settings.nats_url
     return nats_url_as(without_credentials(nats_url), client, secrets_of(settings))
+
+
+def as_operator(settings: Settings, nats_url: str) -> str:
+    """The server of `nats_url` as the CLI's client `operator`, whatever identity `nats_url`
+    names: the console connects as itself but sends its signals as the CLI does."""
+    return nats_url_as(without_credentials(nats_url), OPERATOR, secrets_of(settings))
 
 
 def as_admin(settings: Settings, nats_url: str, database_url: str) -> tuple[str, str]:

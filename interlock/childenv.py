@@ -58,6 +58,7 @@ _OWN: dict[str, tuple[str, ...]] = {
         "console_port",
         "console_operators",
         "console_redact",
+        "console_redrive",
         "jaeger_url",
         "parameters",
         "stuck_after",

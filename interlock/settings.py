@@ -223,6 +223,13 @@ class Settings(BaseSettings):
         description="Keys of workflow data and model output whose values the console shows "
         "as redacted (personal data); keys that look like secrets are always redacted.",
     )
+    console_redrive: bool = Field(
+        default=False,
+        description="Let the console's operators redrive dead letters: its broker identity may "
+        "then delete dead letters and publish on the subjects they came from (ingress and "
+        "jobs), i.e. speak for any client, stage or the relay. Off: the console lists dead "
+        "letters and `interlock dlq redrive` (as the administrator) sends them back.",
+    )
     jaeger_url: str | None = Field(
         default=None,
         description="Jaeger's UI (http://host:16686): the console links each workflow's trace "

@@ -1,5 +1,6 @@
-"""Operations: stuck workflows, outbox lag, the newest dead letters, workflows per state, and
-small charts of the decisions and refusals the audit recorded in the last hour."""
+"""Operations: stuck workflows, outbox lag, the newest dead letters (redriven from here when
+the console is allowed to), workflows per state, and small charts of the decisions and
+refusals the audit recorded in the last hour."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from interlock.console import deadletters, reads
 from interlock.console.guard import requires
-from interlock.console.web import console_of, render
+from interlock.console.web import console_of, flash, render
 
 CHART_MINUTES = 60
 
@@ -52,5 +53,23 @@ async def operations_page(request: Request) -> Response:
         "activity": bars(every_minute(activity, CHART_MINUTES), ("accepted", "refused")),
         "refusals": bars(refusals, ("n",)),
         "minutes": CHART_MINUTES,
+        "redrive": console.settings.console_redrive,
     }
     return render(request, "operations.html", context)
+
+
+@requires("operator")
+async def redrive(request: Request) -> Response:
+    """Send one dead letter back to where it came from, as `interlock dlq redrive ID` does."""
+    console = console_of(request)
+    letter_id = int(request.path_params["letter_id"])
+    if not console.settings.console_redrive:
+        flash(request, "refused", "Redriving from the console is off (INTERLOCK_CONSOLE_REDRIVE)")
+        return RedirectResponse("/operations", status_code=303)
+    operator = request.state.operator.name
+    failed = await deadletters.redrive(console.nats_url, letter_id, operator)
+    if failed is None:
+        flash(request, "accepted", f"Dead letter {letter_id} redriven")
+    else:
+        flash(request, "refused", f"Dead letter {letter_id} not redriven: {failed}")
+    return RedirectResponse("/operations", status_code=303)

@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 
 from interlock import console, telemetry, terminal
+from interlock.access import CONSOLE
 from interlock.cli.run import stop_on_signals
 from interlock.console.operators import hash_password
-from interlock.options import load_settings, with_stack
+from interlock.options import load_settings, with_component
 from interlock.settings import Settings
 
 
@@ -32,7 +33,8 @@ def console_command(
         print(hash_password(password))
         return
 
-    async def run(s: Settings, nats_url: str, database_url: str) -> None:
+    async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
+        assert database_url is not None  # the console has a database role
         stop = stop_on_signals()
         telemetry.start(s, "console")
         terminal.console.print(
@@ -43,4 +45,5 @@ def console_command(
         finally:
             telemetry.stop()
 
-    with_stack(run)
+    # As `up` runs it: its own broker identity and read-only database role, never the admin.
+    with_component(CONSOLE, run)

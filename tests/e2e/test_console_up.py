@@ -1,7 +1,8 @@
 """`interlock up` serves the console on a fresh embedded stack: it prints the URL and the
 development operator's password (kept with the installation's secrets), names the console in
 `endpoints.json`, and the development operator can log in and read every page through the
-console's own read-only database role."""
+console's own read-only database role and its own broker identity (the dead letters are
+readable to it)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,6 @@ def test_up_serves_the_console_to_its_development_operator(
         assert client.post("/login", data=form).status_code == 303
         for page in ("/", "/tasks", "/operations", "/api/workflows"):
             assert client.get(page).status_code == 200, page
+        operations = client.get("/operations").text
+        assert "broker unreachable" not in operations
+        assert "refused or unanswered" not in operations

@@ -35,8 +35,8 @@ SELECT 'wf-' || lpad(i::text, 6, '0'),
 FROM generate_series(1, $2) AS i
 """
 AUDIT = """
-INSERT INTO audit (workflow_id, tenant_id, workflow_type, event_id, event_type, from_state, to_state,
-                   accepted, reason, actor_id, actor_role, state_version, guard_results,
+INSERT INTO audit (workflow_id, tenant_id, workflow_type, event_id, event_type, from_state,
+                   to_state, accepted, reason, actor_id, actor_role, state_version, guard_results,
                    occurred_at, recorded_at)
 SELECT 'wf-' || lpad(i::text, 6, '0'), (ARRAY['acme', 'globex', 'initech'])[1 + i % 3],
        'support', 'e-' || i, 'START', 'REQUEST_RECEIVED',
