@@ -265,3 +265,32 @@ async def test_the_inbox_is_navigable_from_the_keyboard(
         tag = await page.evaluate("document.activeElement.tagName")
         assert tag in {"A", "INPUT", "BUTTON"}
     assert running.errors == []
+
+
+async def test_changes_are_requested_with_feedback_and_an_operator_cancels_with_a_reason(
+    console: tuple[Console, list[str]], tmp_path: Path
+) -> None:
+    running, (_, second) = console
+    async with signed_in(running, tmp_path, "alice") as (_, page):
+        await page.goto(f"{running.url}/workflows/acme/{second}")
+        await expect(page.get_by_role("button", name=f"Cancel {second}")).to_have_count(0)
+        await page.get_by_label("Feedback").fill("Offer a partial refund instead")
+        await page.get_by_role("button", name=f"Request changes {second}").click()
+        await expect(page.locator("#flash")).to_contain_text(
+            "CHANGES_REQUESTED accepted: AWAITING_APPROVAL → GENERATING_RECOMMENDATION"
+        )
+
+        async def back_for_approval() -> bool:
+            return await running.state(second) == "AWAITING_APPROVAL"
+
+        await eventually(back_for_approval, within=60, what="a new recommendation to approve")
+    async with signed_in(running, tmp_path, "olga") as (_, page):
+        await page.goto(f"{running.url}/workflows/acme/{second}")
+        await expect(page.locator("#audit")).to_contain_text("by alice (support_approver)")
+        await page.get_by_label("Reason").last.fill("customer withdrew the request")
+        await page.get_by_role("button", name=f"Cancel {second}").click()
+        await expect(page.locator("#flash")).to_contain_text("CANCEL_REQUESTED accepted")
+        await expect(page.locator("#current-state")).to_have_text("CANCELLED", timeout=30_000)
+        await expect(page.locator("#audit")).to_contain_text("by olga (support_supervisor)")
+    assert await running.state(second) == "CANCELLED"
+    assert running.errors == []

@@ -184,3 +184,34 @@ async def test_an_action_the_state_does_not_allow_is_not_sent(
         assert response.status_code == 303
         page = await client.get("/")
         assert "Approve is not possible in COMPLETED" in page.text
+
+
+async def test_a_workflow_page_names_its_tenants_workflow_and_links_its_trace_to_jaeger(
+    settings: Settings, nats_url: str, database_url: str
+) -> None:
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    db = await asyncpg.connect(database_url)
+    try:
+        await insert_workflow(db, "same-id", "AWAITING_APPROVAL", tenant_id="acme")
+        await insert_workflow(db, "same-id", "COMPLETED", tenant_id="globex")
+        await db.execute(
+            """
+            INSERT INTO audit (workflow_id, tenant_id, workflow_type, event_id, event_type,
+                               from_state, to_state, accepted, actor_id, actor_role,
+                               state_version, guard_results, trace_id, occurred_at)
+            VALUES ('same-id', 'globex', 'support', 'e-1', 'START', NULL, 'COMPLETED', true,
+                    'crm', 'upstream', 1, '[]', $1, now())
+            """,
+            trace_id,
+        )
+    finally:
+        await db.close()
+    jaeger = settings.model_copy(update={"jaeger_url": "http://jaeger.example:16686"})
+    async with signed_in(jaeger, nats_url, database_url, "victor") as client:
+        acme = (await client.get("/workflows/acme/same-id")).text
+        globex = (await client.get("/workflows/globex/same-id")).text
+        assert 'id="current-state">AWAITING_APPROVAL<' in acme
+        assert 'id="current-state">COMPLETED<' in globex
+        assert f'href="http://jaeger.example:16686/trace/{trace_id}"' in globex
+        assert "No trace recorded." in acme
+        assert (await client.get("/workflows/initech/same-id")).status_code == 404
