@@ -186,7 +186,7 @@ async def test_an_action_the_state_does_not_allow_is_not_sent(
         assert "Approve is not possible in COMPLETED" in page.text
 
 
-async def test_a_workflow_page_names_its_tenants_workflow_and_links_its_trace_to_jaeger(
+async def test_a_workflow_page_shows_its_tenants_workflow_its_repeats_and_its_jaeger_trace(
     settings: Settings, nats_url: str, database_url: str
 ) -> None:
     trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -204,6 +204,10 @@ async def test_a_workflow_page_names_its_tenants_workflow_and_links_its_trace_to
             """,
             trace_id,
         )
+        await db.execute(
+            """UPDATE workflows SET replays = '{"idempotent_replay": 3}'
+               WHERE tenant_id = 'acme' AND id = 'same-id'"""
+        )
     finally:
         await db.close()
     jaeger = settings.model_copy(update={"jaeger_url": "http://jaeger.example:16686"})
@@ -214,4 +218,6 @@ async def test_a_workflow_page_names_its_tenants_workflow_and_links_its_trace_to
         assert 'id="current-state">COMPLETED<' in globex
         assert f'href="http://jaeger.example:16686/trace/{trace_id}"' in globex
         assert "No trace recorded." in acme
+        assert "idempotent_replay ×3" in acme
+        assert "Repeated requests" not in globex
         assert (await client.get("/workflows/initech/same-id")).status_code == 404
