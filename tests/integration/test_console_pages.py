@@ -218,6 +218,6 @@ async def test_a_workflow_page_shows_its_tenants_workflow_its_repeats_and_its_ja
         assert 'id="current-state">COMPLETED<' in globex
         assert f'href="http://jaeger.example:16686/trace/{trace_id}"' in globex
         assert "No trace recorded." in acme
-        assert "idempotent_replay ×3" in acme
+        assert "idempotent_replay \N{MULTIPLICATION SIGN}3" in acme
         assert "Repeated requests" not in globex
         assert (await client.get("/workflows/initech/same-id")).status_code == 404
