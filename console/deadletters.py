@@ -16,6 +16,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from interlock.contracts import subjects
+from interlock.contracts.errors import ErrorCode, TransientError
 from interlock.contracts.urls import nats_inbox
 from interlock.messaging import letters
 
@@ -23,8 +24,12 @@ log = logging.getLogger("interlock.console")
 T = TypeVar("T")
 
 
-class Unavailable(Exception):
-    """The broker cannot be reached, or refuses this identity what was asked."""
+class Unavailable(TransientError):
+    """The broker cannot be reached, or refuses this identity what was asked (a missing
+    permission looks like no answer); the page says so and the operator may try again."""
+
+    code = ErrorCode.BROKER_UNAVAILABLE
+    retryable = True
 
 
 @asynccontextmanager
