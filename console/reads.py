@@ -17,6 +17,7 @@ from sqlalchemy import ColumnElement, and_, column, exists, false, func, or_, se
 from sqlalchemy import tuple_ as row
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from interlock import queries
 from interlock.contracts import registry
 from interlock.projector.store.schema import audit, workflows
 from interlock.relay.gauges import human_waiting_states, terminal_states
@@ -26,16 +27,7 @@ timers = table(
     "timers", column("tenant_id"), column("workflow_id"), column("status"), column("fire_at")
 )
 PAGE = 50
-_LISTED = (
-    workflows.c.id,
-    workflows.c.tenant_id,
-    workflows.c.workflow_type,
-    workflows.c.state,
-    workflows.c.version,
-    workflows.c.definition_version,
-    workflows.c.created_at,
-    workflows.c.updated_at,
-)
+_LISTED = (*queries.LISTED, workflows.c.created_at)
 
 
 @dataclass(frozen=True)
