@@ -118,18 +118,19 @@ class Projector:
             wf = stored.workflow
             definition = registry.get(wf.workflow_type, wf.definition_version)
             checked = validated(definition, event)
+            ctx = self._context(definition)
             decision = door.job_refusal(wf, checked, inbound) or resolve(
-                definition, wf, checked, self._context(definition)
+                definition, wf, checked, ctx
             )
             if isinstance(decision, Rejected) and not fresh:
                 self._checkpoints.forget(wf.tenant_id, wf.workflow_id)  # refuse on fresh state
                 continue
             try:
                 if isinstance(decision, Rejected):
-                    return await self._reject(wf, checked, decision, trace)
+                    return await self._reject(wf, checked, decision, trace, ctx)
                 decision = self._signed(decision)
                 with tracer.start_as_current_span("projector commit"):
-                    await self._store.commit(decision, checked, trace)
+                    await self._store.commit(decision, checked, trace, ctx)
             except ConcurrencyConflict:
                 self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
                 await asyncio.sleep(self._rand() * 0.005)  # de-synchronise racing writers
@@ -163,12 +164,13 @@ class Projector:
                 )
                 return await self._reject(stored.workflow, checked, rejection, trace)
             blank = first_checkpoint(definition, checked)
-            decision = resolve(definition, blank, checked, self._context(definition))
+            ctx = self._context(definition)
+            decision = resolve(definition, blank, checked, ctx)
             if not isinstance(decision, Accepted):
                 raise MalformedMessage("invalid_request", decision.detail)
             decision = self._signed(decision)
             with tracer.start_as_current_span("projector commit"):
-                created = await self._store.create(decision, checked, request_fp, trace)
+                created = await self._store.create(decision, checked, request_fp, trace, ctx)
             if created:
                 self._remember(decision, request_fp)
                 metrics.transition(definition.workflow_type, checked.type, True, None)
@@ -187,12 +189,18 @@ class Projector:
         return await self._reject(stored.workflow, event, rejection, trace)
 
     async def _reject(
-        self, wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+        self,
+        wf: Workflow,
+        event: Envelope,
+        rejection: Rejected,
+        trace: TraceInfo,
+        ctx: Context | None = None,
     ) -> EventOutcome:
+        """`ctx`: what the engine decided in; None for a refusal made before it was asked."""
         if rejection.retry_at is not None:
             self._premature(rejection.retry_at)
         if rejection.reason != "duplicate":
-            await self._store.reject(wf, event, rejection, trace)
+            await self._store.reject(wf, event, rejection, trace, ctx)
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
         metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
         return _outcome(wf, event, rejection)
@@ -226,7 +234,7 @@ class Projector:
 
     def _context(self, definition: WorkflowDefinition) -> Context:
         overrides = self._parameters.get(definition.workflow_type, {})
-        return Context(now=self._clock(), random=self._rand, parameters=overrides)
+        return Context(now=self._clock(), parameters=overrides)
 
 
 def first_checkpoint(definition: WorkflowDefinition, request: Envelope) -> Workflow:

@@ -6,6 +6,7 @@ a scheduled retry is a timer row the projector commits, not a sleep.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -91,9 +92,18 @@ class Draft:
                 self.cancelled.append(timer.id)
 
 
+def jitter_fraction(workflow_id: str, version: int, attempt: int, branch: str = "") -> float:
+    """A fraction in [0, 1) that spreads retries of different workflows apart like a random
+    draw, but derived from the workflow, the version being decided and the attempt, so that
+    deciding the same event again (a replay of the history) arms the same timer."""
+    seed = f"{workflow_id}\x1f{version}\x1f{attempt}\x1f{branch}".encode()
+    return int.from_bytes(hashlib.sha256(seed).digest()[:8], "big") / 2**64
+
+
 def backoff_seconds(policy: RetryPolicy, failures: int, rand: float, scale: float) -> float:
     """Exponential backoff with jitter and a cap: attempt n waits base·2^(n-1), capped,
-    plus up to `jitter` of that at random; `scale` shrinks time for demos and tests."""
+    plus up to `jitter` of that, by `rand` in [0, 1); `scale` shrinks time for demos and
+    tests."""
     delay = min(policy.cap_seconds, policy.base_seconds * 2 ** (failures - 1))
     return float((delay + delay * policy.jitter * rand) * scale)
 
@@ -103,8 +113,9 @@ def schedule_retry(f: Facts, d: Draft) -> None:
     failures = d.attempts.get(source, 0) + 1
     d.attempts[source] = failures
     d.retry_target = source
+    rand = jitter_fraction(f.workflow.workflow_id, d.version, failures)
     seconds = backoff_seconds(
-        f.definition.retry[source], failures, f.ctx.random(), f.parameters["retry_delay_scale"]
+        f.definition.retry[source], failures, rand, f.parameters["retry_delay_scale"]
     )
     d.arm(f, "retry", "RETRY_DUE", seconds, scope=f.definition.retry_wait_state)
 
@@ -134,9 +145,8 @@ def branch_retry(f: Facts, d: Draft) -> None:
     current = d.branches[branch.name]
     failures = current.attempts + 1
     d.branches[branch.name] = BranchState(status="retry_wait", attempts=failures)
-    seconds = backoff_seconds(
-        branch.retry, failures, f.ctx.random(), f.parameters["retry_delay_scale"]
-    )
+    rand = jitter_fraction(f.workflow.workflow_id, d.version, failures, branch.name)
+    seconds = backoff_seconds(branch.retry, failures, rand, f.parameters["retry_delay_scale"])
     d.arm(
         f, f"retry:{branch.name}", "RETRY_DUE", seconds, scope=f.workflow.state, branch=branch.name
     )

@@ -54,7 +54,7 @@ def _decide(
     if spec is not None and spec.answers_job:
         kw.setdefault("causation_id", JOB)
     event = envelope(event_type, workflow_type="request", payload=body, occurred_at=NOW, **kw)
-    ctx = Context(now=NOW, random=lambda: 0.5, parameters=parameters or {})
+    ctx = Context(now=NOW, parameters=parameters or {})
     return resolve(REQUEST_V1, wf, event, ctx)
 
 

@@ -29,7 +29,7 @@ def test_every_allowed_pair_reaches_its_expected_state(
 ) -> None:
     workflow, event, expected = arrange(definition, row, NOW)
 
-    decision = resolve(definition, workflow, event, Context(now=NOW, random=lambda: 0.5))
+    decision = resolve(definition, workflow, event, Context(now=NOW))
 
     assert isinstance(decision, Accepted), decision
     assert decision.transition == row
