@@ -42,6 +42,7 @@ _OWN: dict[str, tuple[str, ...]] = {
         "sweep_after",
         "archive_after",
         "forget_after",
+        "history_retention",
         "retention_interval",
     ),
     "timer": (),

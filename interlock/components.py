@@ -160,6 +160,7 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
         rt.database_url,
         archive_after=s.archive_after,
         forget_after=s.forget_after,
+        history_after=s.history_retention,
         interval=s.retention_interval,
     )
     sampling = asyncio.create_task(gauges.run(stop))

@@ -99,6 +99,12 @@ class Settings(BaseSettings):
         description="Seconds processed events, refused events and fired or cancelled timers "
         "are kept (deduplication needs them only while a message can still be redelivered).",
     )
+    history_retention: float = Field(
+        default=30 * 24 * 3600.0,
+        gt=0,
+        description="Seconds a workflow's history (its decided events with their payloads, "
+        "which `interlock replay` re-decides) is kept after its last decided event.",
+    )
     retention_interval: float = Field(
         default=3600.0, gt=0, description="Seconds between the relay's retention passes."
     )

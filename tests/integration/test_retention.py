@@ -97,3 +97,35 @@ async def test_a_second_pass_finds_nothing_left_to_prune(
     first, again = await retention.prune(), await retention.prune(utcnow() + timedelta(hours=1))
 
     assert (first.archived, again) == (1, Pruned())
+
+
+async def _decided(db: asyncpg.Connection, workflow_id: str, age_days: float) -> None:
+    await db.execute(
+        """
+        INSERT INTO history (tenant_id, workflow_id, workflow_type, definition_version, event_id,
+                             event_type, event, accepted, from_version, inputs, outcome,
+                             recorded_at)
+        VALUES ('acme', $1, 'support', 1, gen_random_uuid()::text, 'START', '{}', true, 0, '{}',
+                '{}', now() - make_interval(days => $2))
+        """,
+        workflow_id,
+        age_days,
+    )
+
+
+async def test_histories_idle_past_the_history_retention_are_forgotten_whole(
+    db: asyncpg.Connection, relay_url: str
+) -> None:
+    await _decided(db, "idle", 50)
+    await _decided(db, "idle", 40)
+    await _decided(db, "moving", 50)  # an old start, but it moved yesterday: kept entire
+    await _decided(db, "moving", 1)
+    retention = Retention(
+        relay_url, archive_after=30 * DAY, forget_after=30 * DAY, history_after=30 * DAY
+    )
+
+    pruned = await retention.prune()
+
+    assert pruned.histories == 1
+    kept = await db.fetch("SELECT workflow_id FROM history ORDER BY seq")
+    assert [r["workflow_id"] for r in kept] == ["moving", "moving"]
