@@ -141,7 +141,7 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
         messages.append(outputs.announcement(f, d, spec_out))
     in_review = d.target == definition.review_state
     return Accepted(
-        workflow=_freeze(wf, d, keep_review=in_review),
+        workflow=freeze(wf, d, keep_review=in_review),
         from_state=wf.state,
         transition=row,
         messages=tuple(messages),
@@ -153,7 +153,8 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
     )
 
 
-def _freeze(wf: Workflow, d: Draft, keep_review: bool) -> Workflow:
+def freeze(wf: Workflow, d: Draft, keep_review: bool) -> Workflow:
+    """The checkpoint `d` drafts from `wf`."""
     execution = Execution(
         attempts=d.attempts,
         counters=d.counters,

@@ -50,7 +50,8 @@ class _SessionFree(asyncpg.Connection):  # type: ignore[misc]
         return ""
 
 
-async def _codecs(conn: asyncpg.Connection) -> None:
+async def json_codecs(conn: asyncpg.Connection) -> None:
+    """JSON and JSONB columns as Python values on `conn`."""
     for name in ("json", "jsonb"):
         await conn.set_type_codec(name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
@@ -62,7 +63,7 @@ async def open_store(database_url: str, *, size: int = 10) -> PostgresWorkflowSt
             asyncpg_dsn(database_url),
             min_size=1,
             max_size=size,
-            init=_codecs,
+            init=json_codecs,
             connection_class=_SessionFree,
         )
     except (OSError, asyncpg.PostgresError) as exc:
