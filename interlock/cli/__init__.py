@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import credentials, dlq, history, inspect, operate, run
+from interlock.cli import credentials, dlq, history, inspect, migrate, operate, run
 from interlock.tools.bench import bench
 from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo
@@ -35,6 +35,7 @@ app.command()(run.health)
 app.command(name="nats-config")(credentials.nats_config)
 app.command(name="client-url")(credentials.client_url)
 app.command(name="replay")(history.replay_histories)
+app.command(name="migrate-workflow")(migrate.migrate_workflow)
 app.command()(demo)
 app.command()(bench)
 app.command()(chaos)

@@ -2,12 +2,14 @@
 operator's explicit act, checked against the target definition's graph and decided here, so
 that a replay of the history re-decides it exactly as it was made.
 
-A move is refused unless the target state exists in the target version, and unless the graph
-allows it from where the workflow stands: never into an effect state, never into (or past) a
-gate the workflow has not passed. Forward, the workflow may only move along rows without
-guards that enter no gate or effect state; backward (to a state the current one is reachable
-from) it may always move, since every gate on the way is passed again. A workflow whose
-current state the target version lacks is judged from the target's initial state.
+A move is refused unless the target state exists in the target version and the graph
+allows it from where the workflow stands (its state; in review or a retry wait, the state it
+came from; a state the target lacks, the target's initial state): never out of an effect in
+flight, never into an effect, gate (`WorkflowDefinition.gates`) or terminal state. Forward,
+the workflow may move along rows that enter no gate or effect state; backward (to a state its
+standpoint is reachable from) along rows that enter no effect state, so every gate on the way
+is passed again and no effect runs twice. Review and retry waits are exits from anywhere, not
+progress: no path runs through them.
 """
 
 from __future__ import annotations
@@ -41,34 +43,45 @@ def refusal(
         return f"v{target.version} of {target.workflow_type} has no state {state}"
     if state == wf.state:
         return None
+    if wf.state in source.effect_states:
+        return f"{wf.workflow_id} is in {wf.state}, an effect in flight; let it settle first"
     if state in target.effect_states:
         return f"{state} performs an effect; a workflow enters it only through its gate"
-    standpoint = wf.state if wf.state in target.states else target.initial_state
-    if standpoint == state:
-        return None
-    if standpoint in _reachable(target, state, ungated=False):
+    if target.is_terminal(state):
+        return f"{state} is terminal; end a workflow by cancelling it, not by moving it"
+    gate = next((g for g in target.gates if g.state == state), None)
+    if gate is not None:
+        return f"{state} is entered only through its gate ({', '.join(gate.events)})"
+    exits = frozenset({target.review_state, target.retry_wait_state} - {None})
+    standpoint = _standpoint(target, wf)
+    if standpoint in _reachable(target, state, closed=exits | target.effect_states):
         return None  # backward: every gate between is passed again
-    if state in _reachable(target, standpoint, ungated=True):
+    gated = frozenset({g.state for g in target.gates} | target.effect_states)
+    if state in _reachable(target, standpoint, closed=exits | gated):
         return None
     return f"{state} lies past a gate {wf.workflow_id} has not passed (from {standpoint})"
 
 
-def _reachable(d: WorkflowDefinition, start: str, *, ungated: bool) -> set[str]:
-    """The states reachable from `start`; `ungated`: along rows without guards only, and
-    never into a gate or effect state."""
-    closed = {g.state for g in d.gates} | set(d.effect_states) if ungated else set()
+def _standpoint(target: WorkflowDefinition, wf: Workflow) -> str:
+    """Where the workflow's progress stands, in `target`'s states."""
+    ex, here = wf.execution, wf.state
+    if here == target.review_state and ex.review is not None:
+        here = ex.review.from_state
+    elif here == target.retry_wait_state and ex.retry_target is not None:
+        here = ex.retry_target
+    return here if here in target.states else target.initial_state
+
+
+def _reachable(d: WorkflowDefinition, start: str, *, closed: frozenset[str | None]) -> set[str]:
+    """The states reachable from `start` without entering a `closed` one."""
     seen, todo = {start}, deque([start])
     while todo:
         here = todo.popleft()
         for row in d.transitions:
-            if row.source == here and row.target not in seen and _open(row, closed, ungated):
+            if row.source == here and row.target not in seen | closed:
                 seen.add(row.target)
                 todo.append(row.target)
     return seen
-
-
-def _open(row: Transition, closed: set[str], ungated: bool) -> bool:
-    return not ungated or (not row.guards and row.target not in closed)
 
 
 def move(

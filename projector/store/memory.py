@@ -41,14 +41,8 @@ Key = tuple[str, str]
 """(tenant_id, workflow_id): workflow ids are unique per tenant only."""
 
 
-_SET_ON_CREATE = (
-    "workflow_type",
-    "tenant_id",
-    "definition_version",
-    "fingerprint",
-    "correlation_id",
-)
-_SET_ON_COMMIT = ("state", "version", "data", "execution", "trace_headers")
+_SET_ON_CREATE = ("workflow_type", "tenant_id", "fingerprint", "correlation_id")
+_SET_ON_COMMIT = ("state", "version", "definition_version", "data", "execution", "trace_headers")
 """The `workflows` columns CREATE writes besides these, and the ones COMMIT updates."""
 
 

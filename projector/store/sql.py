@@ -55,7 +55,8 @@ _UPDATE = """
 WITH w AS (
     UPDATE workflows
     SET state = :state, version = :version, data = :data, execution = :execution,
-        trace_headers = :trace_headers, updated_at = now()
+        definition_version = :definition_version, trace_headers = :trace_headers,
+        updated_at = now()
     WHERE tenant_id = :tenant_id AND id = :workflow_id AND version = :version - 1
     RETURNING id
 )"""
