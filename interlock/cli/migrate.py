@@ -14,15 +14,13 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-import asyncpg
 import typer
 
-from interlock import access, console
+from interlock import access, console, queries
 from interlock.contracts import registry
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import UnknownDefinition
-from interlock.contracts.urls import asyncpg_dsn
 from interlock.options import JsonOpt, TenantOpt, with_database
 from interlock.projector.engine import Context, Workflow
 from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
@@ -31,8 +29,6 @@ from interlock.projector.store import ConcurrencyConflict
 from interlock.projector.store.postgres import open_store
 from interlock.projector.store.types import NO_TRACE
 from interlock.settings import Settings
-
-TENANTS = "SELECT tenant_id FROM workflows WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2)"
 
 
 def migrate_workflow(
@@ -87,14 +83,18 @@ async def migrate(
     operator: Actor,
 ) -> dict[str, Any]:
     """Check and commit the move; the outcome as `--json` prints it."""
-    tenants = await _tenants(database_url, workflow_id, tenant)
-    if len(tenants) != 1:
-        if tenants:
-            return _refused("ambiguous_workflow", f"tenants {tenants} use {workflow_id}; name one")
+    reader = queries.open_reader(database_url)
+    try:
+        view = await queries.workflow_view(reader, workflow_id, tenant)
+    except queries.AmbiguousWorkflow as exc:
+        return _refused("ambiguous_workflow", str(exc))
+    finally:
+        await reader.dispose()
+    if view is None or view["archived"]:
         return _refused("unknown_workflow", workflow_id)
     store = await open_store(database_url, size=1)
     try:
-        stored = await store.load(tenants[0], workflow_id)
+        stored = await store.load(view["tenant_id"], workflow_id)
         if stored is None:
             return _refused("unknown_workflow", workflow_id)
         wf = stored.workflow
@@ -143,14 +143,6 @@ def _event(
         expected_version=wf.version,
         payload={"to_version": target.version, "state": state},
     )
-
-
-async def _tenants(database_url: str, workflow_id: str, tenant: str | None) -> list[str]:
-    connection = await asyncpg.connect(asyncpg_dsn(database_url), timeout=10)
-    try:
-        return [r["tenant_id"] for r in await connection.fetch(TENANTS, workflow_id, tenant)]
-    finally:
-        await connection.close()
 
 
 def _refused(reason: str, detail: str) -> dict[str, Any]:
