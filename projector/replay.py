@@ -55,11 +55,11 @@ class Replayed:
 
 
 def replay(history: Sequence[HistoryRecord], definitions: Definitions) -> Replayed:
-    """Re-decide one workflow's `history` (in the order it was decided)."""
+    """Re-decide one workflow's `history` (in the order it was recorded)."""
     if not history or history[0].from_version != 0 or not history[0].accepted:
         return Replayed(events=0, complete=False)
     wf: Workflow | None = None
-    for count, record in enumerate(history, start=1):
+    for count, record in enumerate(in_decided_order(history), start=1):
         event = Envelope.model_validate(record.event)
         ctx = _context(record, event)
         version = _version(record, event)
@@ -78,6 +78,13 @@ def replay(history: Sequence[HistoryRecord], definitions: Definitions) -> Replay
             if decision.accepted:
                 wf = decision.workflow
     return Replayed(events=len(history))
+
+
+def in_decided_order(history: Sequence[HistoryRecord]) -> list[HistoryRecord]:
+    """`history` with each refusal just before the acceptance that moved the workflow past the
+    version it was refused at. A refusal takes no lock on the workflow, so one decided at
+    version v may be recorded after the acceptance that made v+1; it is re-decided on v."""
+    return sorted(history, key=lambda h: (h.from_version, h.accepted))
 
 
 def _decide(

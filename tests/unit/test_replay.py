@@ -107,3 +107,17 @@ async def test_a_changed_retry_jitter_or_delay_diverges_in_the_timers() -> None:
     assert [(d.event_id, d.field) for d in replayed.divergences] == [
         (history[1].event["event_id"], "timers")
     ]
+
+
+async def test_a_refusal_recorded_after_the_next_acceptance_is_re_decided_on_its_own_version() -> (
+    None
+):
+    store = await _recorded()
+    history = await store.history("acme", "wf-1")
+    refused = next(h for h in history if not h.accepted)
+    after = history.index(refused) + 1
+    late = [*history[: after - 1], history[after], refused, *history[after + 1 :]]
+
+    replayed = replay(late, registry.get)
+
+    assert (replayed.events, replayed.divergences) == (len(history), ())
