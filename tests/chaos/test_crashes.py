@@ -75,11 +75,12 @@ async def _captured_job(stack: Stack, run: Run) -> Any:
 
     async def published() -> Any:
         try:
-            return await stack.admin.jetstream().get_last_msg(
+            job = await stack.admin.jetstream().get_last_msg(
                 subjects.STREAM_JOBS, subjects.job("support", "execute_action")
             )
         except NotFoundError:
             return None
+        return job if run.workflow_id.encode() in job.data else None
 
     return await eventually(published, what="the execute job published")
 
