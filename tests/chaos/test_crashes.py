@@ -80,7 +80,7 @@ async def _captured_job(stack: Stack, run: Run) -> Any:
             )
         except NotFoundError:
             return None
-        return job if run.workflow_id.encode() in job.data else None
+        return job if job.data and run.workflow_id.encode() in job.data else None
 
     return await eventually(published, what="the execute job published")
 
