@@ -1,0 +1,39 @@
+"""`Plugin`: what a distribution installs under the entry point group `interlock.workflows`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from interlock._sdk.ports import Port
+from interlock._sdk.stages import StageHandler
+from interlock.contracts.definition import WorkflowDefinition
+
+ENTRY_POINT_GROUP = "interlock.workflows"
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One workflow type: every executable version of its definition, its stages and ports.
+
+    Register it in the distribution's `pyproject.toml`:
+
+    ```toml
+    [project.entry-points."interlock.workflows"]
+    hello = "hello_workflow:PLUGIN"
+    ```
+    Old versions stay listed for as long as workflows started on them may be in flight.
+    """
+
+    workflow_type: str
+    definitions: tuple[WorkflowDefinition, ...]
+    stages: tuple[StageHandler[Any], ...] = ()
+    ports: tuple[Port[Any], ...] = ()
+    description: str = ""
+    scenarios: tuple[Any, ...] = ()
+    """Optional demo scenarios (shown by `interlock demo` when it knows how to run them)."""
+    handlers: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    """Untyped stage workers built from the bound adapters (port name -> adapter): how the
+    runtime's built-in workflows are wired until their handlers are typed. Not for new
+    plugins: their stages are `stages`, checked against the definitions at load."""
