@@ -27,9 +27,18 @@ if TYPE_CHECKING:
         Guard,
         Limit,
         Parallel,
+        Transition,
         WorkflowDefinition,
     )
     from interlock.contracts.payloads import Empty, ErrorReport, Escalation, TimerFired
+    from interlock.services.adapters.http import (
+        HttpEffectConfig,
+        HttpEffects,
+        HttpReadConfig,
+        HttpReader,
+        KeyedRequest,
+        SecretRef,
+    )
     from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 
 __all__ = [
@@ -44,16 +53,23 @@ __all__ = [
     "ExternalTimeout",
     "ExternalUnavailable",
     "Guard",
+    "HttpEffectConfig",
+    "HttpEffects",
+    "HttpReadConfig",
+    "HttpReader",
+    "KeyedRequest",
     "Limit",
     "Parallel",
     "Plugin",
     "Port",
     "Result",
     "Retry",
+    "SecretRef",
     "StageContext",
     "StageHandler",
     "Timer",
     "TimerFired",
+    "Transition",
     "Workflow",
     "WorkflowDefinition",
     "check",
@@ -70,12 +86,26 @@ _WHERE = {
         "Announcement",
         "Branch",
         "Guard",
+        "HttpEffectConfig",
+        "HttpEffects",
+        "HttpReadConfig",
+        "HttpReader",
+        "KeyedRequest",
         "Limit",
         "Parallel",
+        "Transition",
         "WorkflowDefinition",
     ),
     "interlock.contracts.payloads": ("Empty", "ErrorReport", "Escalation", "TimerFired"),
     "interlock.services.errors": ("ExternalRejected", "ExternalTimeout", "ExternalUnavailable"),
+    "interlock.services.adapters.http": (
+        "HttpEffectConfig",
+        "HttpEffects",
+        "HttpReadConfig",
+        "HttpReader",
+        "KeyedRequest",
+        "SecretRef",
+    ),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 

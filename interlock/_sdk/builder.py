@@ -216,6 +216,24 @@ class Workflow:
         )
         return self
 
+    def retrying(
+        self, state: str, policy: RetryPolicy, *, exhausted: str, reason: str = "retry_exhausted"
+    ) -> Workflow:
+        """Retry `state`'s stage durably after `RETRYABLE_ERROR`: wait in `state` for a backoff
+        timer (`RETRY_DUE`), issue the job again, and after `policy.max_attempts` failures
+        go to `exhausted` with `reason`. Needs the `retry_delay_scale` parameter (1.0)."""
+        self._retry[state] = policy
+        self._fields.setdefault("retry_wait_state", state)
+        self._fields["parameters"].setdefault("retry_delay_scale", 1.0)
+        if "RETRYABLE_ERROR" not in self._events:
+            self.event("RETRYABLE_ERROR", "result", payloads.ErrorReport)
+        if "RETRY_DUE" not in self._events:
+            self.event("RETRY_DUE", "timer", payloads.TimerFired)
+        attempts = Guard(name="attempts_remaining")
+        self.on(state, "RETRYABLE_ERROR", state, guards=(attempts,), action="schedule_retry")
+        self.on(state, "RETRYABLE_ERROR", exhausted, reason=reason)
+        return self.on(state, "RETRY_DUE", state, reissue=True)
+
     def rows(self, *rows: Transition) -> Workflow:
         self._rows.extend(rows)
         return self
