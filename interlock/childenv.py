@@ -54,7 +54,7 @@ _OWN: dict[str, tuple[str, ...]] = {
         "gateway_unauthenticated_rate",
     ),
 }
-_STAGE = ("stage_workers", "external_timeout")
+_STAGE = ("stage_workers", "external_timeout", "adapters")
 _MODEL = ("model", "models", "openai_base_url", "openai_model", "openai_api_key", "model_timeout")
 
 MODEL_STAGES = frozenset(

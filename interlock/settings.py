@@ -145,6 +145,13 @@ class Settings(BaseSettings):
     external_timeout: float = Field(
         default=2.0, gt=0, description="Seconds per call to an external system (simulators)."
     )
+    adapters: dict[str, dict[str, dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Per workflow type and port, the configuration of the port's adapter, as "
+        'JSON, e.g. {"hello": {"greeter": {"base_url": "https://greet.example.com/v1/"}}}; a '
+        "port not listed gets its plugin's default. Secrets only by reference "
+        '({"env": "VAR"} or {"file": "/run/secrets/x"}), never by value.',
+    )
     parameters: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Per workflow type, overrides of definition parameters, as JSON, e.g. "

@@ -52,7 +52,8 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
 
 
 def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
-    """Every port of `plugin` bound to its default adapter."""
+    """Every port of `plugin` bound to its adapter, built with the port's configuration
+    (`INTERLOCK_ADAPTERS`) by the plugin's default factory."""
     found: dict[str, Any] = {}
     for port in plugin.ports:
         if port.default is None:
@@ -62,6 +63,7 @@ def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
             port=port.name,
             nats=nc,
             timeout=rt.settings.external_timeout,
+            config=rt.settings.adapters.get(plugin.workflow_type, {}).get(port.name, {}),
             model=lambda: model_from_settings(rt, plugin.workflow_type),
         )
         found[port.name] = port.default(ctx)
