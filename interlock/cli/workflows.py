@@ -35,16 +35,17 @@ def describe(found: Installed) -> dict[str, Any]:
     for workflow_type, loaded in found.plugins.items():
         plugin = loaded.plugin
         latest = found.registry.latest(workflow_type)
+        placed = [*latest.stages.items()]
+        placed += [(p.state, b.stage) for p in latest.parallel for b in p.branches]
         stages = [
-            {"name": stage.name, "state": state, "inputs": list(stage.inputs)}
-            for state, stage in latest.stages.items()
-        ] + [
-            {"name": b.stage.name, "state": p.state, "inputs": list(b.stage.inputs)}
-            for p in latest.parallel
-            for b in p.branches
+            {
+                "name": stage.name,
+                "state": state,
+                "inputs": list(stage.inputs),
+                "emits": sorted(latest.emitted_by(stage.name)),
+            }
+            for state, stage in placed
         ]
-        for s in stages:
-            s["emits"] = sorted(latest.emitted_by(s["name"]))
         entries.append(
             {
                 "type": workflow_type,
