@@ -12,8 +12,8 @@ from interlock.contracts.definition import (
 )
 from interlock.contracts.errors import DefinitionError
 from interlock.contracts.graphcheck import assert_valid, check
-from interlock.contracts.support import SUPPORT_V1, SUPPORT_V2
 from interlock.projector.engine import ACTIONS, GUARDS
+from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2
 from tests.support.graph_issues import issue_codes
 from tests.support.workflows import REGISTRY
 

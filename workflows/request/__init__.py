@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from interlock import AdapterContext, Plugin, Port
-from interlock.contracts.request import REQUEST_V1
 from interlock.services.adapters.sim import SimEffectProvider
 from interlock.services.ports import EffectProvider, ModelClient
-from interlock.services.request import RequestPorts, stages
+from interlock.workflows.request.definition import REQUEST_V1
+from interlock.workflows.request.stages import RequestPorts, stages
 
 
 def _model(ctx: AdapterContext) -> ModelClient:

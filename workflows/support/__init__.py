@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from interlock import AdapterContext, Plugin, Port
-from interlock.contracts.support import SUPPORT_V1, SUPPORT_V2
 from interlock.services.adapters.sim import (
     SimAccountApi,
     SimActionProvider,
@@ -15,7 +14,8 @@ from interlock.services.adapters.sim import (
     SimPolicyStore,
 )
 from interlock.services.ports import AccountApi, ActionProvider, ModelClient, Notifier, PolicyStore
-from interlock.services.support import SupportPorts, stages
+from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2
+from interlock.workflows.support.stages import SupportPorts, stages
 
 
 def _model(ctx: AdapterContext) -> ModelClient:
