@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     models: dict[str, str] = Field(
         default_factory=dict,
         description="Per workflow type, a model client for its stages overriding `model`, as "
-        'JSON, e.g. {"request": "recorded:cases.json"}.',
+        'JSON, e.g. {"<type>": "recorded:cases.json"}.',
     )
     openai_base_url: str | None = Field(
         default=None, description="Base URL of the chat-completions endpoint (…/v1)."
@@ -155,7 +155,7 @@ class Settings(BaseSettings):
     parameters: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Per workflow type, overrides of definition parameters, as JSON, e.g. "
-        '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.1}}.',
+        '{"<type>": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.1}}.',
     )
 
     local_traces: bool = Field(

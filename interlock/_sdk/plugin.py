@@ -33,7 +33,14 @@ class Plugin:
     description: str = ""
     scenarios: tuple[Any, ...] = ()
     """Optional demo scenarios (shown by `interlock demo` when it knows how to run them)."""
+    model_stages: frozenset[str] = frozenset()
+    """Of the untyped `handlers`, those that ask the model client (typed stages say so by
+    their ports, `Port.asks_model`)."""
     handlers: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """Untyped stage workers built from the bound adapters (port name -> adapter): how the
     runtime's built-in workflows are wired until their handlers are typed. Not for new
     plugins: their stages are `stages`, checked against the definitions at load."""
+
+    def stages_asking_a_model(self) -> frozenset[str]:
+        typed = {s.name for s in self.stages if any(p.asks_model for p in s.ports)}
+        return frozenset(typed | self.model_stages)

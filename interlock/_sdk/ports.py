@@ -40,6 +40,9 @@ class Port(Generic[T]):
     protocol: object = None
     """The protocol class adapters implement (shown by `interlock workflows`)."""
     description: str = ""
+    asks_model: bool = False
+    """The adapter is the configured model client (`ctx.model()`): a stage using this port
+    is given the model settings and key, which no other stage is."""
 
     @property
     def protocol_name(self) -> str:

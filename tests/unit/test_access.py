@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from interlock import access, wiring
-from interlock.childenv import MODEL_STAGES, child_environment, settings_of
+from interlock.childenv import child_environment, model_stages, settings_of
 from interlock.components import components
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
@@ -185,7 +185,7 @@ def test_the_model_stages_are_the_stages_wired_to_a_model(
         if model in vars(stage.handler).values()
     }
 
-    assert wired == set(MODEL_STAGES)
+    assert wired == model_stages()
 
 
 def test_only_the_projector_holds_the_job_signing_key() -> None:

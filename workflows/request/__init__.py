@@ -18,7 +18,7 @@ def _model(ctx: AdapterContext) -> ModelClient:
     return client
 
 
-MODEL: Port[ModelClient] = Port("model", default=_model, protocol=ModelClient)
+MODEL: Port[ModelClient] = Port("model", default=_model, protocol=ModelClient, asks_model=True)
 EFFECTS: Port[EffectProvider] = Port(
     "effects",
     default=lambda c: SimEffectProvider(c.nats, timeout=c.timeout),
@@ -35,5 +35,6 @@ PLUGIN = Plugin(
     definitions=(REQUEST_V1,),
     ports=(MODEL, EFFECTS),
     description="Inbound requests: validate, classify, route by policy, approve, one effect.",
+    model_stages=frozenset({"classify_request"}),
     handlers=_workers,
 )

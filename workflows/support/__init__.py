@@ -23,7 +23,7 @@ def _model(ctx: AdapterContext) -> ModelClient:
     return client
 
 
-MODEL: Port[ModelClient] = Port("model", default=_model, protocol=ModelClient)
+MODEL: Port[ModelClient] = Port("model", default=_model, protocol=ModelClient, asks_model=True)
 ACCOUNTS: Port[AccountApi] = Port(
     "accounts", default=lambda c: SimAccountApi(c.nats, timeout=c.timeout), protocol=AccountApi
 )
@@ -49,5 +49,6 @@ PLUGIN = Plugin(
     definitions=(SUPPORT_V1, SUPPORT_V2),
     ports=(MODEL, ACCOUNTS, POLICIES, ACTIONS, NOTIFIER),
     description="Customer support: classify, gather evidence, recommend, approve, act, notify.",
+    model_stages=frozenset({"classify", "generate_recommendation"}),
     handlers=_workers,
 )
