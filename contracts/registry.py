@@ -10,16 +10,23 @@ gateway, stream topology, gauges, tools). Nothing here knows any particular work
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.errors import UnknownDefinition
+from interlock.contracts.guards import GuardPredicate
 
 
 class Registry:
     """Every executable definition, by (workflow type, version)."""
 
-    def __init__(self, definitions: Iterable[WorkflowDefinition]) -> None:
+    def __init__(
+        self,
+        definitions: Iterable[WorkflowDefinition],
+        guards: Mapping[str, Mapping[str, GuardPredicate]] | None = None,
+    ) -> None:
+        """`guards`: per workflow type, its plugin's own guards by name."""
+        self._guards = {t: dict(g) for t, g in (guards or {}).items()}
         self._by_key: dict[tuple[str, int], WorkflowDefinition] = {}
         for d in definitions:
             key = (d.workflow_type, d.version)
@@ -50,6 +57,10 @@ class Registry:
             known = self.workflow_types()
             raise UnknownDefinition(f"unknown workflow type {workflow_type!r}; known: {known}")
         return self._by_key[(workflow_type, version)]
+
+    def guards(self, workflow_type: str) -> Mapping[str, GuardPredicate]:
+        """The plugin guards of `workflow_type` (none for most types)."""
+        return self._guards.get(workflow_type, {})
 
     def versions(self, workflow_type: str) -> list[int]:
         return sorted(v for (t, v) in self._by_key if t == workflow_type)

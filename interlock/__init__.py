@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from interlock._sdk.builder import Retry, Timer, Workflow, check
-    from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin
+    from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin, guard
     from interlock._sdk.ports import AdapterContext, Port
     from interlock._sdk.results import Result
     from interlock._sdk.stages import StageContext, StageHandler, stage
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         Transition,
         WorkflowDefinition,
     )
+    from interlock.contracts.guards import GuardInput, PluginGuard
     from interlock.contracts.payloads import Empty, ErrorReport, Escalation, TimerFired
     from interlock.services.adapters.http import (
         HttpEffectConfig,
@@ -53,6 +54,7 @@ __all__ = [
     "ExternalTimeout",
     "ExternalUnavailable",
     "Guard",
+    "GuardInput",
     "HttpEffectConfig",
     "HttpEffects",
     "HttpReadConfig",
@@ -61,6 +63,7 @@ __all__ = [
     "Limit",
     "Parallel",
     "Plugin",
+    "PluginGuard",
     "Port",
     "Result",
     "Retry",
@@ -73,12 +76,14 @@ __all__ = [
     "Workflow",
     "WorkflowDefinition",
     "check",
+    "guard",
     "stage",
 ]
 
 _WHERE = {
     "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check"),
-    "interlock._sdk.plugin": ("ENTRY_POINT_GROUP", "Plugin"),
+    "interlock._sdk.plugin": ("ENTRY_POINT_GROUP", "Plugin", "guard"),
+    "interlock.contracts.guards": ("GuardInput", "PluginGuard"),
     "interlock._sdk.ports": ("AdapterContext", "Port"),
     "interlock._sdk.results": ("Result",),
     "interlock._sdk.stages": ("StageContext", "StageHandler", "stage"),

@@ -78,7 +78,10 @@ def load(found: Iterable[tuple[str, str, object]]) -> Installed:
                 f"already provided by plugin {claimed.entry_point} ({claimed.distribution})",
             )
         plugins[obj.workflow_type] = Loaded(obj, name, distribution)
-    registry = Registry(d for p in plugins.values() for d in p.plugin.definitions)
+    registry = Registry(
+        (d for p in plugins.values() for d in p.plugin.definitions),
+        guards={t: p.plugin.guard_predicates() for t, p in plugins.items()},
+    )
     return Installed(dict(sorted(plugins.items())), registry)
 
 
@@ -111,11 +114,14 @@ def validate(plugin: Plugin, name: str) -> None:
     """Refuse `plugin` (see the module's docstring) with the first problem found."""
     if not plugin.definitions:
         raise PluginError(name, "definitions", "none given")
+    for g in plugin.guards:
+        if g.name in GUARDS:
+            raise PluginError(name, f"guard {g.name!r}", "has the name of a built-in guard")
     for d in plugin.definitions:
         row = f"{d.workflow_type} v{d.version}"
         if d.workflow_type != plugin.workflow_type:
             raise PluginError(name, row, f"is not of the plugin's type {plugin.workflow_type!r}")
-        issues = check(d, GUARDS, ACTIONS)
+        issues = check(d, {*GUARDS, *plugin.guard_predicates()}, ACTIONS)
         if issues:
             raise PluginError(name, row, "; ".join(f"[{i.code}] {i.message}" for i in issues))
     if plugin.handlers is None:

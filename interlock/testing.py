@@ -62,7 +62,9 @@ class WorkflowTestEnv:
         self.tenant_id = tenant_id
         self.now = now or datetime(2030, 1, 1, tzinfo=UTC)
         self.store = InMemoryWorkflowStore(clock=lambda: self.now)
-        self.registry = Registry(plugin.definitions)
+        self.registry = Registry(
+            plugin.definitions, guards={plugin.workflow_type: plugin.guard_predicates()}
+        )
         self.projector = Projector(
             self.store,
             registry=self.registry,

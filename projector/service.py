@@ -234,7 +234,12 @@ class Projector:
 
     def _context(self, definition: WorkflowDefinition) -> Context:
         overrides = self._parameters.get(definition.workflow_type, {})
-        return Context(now=self._clock(), random=self._rand, parameters=overrides)
+        return Context(
+            now=self._clock(),
+            random=self._rand,
+            parameters=overrides,
+            guards=self._registry.guards(definition.workflow_type),
+        )
 
 
 def first_checkpoint(definition: WorkflowDefinition, request: Envelope) -> Workflow:

@@ -9,6 +9,7 @@ from typing import Any
 from interlock._sdk.ports import Port
 from interlock._sdk.stages import StageHandler
 from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.guards import GuardInput, GuardPredicate, PluginGuard
 
 ENTRY_POINT_GROUP = "interlock.workflows"
 
@@ -31,6 +32,8 @@ class Plugin:
     stages: tuple[StageHandler[Any], ...] = ()
     ports: tuple[Port[Any], ...] = ()
     description: str = ""
+    guards: tuple[PluginGuard, ...] = ()
+    """The plugin's own pure guards (`@guard`), usable in its rows beside the built-in ones."""
     scenarios: tuple[Any, ...] = ()
     """Optional demo scenarios (shown by `interlock demo` when it knows how to run them)."""
     model_stages: frozenset[str] = frozenset()
@@ -41,6 +44,24 @@ class Plugin:
     runtime's built-in workflows are wired until their handlers are typed. Not for new
     plugins: their stages are `stages`, checked against the definitions at load."""
 
+    def guard_predicates(self) -> dict[str, GuardPredicate]:
+        return {g.name: g.predicate for g in self.guards}
+
     def stages_asking_a_model(self) -> frozenset[str]:
         typed = {s.name for s in self.stages if any(p.asks_model for p in s.ports)}
         return frozenset(typed | self.model_stages)
+
+
+def guard(predicate: Callable[[GuardInput], bool]) -> PluginGuard:
+    """Declare a pure guard named after the function, for the plugin's `guards`:
+
+    ```python
+    @guard
+    def polite(g: GuardInput) -> bool:
+        return not g.payload.get("shouting", False)
+
+    wf.on("RECEIVED", "START", "GREETING", guards=(check("polite"),))
+    ```
+    It may read only its `GuardInput`: the same event decided again gets the same answer.
+    """
+    return PluginGuard(predicate.__name__, predicate)

@@ -10,7 +10,7 @@ import hello_workflow as hello
 import pytest
 from pydantic import BaseModel
 
-from interlock import Plugin, Result, StageContext, Transition, stage
+from interlock import GuardInput, Plugin, Result, StageContext, Transition, check, guard, stage
 from interlock.plugins import PluginError, installed, load
 
 
@@ -121,3 +121,26 @@ def with_stage(**changes: Any) -> Plugin:
     greet = dataclasses.replace(hello.greet, **changes)
     plugin: Plugin = dataclasses.replace(hello.PLUGIN, stages=(greet,))
     return plugin
+
+
+def test_a_row_naming_a_guard_nobody_provides_is_refused() -> None:
+    wf = hello.definition()
+    wf.on("GREETING", "GREETED", "GREETED", guards=(check("kind_enough"),))
+
+    refused = refusal(dataclasses.replace(hello.PLUGIN, definitions=(wf.build(),)))
+
+    assert refused.row == "hello v1"
+    assert "kind_enough" in refused.problem
+
+
+def test_a_plugin_guard_may_not_take_a_built_in_guards_name() -> None:
+    @guard
+    def has_data(g: GuardInput) -> bool:
+        return True
+
+    refused = refusal(dataclasses.replace(hello.PLUGIN, guards=(has_data,)))
+
+    assert (refused.row, refused.problem) == (
+        "guard 'has_data'",
+        "has the name of a built-in guard",
+    )

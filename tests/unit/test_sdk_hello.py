@@ -3,12 +3,21 @@ workflow of the fixture distribution, its stage bound to a fake greeter."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
-from hello_workflow import PLUGIN
+from hello_workflow import PLUGIN, Greeted, HelloRequest, greet
 
-from interlock import ExternalRejected, ExternalUnavailable
+from interlock import (
+    ExternalRejected,
+    ExternalUnavailable,
+    GuardInput,
+    Plugin,
+    Workflow,
+    check,
+    guard,
+)
 from interlock.testing import MalformedMessage, WorkflowTestEnv
 
 
@@ -112,3 +121,37 @@ async def test_a_job_delivered_again_after_the_workflow_moved_on_changes_nothing
 
     assert (outcome.accepted, outcome.reason) == (False, "duplicate")
     assert await env.state(wf) == "GREETED"
+
+
+@guard
+def not_shouting(g: GuardInput) -> bool:
+    return not str(g.payload.get("name", "")).isupper()
+
+
+def guarded() -> Plugin:
+    """hello, with its START accepted only under the plugin's own guard."""
+    wf = Workflow("hello", version=1)
+    wf.request(HelloRequest)
+    wf.result(Greeted, into="greeting")
+    wf.failures("PERMANENT_ERROR", "ESCALATE", "RETRYABLE_ERROR")
+    wf.states("RECEIVED", "GREETING", "GREETED", "FAILED", terminal=("GREETED", "FAILED"))
+    wf.stage("GREETING", greet, inputs=("request",))
+    wf.on("RECEIVED", "START", "GREETING", guards=(check("not_shouting"),))
+    wf.on("GREETING", Greeted, "GREETED")
+    for failure in ("PERMANENT_ERROR", "ESCALATE", "RETRYABLE_ERROR"):
+        wf.on("GREETING", failure, "FAILED")
+    return dataclasses.replace(PLUGIN, definitions=(wf.build(),), guards=(not_shouting,))
+
+
+async def test_a_plugin_guard_decides_and_is_audited_by_name() -> None:
+    env = WorkflowTestEnv(guarded(), adapters={"greeter": FakeGreeter()})
+
+    with pytest.raises(MalformedMessage) as refused:  # a refused request creates nothing
+        await env.start({"name": "ADA"})
+    calm = await env.start({"name": "Ada"})
+    await env.run()
+
+    assert refused.value.reason == "invalid_request"
+    assert "START refused in RECEIVED" in refused.value.detail
+    assert await env.state(calm) == "GREETED"
+    assert env.audit(calm)[0].guard_results == ("not_shouting",)
