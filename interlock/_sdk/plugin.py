@@ -34,8 +34,6 @@ class Plugin:
     description: str = ""
     guards: tuple[PluginGuard, ...] = ()
     """The plugin's own pure guards (`@guard`), usable in its rows beside the built-in ones."""
-    scenarios: tuple[Any, ...] = ()
-    """Optional demo scenarios (shown by `interlock demo` when it knows how to run them)."""
     model_stages: frozenset[str] = frozenset()
     """Of the untyped `handlers`, those that ask the model client (typed stages say so by
     their ports, `Port.asks_model`)."""
