@@ -17,8 +17,10 @@ async def test_greets() -> None:
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,20 +28,18 @@ from interlock._sdk.plugin import Plugin
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, parse_envelope
 from interlock.contracts.errors import MalformedMessage
-from interlock.contracts.ids import result_event_id, timer_event_id
 from interlock.contracts.jobs import JobPayload
-from interlock.contracts.payloads import TimerFired
 from interlock.contracts.registry import Registry
 from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.projector.store.records import AuditRecord
-from interlock.services.runtime.stage import Handler
+from interlock.relay.timers import firing
+from interlock.services.runtime.stage import StageWorker, result_event
 from interlock.wiring import typed
 
 __all__ = ["EventOutcome", "MalformedMessage", "WorkflowTestEnv"]
 
 UPSTREAM = Actor(id="test-upstream", role="upstream")
-TIMERS = Actor(id="timer-service", role="system")
 
 
 class WorkflowTestEnv:
@@ -73,8 +73,9 @@ class WorkflowTestEnv:
             parameters={plugin.workflow_type: dict(parameters or {})},
         )
         bound = dict(adapters or {})
-        self._handlers: dict[str, Handler] = {
-            s.name: typed(plugin.workflow_type, s, bound) for s in plugin.stages
+        self._stages = {
+            s.name: StageWorker(plugin.workflow_type, s.name, typed(plugin.workflow_type, s, bound))
+            for s in plugin.stages
         }
         self.published: list[Envelope] = []
         """Everything the workflows announced on `wf.out.…`, in order."""
@@ -135,22 +136,10 @@ class WorkflowTestEnv:
         outcomes = []
         for timer in self.store.timers():
             if timer.status == "armed" and timer.fire_at <= self.now:
-                fired = TimerFired(timer_id=timer.id, fire_at=timer.fire_at, branch=timer.branch)
-                outcomes.append(
-                    await self.projector.handle(
-                        Envelope(
-                            event_id=timer_event_id(timer.id),
-                            type=timer.event_type,
-                            workflow_type=timer.workflow_type,
-                            workflow_id=timer.workflow_id,
-                            tenant_id=timer.tenant_id,
-                            actor=TIMERS,
-                            causation_id=timer.id,
-                            occurred_at=self.now,
-                            payload=fired.model_dump(mode="json"),
-                        )
-                    )
-                )
+                # the timer service's own firing, from the row it would read
+                row = {**asdict(timer), "headers": json.dumps(dict(timer.headers))}
+                fired = parse_envelope(firing(row, self.now).body)
+                outcomes.append(await self.projector.handle(fired))
         return [*outcomes, *await self.run()]
 
     async def deliver(self, job_message: bytes) -> EventOutcome:
@@ -158,23 +147,12 @@ class WorkflowTestEnv:
         decide its result."""
         job_envelope = parse_envelope(job_message)
         job = JobPayload.model_validate(job_envelope.payload)
-        handler = self._handlers.get(job.stage)
-        if handler is None:
+        stage = self._stages.get(job.stage)
+        if stage is None:
             raise LookupError(f"{self.plugin.workflow_type} has no stage {job.stage!r}")
-        result = await handler(job, job_envelope)
+        result = await stage.handler(job, job_envelope)
         return await self.projector.handle(
-            Envelope(
-                event_id=result_event_id(job.job_id),
-                type=result.event_type,
-                workflow_type=job_envelope.workflow_type,
-                workflow_id=job_envelope.workflow_id,
-                tenant_id=job_envelope.tenant_id,
-                actor=Actor(id=f"{job.stage}-service", role="service"),
-                causation_id=job.job_id,
-                correlation_id=job_envelope.correlation_id,
-                occurred_at=self.now,
-                payload=dict(result.payload),
-            )
+            result_event(stage, job_envelope, job, result, occurred_at=self.now)
         )
 
     # --- what a test reads back --------------------------------------------------------
