@@ -140,7 +140,7 @@ class Settings(BaseSettings):
     models: dict[str, str] = Field(
         default_factory=dict,
         description="Per workflow type, a model client for its stages overriding `model`, as "
-        'JSON, e.g. {"request": "recorded:cases.json"}.',
+        'JSON, e.g. {"<type>": "recorded:cases.json"}.',
     )
     openai_base_url: str | None = Field(
         default=None, description="Base URL of the chat-completions endpoint (…/v1)."
@@ -151,10 +151,17 @@ class Settings(BaseSettings):
     external_timeout: float = Field(
         default=2.0, gt=0, description="Seconds per call to an external system (simulators)."
     )
+    adapters: dict[str, dict[str, dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Per workflow type and port, the configuration of the port's adapter, as "
+        'JSON, e.g. {"hello": {"greeter": {"base_url": "https://greet.example.com/v1/"}}}; a '
+        "port not listed gets its plugin's default. Secrets only by reference "
+        '({"env": "VAR"} or {"file": "/run/secrets/x"}), never by value.',
+    )
     parameters: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Per workflow type, overrides of definition parameters, as JSON, e.g. "
-        '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.1}}.',
+        '{"<type>": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.1}}.',
     )
 
     local_traces: bool = Field(

@@ -13,7 +13,7 @@ request) are not re-decided: the engine has no say in them and they changed noth
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,14 +21,12 @@ from typing import Any
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import UnknownDefinition
+from interlock.contracts.registry import Registry
 from interlock.projector.engine import Context, Decision, Workflow, resolve
 from interlock.projector.engine.digest import FIELDS, outcome
 from interlock.projector.engine.migrate import MIGRATE_EVENT, move
 from interlock.projector.service import first_checkpoint
 from interlock.projector.store.records import HistoryRecord
-
-Definitions = Callable[[str, int], WorkflowDefinition]
-"""(workflow type, version) -> definition; raises `UnknownDefinition` for one not installed."""
 
 ENGINE_REASONS = frozenset({"invalid_transition", "guard_rejected", "stale_version", "terminal"})
 """Refusals the engine made (and so re-decides)."""
@@ -54,17 +52,18 @@ class Replayed:
     the history existed): nothing of it is re-decided."""
 
 
-def replay(history: Sequence[HistoryRecord], definitions: Definitions) -> Replayed:
-    """Re-decide one workflow's `history` (in the order it was recorded)."""
+def replay(history: Sequence[HistoryRecord], registry: Registry) -> Replayed:
+    """Re-decide one workflow's `history` (in the order it was recorded) with the definitions
+    and plugin guards of `registry`."""
     if not history or history[0].from_version != 0 or not history[0].accepted:
         return Replayed(events=0, complete=False)
     wf: Workflow | None = None
     for count, record in enumerate(in_decided_order(history), start=1):
         event = Envelope.model_validate(record.event)
-        ctx = _context(record, event)
+        ctx = _context(record, event, registry)
         version = _version(record, event)
         try:
-            definition = definitions(record.workflow_type, version)
+            definition = registry.get(record.workflow_type, version)
         except UnknownDefinition:
             missing = Divergence(record.workflow_id, event.event_id, "definition", version, None)
             return Replayed(events=count, divergences=(missing,))
@@ -103,11 +102,12 @@ def _version(record: HistoryRecord, event: Envelope) -> int:
     return record.definition_version
 
 
-def _context(record: HistoryRecord, event: Envelope) -> Context:
+def _context(record: HistoryRecord, event: Envelope, registry: Registry) -> Context:
     now = record.inputs.get("now")
     return Context(
         now=datetime.fromisoformat(now) if now else event.occurred_at,
         parameters=dict(record.inputs.get("parameters") or {}),
+        guards=registry.guards(record.workflow_type),
     )
 
 

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 import asyncpg
 
 from interlock.contracts.envelope import utcnow
+from interlock.contracts.registry import Registry
 from interlock.relay.clock import wait_any
 from interlock.relay.gauges import terminal_states
 
@@ -42,6 +43,7 @@ class Retention:
         self,
         database_url: str,
         *,
+        registry: Registry,
         archive_after: float,
         forget_after: float,
         history_after: float = 30 * 24 * 3600.0,
@@ -57,7 +59,7 @@ class Retention:
         self._history_after = timedelta(seconds=history_after)
         self._interval = interval
         self._batch = batch
-        self._terminal = terminal_states()
+        self._terminal = terminal_states(registry)
 
     async def prune(self, now: datetime | None = None) -> Pruned:
         """Prune until a batch comes back short; what was pruned, in total."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import credentials, dlq, history, inspect, migrate, operate, run
+from interlock.cli import credentials, dlq, history, inspect, migrate, operate, run, workflows
 from interlock.tools.bench import bench
 from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo
@@ -30,6 +30,7 @@ app.command()(run.service)
 app.command()(inspect.show)
 app.command()(inspect.trace)
 app.command(name="list")(inspect.list_workflows)
+app.command()(workflows.workflows)
 app.command()(run.migrate)
 app.command()(run.health)
 app.command(name="nats-config")(credentials.nats_config)

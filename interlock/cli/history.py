@@ -10,18 +10,18 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from interlock import console
-from interlock.contracts import registry
-from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.registry import Registry
 from interlock.options import JsonOpt, with_database
-from interlock.projector.replay import Definitions, Replayed, replay
+from interlock.plugins import installed
+from interlock.projector.replay import Replayed, replay
 from interlock.projector.store.histories import read_histories
 from interlock.projector.store.records import HistoryRecord
 from interlock.settings import Settings
 
 
-def installed(workflow_type: str, version: int) -> WorkflowDefinition:
-    """The installed definition of `workflow_type` v`version` (looked up at call time)."""
-    return registry.get(workflow_type, version)
+def installed_registry() -> Registry:
+    """The definitions and guards of the installed plugins (looked up at call time)."""
+    return installed().registry
 
 
 def replay_histories(
@@ -39,6 +39,7 @@ def replay_histories(
     json_output: JsonOpt = False,
 ) -> None:
     """Re-decide recorded histories with the installed definitions; exit 1 on a divergence."""
+    registry = installed_registry()
     if workflow_type is not None and workflow_type not in registry.workflow_types():
         _usage(f"unknown workflow type {workflow_type!r}; known: {registry.workflow_types()}")
     after = _time(since) if since is not None else None
@@ -47,7 +48,7 @@ def replay_histories(
         histories = await read_histories(
             database_url, workflow_type=workflow_type, since=after, limit=limit
         )
-        return report(histories_replayed(histories, installed))
+        return report(histories_replayed(histories, registry))
 
     result = with_database(work)
     if json_output:
@@ -57,10 +58,8 @@ def replay_histories(
     raise typer.Exit(1 if result["divergences"] else 0)
 
 
-def histories_replayed(
-    histories: list[list[HistoryRecord]], definitions: Definitions
-) -> list[Replayed]:
-    return [replay(history, definitions) for history in histories]
+def histories_replayed(histories: list[list[HistoryRecord]], registry: Registry) -> list[Replayed]:
+    return [replay(history, registry) for history in histories]
 
 
 def report(replays: list[Replayed]) -> dict[str, Any]:

@@ -17,11 +17,11 @@ from typing import Annotated, Any
 import typer
 
 from interlock import access, console, queries
-from interlock.contracts import registry
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import UnknownDefinition
 from interlock.options import JsonOpt, TenantOpt, with_database
+from interlock.plugins import installed
 from interlock.projector.engine import Context, Workflow
 from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
 from interlock.projector.signing import JobSigner
@@ -99,15 +99,19 @@ async def migrate(
             return _refused("unknown_workflow", workflow_id)
         wf = stored.workflow
         try:
-            source = registry.get(wf.workflow_type, wf.definition_version)
-            target = registry.get(wf.workflow_type, to_version)
+            source = installed().registry.get(wf.workflow_type, wf.definition_version)
+            target = installed().registry.get(wf.workflow_type, to_version)
         except UnknownDefinition as exc:
             return _refused("unknown_version", str(exc))
         into = state or wf.state
         why = refusal(source, target, wf, into)
         if why is not None:
             return _refused("migration_refused", why)
-        ctx = Context(now=utcnow(), parameters=s.parameters.get(wf.workflow_type, {}))
+        ctx = Context(
+            now=utcnow(),
+            parameters=s.parameters.get(wf.workflow_type, {}),
+            guards=installed().registry.guards(wf.workflow_type),
+        )
         event = _event(wf, target, into, operator, ctx)
         decision = JobSigner(access.job_signing_key(s)).sign(move(target, wf, into, event, ctx))
         try:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from interlock.contracts.definition import Transition
 from interlock.contracts.envelope import Envelope
+from interlock.contracts.guards import GuardPredicate
 
 RejectReason = Literal[
     "invalid_transition",
@@ -120,6 +121,8 @@ class Context:
 
     now: datetime
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    guards: Mapping[str, GuardPredicate] = field(default_factory=dict)
+    """The workflow type's plugin guards, by name (the built-in ones are `GUARDS`)."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
@@ -239,15 +240,16 @@ async def _keep_alive(msg: NatsMessageType, every: float) -> None:
         await settle(msg.in_progress, msg.raw_message.subject)
 
 
-async def submit(
-    broker: NatsBroker,
+def result_event(
     stage: StageWorker,
     job_envelope: Envelope,
     job: JobPayload,
     result: StageResult,
-) -> None:
-    """Publish the job's one result event (its id derives from the job id)."""
-    event = Envelope(
+    occurred_at: datetime | None = None,
+) -> Envelope:
+    """The job's one result event: its id derives from the job id, so a job run twice yields
+    the same event."""
+    return Envelope(
         event_id=result_event_id(job.job_id),
         type=result.event_type,
         workflow_type=job_envelope.workflow_type,
@@ -256,9 +258,20 @@ async def submit(
         actor=stage.actor,
         causation_id=job.job_id,
         correlation_id=job_envelope.correlation_id,
-        occurred_at=utcnow(),
+        occurred_at=occurred_at or utcnow(),
         payload=dict(result.payload),
     )
+
+
+async def submit(
+    broker: NatsBroker,
+    stage: StageWorker,
+    job_envelope: Envelope,
+    job: JobPayload,
+    result: StageResult,
+) -> None:
+    """Publish the job's one result event (its id derives from the job id)."""
+    event = result_event(stage, job_envelope, job, result)
     subject = subjects.result(job_envelope.workflow_type, stage.name)
     headers = {subjects.HEADER_MSG_ID: event.event_id}
     span = publishing(tracer, subject, headers, message_id=event.event_id)

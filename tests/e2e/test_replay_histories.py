@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from interlock.cli import app
-from interlock.contracts import registry
+from interlock.cli import app, history
 from interlock.contracts.definition import Guard, WorkflowDefinition
+from interlock.contracts.registry import Registry
 from interlock.projector.store.histories import read_histories
 from interlock.settings import Settings
 from interlock.tools.demo import ScenarioResult, run_demo
@@ -110,9 +110,12 @@ def test_a_changed_guard_is_reported_per_workflow_and_fails_the_gate(
     module_database: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for key, definition in list(registry.DEFINITIONS.items()):
-        if key[0] == "support":
-            monkeypatch.setitem(registry.DEFINITIONS, key, _stricter(definition))
+    installed = history.installed_registry()
+    stricter = Registry(
+        (_stricter(d) if d.workflow_type == "support" else d for d in installed),
+        {t: installed.guards(t) for t in installed.workflow_types()},
+    )
+    monkeypatch.setattr(history, "installed_registry", lambda: stricter)
     monkeypatch.setenv("INTERLOCK_DATABASE_URL", module_database)
     monkeypatch.setenv("INTERLOCK_HOME", str(e2e_settings.home))
     expected = _classified_below_strict(module_database)

@@ -16,7 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from interlock.cli import app
-from interlock.contracts import registry
 from interlock.projector.engine import Accepted, Context, resolve
 from interlock.projector.replay import replay
 from interlock.projector.service import Projector, first_checkpoint, validated
@@ -26,6 +25,7 @@ from interlock.projector.store.types import NO_TRACE
 from tests.support.decisions import T0
 from tests.support.direct import accepted, answer, checkpoint
 from tests.support.payloads import PAYLOADS, envelope
+from tests.support.workflows import REGISTRY
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def cli(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> C
 
 
 async def _v1_at_retrieving_policy(store: PostgresWorkflowStore, projector: Projector) -> None:
-    v1 = registry.get("support", 1)
+    v1 = REGISTRY.get("support", 1)
     request = validated(v1, envelope("START", workflow_id="wf-1", payload=PAYLOADS["START"]))
     ctx = Context(now=T0)
     decision = resolve(v1, first_checkpoint(v1, request), request, ctx)
@@ -63,7 +63,7 @@ async def _migrate(cli: CliRunner, *args: str) -> tuple[int, dict[str, Any]]:
 async def test_a_v1_workflow_moved_to_v2_carries_on_under_v2_and_replays(
     store: PostgresWorkflowStore, cli: CliRunner, database_url: str
 ) -> None:
-    projector = Projector(store)
+    projector = Projector(store, registry=REGISTRY)
     await _v1_at_retrieving_policy(store, projector)
 
     code, moved = await _migrate(
@@ -104,14 +104,14 @@ async def test_a_v1_workflow_moved_to_v2_carries_on_under_v2_and_replays(
         await accepted(answer(projector, store, "wf-1", result))
     assert (await checkpoint(store, "wf-1")).state == "GENERATING_RECOMMENDATION"
     (history,) = await read_histories(database_url)
-    replayed = replay(history, registry.get)
+    replayed = replay(history, REGISTRY)
     assert (replayed.events, replayed.divergences) == (5, ())
 
 
 async def test_moves_the_graph_forbids_are_refused_with_their_reason(
     store: PostgresWorkflowStore, cli: CliRunner
 ) -> None:
-    await _v1_at_retrieving_policy(store, Projector(store))
+    await _v1_at_retrieving_policy(store, Projector(store, registry=REGISTRY))
 
     refused = {
         args: await _migrate(cli, *args)

@@ -18,6 +18,7 @@ from interlock.relay.retention import Pruned, Retention
 from interlock.secrets import Secrets
 from tests.support.timer_rows import T0, arm
 from tests.support.workflow_rows import insert_workflow
+from tests.support.workflows import REGISTRY
 
 DAY = 24 * 3600.0
 
@@ -67,7 +68,9 @@ async def test_finished_workflows_are_archived_and_old_bookkeeping_forgotten(
         "WHERE id = 't-fired'"
     )
 
-    pruned = await Retention(relay_url, archive_after=30 * DAY, forget_after=30 * DAY).prune()
+    pruned = await Retention(
+        relay_url, registry=REGISTRY, archive_after=30 * DAY, forget_after=30 * DAY
+    ).prune()
 
     assert pruned == Pruned(archived=1, events=2, timers=1)
     live = {r["id"] for r in await db.fetch("SELECT id FROM workflows")}
@@ -92,7 +95,9 @@ async def test_a_second_pass_finds_nothing_left_to_prune(
     db: asyncpg.Connection, relay_url: str
 ) -> None:
     await insert_workflow(db, "done-long-ago", "CANCELLED", idle_s=40 * DAY)
-    retention = Retention(relay_url, archive_after=30 * DAY, forget_after=30 * DAY)
+    retention = Retention(
+        relay_url, registry=REGISTRY, archive_after=30 * DAY, forget_after=30 * DAY
+    )
 
     first, again = await retention.prune(), await retention.prune(utcnow() + timedelta(hours=1))
 
@@ -121,7 +126,11 @@ async def test_histories_idle_past_the_history_retention_are_forgotten_whole(
     await _decided(db, "moving", 50)  # an old start, but it moved yesterday: kept entire
     await _decided(db, "moving", 1)
     retention = Retention(
-        relay_url, archive_after=30 * DAY, forget_after=30 * DAY, history_after=30 * DAY
+        relay_url,
+        registry=REGISTRY,
+        archive_after=30 * DAY,
+        forget_after=30 * DAY,
+        history_after=30 * DAY,
     )
 
     pruned = await retention.prune()

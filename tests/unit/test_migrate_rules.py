@@ -8,13 +8,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from interlock.contracts import registry
 from interlock.projector.engine import Context, Workflow
 from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
 from interlock.projector.engine.model import Execution, OpenJob, Review
 from tests.support.payloads import envelope
+from tests.support.workflows import REGISTRY
 
-V1, V2 = registry.get("support", 1), registry.get("support", 2)
+V1, V2 = REGISTRY.get("support", 1), REGISTRY.get("support", 2)
 NOW = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
 

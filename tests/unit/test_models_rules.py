@@ -8,10 +8,10 @@ from typing import Any, get_args
 
 import pytest
 
-from interlock.contracts.support_payloads import ActionType, Category
 from interlock.services.errors import ExternalRejected
 from interlock.services.models import REQUEST_CLASSIFY_V1, SUPPORT_RECOMMEND_V1, RulesModel
 from interlock.services.ports import ModelRequest
+from interlock.workflows.support.payloads import ActionType, Category
 from tests.support.model_requests import classify
 
 CATEGORIES = set(get_args(Category))

@@ -7,13 +7,14 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from interlock.contracts import registry
 from interlock.contracts.definition import Guard, WorkflowDefinition
-from interlock.projector.replay import Definitions, replay
+from interlock.contracts.registry import Registry
+from interlock.projector.replay import replay
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from tests.support.direct import accepted, answer, checkpoint, to_awaiting_approval
 from tests.support.payloads import PAYLOADS, envelope
+from tests.support.workflows import REGISTRY
 
 T0 = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
@@ -32,7 +33,9 @@ async def _recorded() -> InMemoryWorkflowStore:
     on the way, one through a retried classification."""
     clock = Clock()
     store = InMemoryWorkflowStore(clock=clock)
-    projector = Projector(store, clock=clock, parameters={"support": {"retry_delay_scale": 0.5}})
+    projector = Projector(
+        store, registry=REGISTRY, clock=clock, parameters={"support": {"retry_delay_scale": 0.5}}
+    )
     await to_awaiting_approval(projector, store, "wf-1")
     unentitled = await projector.handle(envelope("APPROVED", workflow_id="wf-1", role="agent"))
     assert (unentitled.accepted, unentitled.reason) == (False, "guard_rejected")
@@ -53,9 +56,8 @@ async def _recorded() -> InMemoryWorkflowStore:
     return store
 
 
-def _stricter_confidence(workflow_type: str, version: int) -> WorkflowDefinition:
+def _stricter_confidence(d: WorkflowDefinition) -> WorkflowDefinition:
     """The installed definition with its classification gate tightened to 0.95."""
-    d = registry.get(workflow_type, version)
     strict = Guard(name="confidence_at_least", params={"param": "strict_confidence"})
     rows = tuple(
         row.model_copy(update={"guards": (strict,)})
@@ -72,7 +74,7 @@ async def test_the_projectors_decisions_replay_without_divergence() -> None:
 
     for workflow_id, events in (("wf-1", 8), ("wf-2", 4)):
         history = await store.history("acme", workflow_id)
-        replayed = replay(history, registry.get)
+        replayed = replay(history, REGISTRY)
         assert (replayed.complete, replayed.events, replayed.divergences) == (True, events, ())
         assert len(history) == events
     refused = [h for h in await store.history("acme", "wf-1") if not h.accepted]
@@ -81,7 +83,7 @@ async def test_the_projectors_decisions_replay_without_divergence() -> None:
 
 async def test_a_changed_guard_diverges_at_the_event_it_decides() -> None:
     store = await _recorded()
-    stricter: Definitions = _stricter_confidence
+    stricter = Registry(_stricter_confidence(d) for d in REGISTRY)
 
     history = await store.history("acme", "wf-1")
     replayed = replay(history, stricter)
@@ -102,7 +104,7 @@ async def test_a_changed_retry_jitter_or_delay_diverges_in_the_timers() -> None:
     slower_retry = {**history[1].inputs, "parameters": {"retry_delay_scale": 1.0}}
     tampered = [history[0], replace(history[1], inputs=slower_retry), *history[2:]]
 
-    replayed = replay(tampered, registry.get)
+    replayed = replay(tampered, REGISTRY)
 
     assert [(d.event_id, d.field) for d in replayed.divergences] == [
         (history[1].event["event_id"], "timers")
@@ -118,6 +120,6 @@ async def test_a_refusal_recorded_after_the_next_acceptance_is_re_decided_on_its
     after = history.index(refused) + 1
     late = [*history[: after - 1], history[after], refused, *history[after + 1 :]]
 
-    replayed = replay(late, registry.get)
+    replayed = replay(late, REGISTRY)
 
     assert (replayed.events, replayed.divergences) == (len(history), ())

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from interlock.contracts.definition import Guard, Transition, WorkflowDefinition
-from interlock.contracts.request import REQUEST_V1
-from interlock.contracts.request_table import PRE_APPROVAL
 from interlock.projector.engine import Accepted, Context, Rejected, resolve
 from interlock.projector.engine.model import Execution, OpenJob, Workflow
+from interlock.workflows.request.definition import REQUEST_V1
+from interlock.workflows.request.table import PRE_APPROVAL
 from tests.support.graph_issues import issue_codes
 from tests.support.payloads import envelope
 from tests.support.request_payloads import REQUEST_PAYLOADS, request_data

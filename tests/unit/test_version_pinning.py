@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from interlock.contracts import registry, subjects
+from interlock.contracts import subjects
 from interlock.projector.engine import Accepted, Context, resolve
 from interlock.projector.replay import replay
 from interlock.projector.service import Projector, first_checkpoint, validated
@@ -16,13 +16,14 @@ from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.projector.store.types import NO_TRACE
 from tests.support.direct import accepted, answer, checkpoint
 from tests.support.payloads import PAYLOADS, envelope
+from tests.support.workflows import REGISTRY
 
 NOW = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
 
 async def _started_under_v1(store: InMemoryWorkflowStore, workflow_id: str) -> None:
     """A request decided while v1 was the latest (as the projector of that release did)."""
-    v1 = registry.get("support", 1)
+    v1 = REGISTRY.get("support", 1)
     request = validated(v1, envelope("START", workflow_id=workflow_id, payload=PAYLOADS["START"]))
     ctx = Context(now=NOW)
     decision = resolve(v1, first_checkpoint(v1, request), request, ctx)
@@ -31,9 +32,9 @@ async def _started_under_v1(store: InMemoryWorkflowStore, workflow_id: str) -> N
 
 
 async def test_a_v1_workflow_advances_under_v1_while_v2_is_the_latest() -> None:
-    assert registry.latest("support").version == 2
+    assert REGISTRY.latest("support").version == 2
     store = InMemoryWorkflowStore(clock=lambda: NOW)
-    projector = Projector(store, clock=lambda: NOW)
+    projector = Projector(store, registry=REGISTRY, clock=lambda: NOW)
     await _started_under_v1(store, "wf-old")
     states = []
 
@@ -59,7 +60,7 @@ async def test_a_v1_workflow_advances_under_v1_while_v2_is_the_latest() -> None:
     assert (old.state, old.definition_version) == ("EXECUTING_ACTION", 1)
     history = await store.history("acme", "wf-old")
     assert {h.definition_version for h in history} == {1}
-    assert replay(history, registry.get).divergences == ()
+    assert replay(history, REGISTRY).divergences == ()
     jobs = [o for o in store.outbox("wf-old") if o.subject.startswith(f"{subjects.JOB_PREFIX}.")]
     assert len(jobs) == 6  # one per stage entered, each dispatched under v1
     assert {json.loads(o.body)["payload"]["definition_version"] for o in jobs} == {1}
