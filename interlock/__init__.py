@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from interlock._sdk.builder import Retry, Timer, Workflow, check
+    from interlock._sdk.models import ModelTask, Prompt, Rules
     from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin, guard
     from interlock._sdk.ports import AdapterContext, Port
     from interlock._sdk.results import Result
@@ -61,12 +62,15 @@ __all__ = [
     "HttpReader",
     "KeyedRequest",
     "Limit",
+    "ModelTask",
     "Parallel",
     "Plugin",
     "PluginGuard",
     "Port",
+    "Prompt",
     "Result",
     "Retry",
+    "Rules",
     "SecretRef",
     "StageContext",
     "StageHandler",
@@ -83,6 +87,7 @@ __all__ = [
 _WHERE = {
     "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check"),
     "interlock._sdk.plugin": ("ENTRY_POINT_GROUP", "Plugin", "guard"),
+    "interlock._sdk.models": ("ModelTask", "Prompt", "Rules"),
     "interlock.contracts.guards": ("GuardInput", "PluginGuard"),
     "interlock._sdk.ports": ("AdapterContext", "Port"),
     "interlock._sdk.results": ("Result",),

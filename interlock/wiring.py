@@ -20,23 +20,38 @@ from interlock.contracts.jobs import JobPayload
 from interlock.plugins import installed
 from interlock.runtime import Runtime
 from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
-from interlock.services.models import model_client
+from interlock.services.models import PromptTemplate, TaskCatalog, model_client
 from interlock.services.ports import ModelClient
 from interlock.services.runtime.calls import refused, transient
 from interlock.services.runtime.stage import Handler, StageResult, StageWorker
 
 
-def model_from_settings(rt: Runtime, workflow_type: str | None = None) -> ModelClient:
-    """The model client for `workflow_type`'s stages: its entry in `models`, else `model`."""
+def model_from_settings(rt: Runtime, plugin: Plugin) -> ModelClient:
+    """The model client for `plugin`'s stages (its workflow type's entry in `models`, else
+    `model`), serving the model tasks the plugin declares."""
     s = rt.settings
     client: ModelClient = model_client(
-        s.models.get(workflow_type or "", s.model),
+        s.models.get(plugin.workflow_type, s.model),
+        tasks=task_catalog(plugin),
         base_url=s.openai_base_url,
         model=s.openai_model,
         api_key=s.openai_api_key.get_secret_value() if s.openai_api_key else None,
         timeout=s.model_timeout,
     )
     return client
+
+
+def task_catalog(plugin: Plugin) -> TaskCatalog:
+    """The prompts and rules of the model tasks `plugin` declares, as the model clients take
+    them."""
+    return TaskCatalog(
+        templates={
+            p.version: PromptTemplate(version=p.version, task=t.name, instructions=p.instructions)
+            for t in plugin.model_tasks
+            for p in t.prompts
+        },
+        rules={t.name: t.rules for t in plugin.model_tasks if t.rules is not None},
+    )
 
 
 def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, StageWorker]:
@@ -64,7 +79,7 @@ def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
             nats=nc,
             timeout=rt.settings.external_timeout,
             config=rt.settings.adapters.get(plugin.workflow_type, {}).get(port.name, {}),
-            model=lambda: model_from_settings(rt, plugin.workflow_type),
+            model=lambda: model_from_settings(rt, plugin),
         )
         found[port.name] = port.default(ctx)
     return found

@@ -10,6 +10,7 @@ from interlock import AdapterContext, Plugin, Port
 from interlock.services.adapters.sim import SimEffectProvider
 from interlock.services.ports import EffectProvider, ModelClient
 from interlock.workflows.request.definition import REQUEST_V1
+from interlock.workflows.request.prompts import MODEL_TASKS
 from interlock.workflows.request.stages import RequestPorts, stages
 
 
@@ -35,6 +36,7 @@ PLUGIN = Plugin(
     definitions=(REQUEST_V1,),
     ports=(MODEL, EFFECTS),
     description="Inbound requests: validate, classify, route by policy, approve, one effect.",
+    model_tasks=MODEL_TASKS,
     model_stages=frozenset({"classify_request"}),
     handlers=_workers,
 )
