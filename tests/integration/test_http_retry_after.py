@@ -1,6 +1,7 @@
-"""A service's `Retry-After` (429/503) sets how long the failed job waits in the broker before
-its redelivery (the stage's durable retry), never a sleep in the handler: at least what the
-service asked for, at most the redelivery cap; without one, the usual growing backoff."""
+"""A service's `Retry-After` (429/503) sets how long the durable retry waits, never a sleep in
+the handler: a job that fails waits in the broker before its redelivery, a stage that reports
+`RETRYABLE_ERROR` carries the wait for the workflow's retry timer (its policy caps it). At
+least what the service asked for, at most the cap; without one, the usual growing backoff."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from interlock.contracts.payloads import ErrorReport
 from interlock.messaging.deadletter import MAX_REDELIVERY_DELAY
 from interlock.services.adapters.http import HttpEffectConfig, HttpEffects
 from interlock.services.effects import execute_once
 from interlock.services.errors import ExternalUnavailable
 from interlock.services.ports import ActionReceipt, ActionRequest
+from interlock.services.runtime.calls import transient
 from interlock.services.runtime.stage import nak_delay
 from tests.support.http_service import Fault, LedgerService
 
@@ -97,3 +100,17 @@ async def test_without_retry_after_the_backoff_grows_per_delivery(
     exc = await refused_with(service, provider, Fault(perform=False, status=503))
 
     assert [nak_delay(exc, delivery(n)) for n in (1, 2, 3)] == [1.0, 2.0, 4.0]
+
+
+async def test_a_retryable_error_report_carries_the_wait_for_the_retry_timer(
+    service: LedgerService, provider: Provider
+) -> None:
+    exc = await refused_with(
+        service, provider, Fault(perform=False, status=429, headers={"Retry-After": "7"})
+    )
+
+    result = transient(exc, "refunds")
+
+    assert result.event_type == "RETRYABLE_ERROR"
+    report = ErrorReport.model_validate(result.payload)
+    assert (report.error_class, report.retry_after_s) == ("refunds_unavailable", 7.0)
