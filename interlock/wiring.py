@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from interlock._sdk.plugin import Plugin
 from interlock._sdk.ports import AdapterContext
 from interlock._sdk.stages import StageContext, StageHandler
+from interlock.bindings import chosen
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.plugins import installed
@@ -67,21 +68,21 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
 
 
 def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
-    """Every port of `plugin` bound to its adapter, built with the port's configuration
-    (`INTERLOCK_ADAPTERS`) by the plugin's default factory."""
+    """Every port of `plugin` bound to its adapter: the generic one `INTERLOCK_ADAPTERS`
+    picks by kind, else the plugin's default, built with the port's configuration."""
     found: dict[str, Any] = {}
     for port in plugin.ports:
-        if port.default is None:
-            raise ValueError(f"{plugin.workflow_type}: port {port.name!r} has no adapter")
+        configured = rt.settings.adapters.get(plugin.workflow_type, {}).get(port.name, {})
+        build, config = chosen(port, configured, plugin.workflow_type)
         ctx = AdapterContext(
             workflow_type=plugin.workflow_type,
             port=port.name,
             nats=nc,
             timeout=rt.settings.external_timeout,
-            config=rt.settings.adapters.get(plugin.workflow_type, {}).get(port.name, {}),
+            config=config,
             model=lambda: model_from_settings(rt, plugin),
         )
-        found[port.name] = port.default(ctx)
+        found[port.name] = build(ctx)
     return found
 
 
