@@ -35,19 +35,15 @@ def delivery(n: int) -> Msg:
 
 
 @pytest.fixture
-async def service() -> AsyncIterator[LedgerService]:
-    async with LedgerService() as running:
-        yield running
+async def served() -> AsyncIterator[tuple[LedgerService, Provider]]:
+    async with LedgerService() as service:
+        config = HttpEffectConfig(base_url=service.base_url, connect_timeout_s=2.0)
+        async with aclosing(Provider(config, ActionReceipt)) as provider:
+            yield service, provider
 
 
-@pytest.fixture
-async def provider(service: LedgerService) -> AsyncIterator[Provider]:
-    config = HttpEffectConfig(base_url=service.base_url, timeout_s=5.0, connect_timeout_s=2.0)
-    async with aclosing(Provider(config, ActionReceipt)) as adapter:
-        yield adapter
-
-
-async def refused_with(service: LedgerService, provider: Provider, fault: Fault) -> Exception:
+async def refused_with(served: tuple[LedgerService, Provider], fault: Fault) -> Exception:
+    service, provider = served
     service.inject(fault)
     request = ActionRequest(
         idempotency_key=KEY,
@@ -63,51 +59,47 @@ async def refused_with(service: LedgerService, provider: Provider, fault: Fault)
 
 
 async def test_a_429_retry_after_in_seconds_delays_the_redelivery(
-    service: LedgerService, provider: Provider
+    served: tuple[LedgerService, Provider],
 ) -> None:
-    exc = await refused_with(
-        service, provider, Fault(perform=False, status=429, headers={"Retry-After": "7"})
-    )
+    exc = await refused_with(served, Fault(perform=False, status=429, headers={"Retry-After": "7"}))
 
     assert nak_delay(exc, delivery(1)) == 7.0
     assert nak_delay(exc, delivery(4)) == 8.0  # the backoff has grown past what was asked
 
 
 async def test_a_503_retry_after_as_a_date_delays_the_redelivery(
-    service: LedgerService, provider: Provider
+    served: tuple[LedgerService, Provider],
 ) -> None:
     later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     exc = await refused_with(
-        service, provider, Fault(perform=False, status=503, headers={"Retry-After": later})
+        served, Fault(perform=False, status=503, headers={"Retry-After": later})
     )
 
     assert 20 < nak_delay(exc, delivery(1)) <= 30
 
 
 async def test_a_retry_after_beyond_the_cap_waits_the_cap(
-    service: LedgerService, provider: Provider
+    served: tuple[LedgerService, Provider],
 ) -> None:
     exc = await refused_with(
-        service, provider, Fault(perform=False, status=429, headers={"Retry-After": "86400"})
+        served, Fault(perform=False, status=429, headers={"Retry-After": "86400"})
     )
 
     assert nak_delay(exc, delivery(1)) == MAX_REDELIVERY_DELAY
 
 
 async def test_without_retry_after_the_backoff_grows_per_delivery(
-    service: LedgerService, provider: Provider
+    served: tuple[LedgerService, Provider],
 ) -> None:
-    exc = await refused_with(service, provider, Fault(perform=False, status=503))
+    exc = await refused_with(served, Fault(perform=False, status=503))
 
     assert [nak_delay(exc, delivery(n)) for n in (1, 2, 3)] == [1.0, 2.0, 4.0]
 
 
 async def test_a_retryable_error_report_carries_the_wait_for_the_retry_timer(
-    service: LedgerService, provider: Provider
+    served: tuple[LedgerService, Provider],
 ) -> None:
-    exc = await refused_with(
-        service, provider, Fault(perform=False, status=429, headers={"Retry-After": "7"})
-    )
+    exc = await refused_with(served, Fault(perform=False, status=429, headers={"Retry-After": "7"}))
 
     result = transient(exc, "refunds")
 
