@@ -15,14 +15,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from interlock._sdk.ports import AdapterContext, Port
+from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.plugins import Installed
 
 KIND = "adapter"
 """The key of a port's configuration that picks a generic adapter by kind."""
 
 
-class AdapterConfigError(ValueError):
+class AdapterConfigError(InterlockError):
     """`INTERLOCK_ADAPTERS` names something not installed or configures it wrongly."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
 
     def __init__(self, workflow_type: str, port: str, problem: str) -> None:
         super().__init__(f"INTERLOCK_ADAPTERS: {workflow_type}.{port}: {problem}")
