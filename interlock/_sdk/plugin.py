@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from interlock._sdk.models import ModelTask
 from interlock._sdk.ports import Port
 from interlock._sdk.stages import StageHandler
 from interlock.contracts.definition import WorkflowDefinition
@@ -34,6 +35,8 @@ class Plugin:
     description: str = ""
     guards: tuple[PluginGuard, ...] = ()
     """The plugin's own pure guards (`@guard`), usable in its rows beside the built-in ones."""
+    model_tasks: tuple[ModelTask, ...] = ()
+    """The tasks its stages ask a model: their prompts and deterministic rules."""
     model_stages: frozenset[str] = frozenset()
     """Of the untyped `handlers`, those that ask the model client (typed stages say so by
     their ports, `Port.asks_model`)."""
