@@ -23,8 +23,8 @@ from interlock.console.operators import (
     approval_limit,
     parameters,
 )
-from interlock.contracts import registry
 from interlock.contracts.envelope import Actor
+from interlock.contracts.registry import Registry
 from interlock.settings import ConsoleRole, Settings
 from interlock.signals import (
     approval_payload,
@@ -75,7 +75,9 @@ ACTIONS = (
 BY_NAME = {a.name: a for a in ACTIONS}
 
 
-def offered(view: dict[str, Any], operator: Operator | None = None) -> list[Action]:
+def offered(
+    registry: Registry, view: dict[str, Any], operator: Operator | None = None
+) -> list[Action]:
     """The actions the workflow's table allows from its state (for `operator`, if given)."""
     definition = registry.get(view["workflow_type"], view["definition_version"])
     state = view["state"]
@@ -88,16 +90,24 @@ def offered(view: dict[str, Any], operator: Operator | None = None) -> list[Acti
     return [a for a in found if operator is None or operator.may(a.allowed)]
 
 
-def signer(settings: Settings, view: dict[str, Any], operator: Operator, action: Action) -> Actor:
+def signer(
+    settings: Settings,
+    registry: Registry,
+    view: dict[str, Any],
+    operator: Operator,
+    action: Action,
+) -> Actor:
     """The actor the signal carries: the operator, in the role their configuration gives them
     for this workflow type."""
-    params = parameters(settings, view["workflow_type"], view["definition_version"])
+    params = parameters(settings, registry, view["workflow_type"], view["definition_version"])
     return Actor(id=operator.name, role=actor_role(operator, params, approving=action.approving))
 
 
-def limit_of(settings: Settings, view: dict[str, Any], operator: Operator) -> str | None:
+def limit_of(
+    settings: Settings, registry: Registry, view: dict[str, Any], operator: Operator
+) -> str | None:
     """The amount the operator may approve on this workflow, if their role is limited."""
-    params = parameters(settings, view["workflow_type"], view["definition_version"])
+    params = parameters(settings, registry, view["workflow_type"], view["definition_version"])
     return approval_limit(params, actor_role(operator, params, approving=True))
 
 
@@ -108,6 +118,7 @@ async def perform(
     operator: Operator,
     action: Action,
     *,
+    registry: Registry,
     text: str,
 ) -> dict[str, Any]:
     """Send the action's signal as `operator` and wait (bounded) for the projector's decision."""
@@ -118,6 +129,6 @@ async def perform(
         view["workflow_id"],
         action.event,
         payload=lambda current: action.payload(current, text),
-        actor=signer(settings, view, operator, action),
+        actor=signer(settings, registry, view, operator, action),
         tenant_id=view["tenant_id"],
     )

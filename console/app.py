@@ -20,6 +20,7 @@ from interlock.console.guard import LoginLimiter
 from interlock.console.operators import Operators
 from interlock.console.pages import login, operations, tasks, workflows
 from interlock.console.web import HERE, Console
+from interlock.contracts.registry import Registry
 from interlock.settings import Settings
 
 SESSION_COOKIE = "interlock_console"
@@ -36,11 +37,15 @@ def create_app(
     nats_url: str,
     database_url: str,
     *,
+    registry: Registry,
     operators: Operators,
     session_key: str,
     limiter: LoginLimiter | None = None,
 ) -> Starlette:
-    console = Console(settings, nats_url, database_url, operators, limiter or LoginLimiter())
+    """The console for `registry`'s workflow types (the installed plugins', built by the
+    caller)."""
+    limiter = limiter or LoginLimiter()
+    console = Console(settings, registry, nats_url, database_url, operators, limiter)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -18,7 +18,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import SecretStr
 
 from interlock.console.devsecrets import DEV_OPERATOR, ConsoleSecrets
-from interlock.contracts import registry
+from interlock.contracts.registry import Registry
 from interlock.settings import ConsoleOperator, ConsoleRole, Settings
 
 log = logging.getLogger("interlock.console")
@@ -70,9 +70,12 @@ class Operators:
         return Operator(name, entry.roles, entry.actor_roles)
 
 
-def configured_operators(settings: Settings, secrets: ConsoleSecrets, embedded: bool) -> Operators:
+def configured_operators(
+    settings: Settings, secrets: ConsoleSecrets, embedded: bool, registry: Registry
+) -> Operators:
     """The operators of this console: the configured ones, else (embedded stack only) the
-    development operator; a warning when nobody could log in."""
+    development operator, who signs for every role of `registry`'s workflow types; a warning
+    when nobody could log in."""
     if settings.console_operators is not None:
         found = settings.console_operators
     elif embedded:
@@ -81,7 +84,7 @@ def configured_operators(settings: Settings, secrets: ConsoleSecrets, embedded: 
             DEV_OPERATOR: ConsoleOperator(
                 password_hash=SecretStr(_hasher.hash(password)),
                 roles=frozenset({"viewer", "approver", "operator"}),
-                actor_roles=signing_roles(settings),
+                actor_roles=signing_roles(settings, registry),
             )
         }
     else:
@@ -93,7 +96,9 @@ def configured_operators(settings: Settings, secrets: ConsoleSecrets, embedded: 
     return Operators(found)
 
 
-def parameters(settings: Settings, workflow_type: str, version: int) -> dict[str, Any]:
+def parameters(
+    settings: Settings, registry: Registry, workflow_type: str, version: int
+) -> dict[str, Any]:
     """A definition's parameters with this deployment's overrides, as the projector sees them."""
     definition = registry.get(workflow_type, version)
     return {**definition.parameters, **settings.parameters.get(workflow_type, {})}
@@ -106,11 +111,11 @@ def approver_roles(params: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys([*ranked, *params.get("approver_roles", ())]))
 
 
-def signing_roles(settings: Settings) -> tuple[str, ...]:
-    """Every approver and operator role of the installed types (the development operator's)."""
+def signing_roles(settings: Settings, registry: Registry) -> tuple[str, ...]:
+    """Every approver and operator role of `registry`'s types (the development operator's)."""
     roles: list[str] = []
-    for (workflow_type, version), _ in sorted(registry.DEFINITIONS.items()):
-        params = parameters(settings, workflow_type, version)
+    for workflow_type, version in sorted((d.workflow_type, d.version) for d in registry):
+        params = parameters(settings, registry, workflow_type, version)
         roles += [*approver_roles(params), *params.get("operator_roles", ())]
     return tuple(dict.fromkeys(roles))
 

@@ -18,7 +18,7 @@ from sqlalchemy import tuple_ as row
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import queries
-from interlock.contracts import registry
+from interlock.contracts.registry import Registry
 from interlock.projector.store.schema import audit, workflows
 from interlock.relay.gauges import human_waiting_states, terminal_states
 from interlock.relay.store import LAG
@@ -46,16 +46,14 @@ def pairs(columns: tuple[list[str], list[str]]) -> list[tuple[str, str]]:
     return list(zip(*columns, strict=True))
 
 
-def human_pairs() -> list[tuple[str, str]]:
-    return pairs(human_waiting_states())
+def human_pairs(registry: Registry) -> list[tuple[str, str]]:
+    return pairs(human_waiting_states(registry))
 
 
-def active_pairs() -> list[tuple[str, str]]:
+def active_pairs(registry: Registry) -> list[tuple[str, str]]:
     """(type, state) where a workflow should be moving on its own."""
-    quiet = set(pairs(terminal_states())) | set(human_pairs())
-    return sorted(
-        {(d.workflow_type, s) for d in registry.DEFINITIONS.values() for s in d.states} - quiet
-    )
+    quiet = set(pairs(terminal_states(registry))) | set(human_pairs(registry))
+    return sorted({(d.workflow_type, s) for d in registry for s in d.states} - quiet)
 
 
 def _in_pairs(found: list[tuple[str, str]]) -> ColumnElement[bool]:
@@ -64,7 +62,7 @@ def _in_pairs(found: list[tuple[str, str]]) -> ColumnElement[bool]:
     return row(workflows.c.workflow_type, workflows.c.state).in_(found)
 
 
-def stuck_condition(stuck_after: float, now: datetime) -> ColumnElement[bool]:
+def stuck_condition(registry: Registry, stuck_after: float, now: datetime) -> ColumnElement[bool]:
     cutoff = now - timedelta(seconds=stuck_after)
     armed = and_(
         timers.c.tenant_id == workflows.c.tenant_id,
@@ -76,18 +74,18 @@ def stuck_condition(stuck_after: float, now: datetime) -> ColumnElement[bool]:
     )
     return or_(
         and_(
-            _in_pairs(active_pairs()),
+            _in_pairs(active_pairs(registry)),
             workflows.c.updated_at < cutoff,
             ~exists().where(armed),
         ),
         and_(
             row(workflows.c.tenant_id, workflows.c.id).in_(overdue),
-            ~_in_pairs(pairs(terminal_states())),
+            ~_in_pairs(pairs(terminal_states(registry))),
         ),
     )
 
 
-def _conditions(f: Filters, stuck_after: float) -> list[ColumnElement[bool]]:
+def _conditions(f: Filters, registry: Registry, stuck_after: float) -> list[ColumnElement[bool]]:
     found: list[ColumnElement[bool]] = []
     if f.workflow_type and f.state:
         found.append(_in_pairs([(f.workflow_type, f.state)]))
@@ -102,9 +100,9 @@ def _conditions(f: Filters, stuck_after: float) -> list[ColumnElement[bool]]:
         escaped = f.search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         found.append(workflows.c.id.like(f"{escaped}%", escape="\\"))
     if f.human:
-        found.append(_in_pairs(human_pairs()))
+        found.append(_in_pairs(human_pairs(registry)))
     if f.stuck:
-        found.append(stuck_condition(stuck_after, datetime.now(UTC)))
+        found.append(stuck_condition(registry, stuck_after, datetime.now(UTC)))
     if f.before and "~" in f.before:
         at, _, workflow_id = f.before.partition("~")
         found.append(
@@ -115,12 +113,17 @@ def _conditions(f: Filters, stuck_after: float) -> list[ColumnElement[bool]]:
 
 
 async def list_workflows(
-    engine: AsyncEngine, f: Filters, *, stuck_after: float, limit: int = PAGE
+    engine: AsyncEngine,
+    f: Filters,
+    *,
+    registry: Registry,
+    stuck_after: float,
+    limit: int = PAGE,
 ) -> tuple[list[dict[str, Any]], str]:
     """A page of workflows, newest first, and the cursor of the next page ('' at the end)."""
     query = (
         select(*_LISTED)
-        .where(*_conditions(f, stuck_after))
+        .where(*_conditions(f, registry, stuck_after))
         .order_by(workflows.c.updated_at.desc(), workflows.c.id.desc())
         .limit(limit + 1)
     )
@@ -132,12 +135,14 @@ async def list_workflows(
     return rows, cursor
 
 
-async def state_counts(engine: AsyncEngine, f: Filters) -> list[dict[str, Any]]:
+async def state_counts(
+    engine: AsyncEngine, f: Filters, *, registry: Registry
+) -> list[dict[str, Any]]:
     """Workflows per (type, state) under the type and tenant filters."""
     narrowed = replace(f, state="", search="", human=False, stuck=False, before="")
     query = (
         select(workflows.c.workflow_type, workflows.c.state, func.count().label("n"))
-        .where(*_conditions(narrowed, 0.0))
+        .where(*_conditions(narrowed, registry, 0.0))
         .group_by(workflows.c.workflow_type, workflows.c.state)
         .order_by(workflows.c.workflow_type, workflows.c.state)
     )
@@ -145,11 +150,13 @@ async def state_counts(engine: AsyncEngine, f: Filters) -> list[dict[str, Any]]:
         return [dict(r._mapping) for r in await conn.execute(query)]
 
 
-async def human_tasks(engine: AsyncEngine, limit: int = PAGE) -> list[dict[str, Any]]:
+async def human_tasks(
+    engine: AsyncEngine, *, registry: Registry, limit: int = PAGE
+) -> list[dict[str, Any]]:
     """Workflows waiting on a person, oldest first (the most urgent on top)."""
     query = (
         select(*_LISTED, workflows.c.data, workflows.c.execution)
-        .where(_in_pairs(human_pairs()))
+        .where(_in_pairs(human_pairs(registry)))
         .order_by(workflows.c.updated_at, workflows.c.id)
         .limit(limit)
     )

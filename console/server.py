@@ -14,6 +14,7 @@ import uvicorn
 from interlock.console.app import create_app
 from interlock.console.devsecrets import DEV_OPERATOR, ConsoleSecrets
 from interlock.console.operators import configured_operators
+from interlock.contracts.registry import Registry
 from interlock.embedded import StackRecord
 from interlock.settings import Settings
 
@@ -49,16 +50,25 @@ def _server(url: str) -> tuple[str | None, int | None, str]:
     return parts.hostname, parts.port, parts.path
 
 
-async def serve(settings: Settings, nats_url: str, database_url: str, stop: asyncio.Event) -> None:
-    """Serve until `stop` is set. Operators come from the configuration, or, with the
-    embedded stack (no database URL configured), the development operator."""
+async def serve(
+    settings: Settings,
+    nats_url: str,
+    database_url: str,
+    stop: asyncio.Event,
+    *,
+    registry: Registry,
+) -> None:
+    """Serve `registry`'s workflow types until `stop` is set. Operators come from the
+    configuration, or, with the embedded stack (no database URL configured), the development
+    operator."""
     secrets = ConsoleSecrets(settings.home, settings.secrets_dir)
     embedded = on_embedded_stack(settings, database_url)
     app = create_app(
         settings,
         nats_url,
         database_url,
-        operators=configured_operators(settings, secrets, embedded),
+        registry=registry,
+        operators=configured_operators(settings, secrets, embedded, registry),
         session_key=secrets.session_key(),
     )
     config = uvicorn.Config(

@@ -16,6 +16,7 @@ from starlette.templating import Jinja2Templates
 from interlock import queries
 from interlock.console.guard import LoginLimiter, csrf_token, current_operator
 from interlock.console.operators import Operators
+from interlock.contracts.registry import Registry
 from interlock.settings import Settings
 
 HERE = Path(__file__).parent
@@ -24,9 +25,11 @@ templates = Jinja2Templates(directory=HERE / "templates")
 
 @dataclass
 class Console:
-    """The app's state: configuration, where the stack is, and the read pool."""
+    """The app's state: configuration, the installed definitions, where the stack is, and
+    the read pool."""
 
     settings: Settings
+    registry: Registry
     nats_url: str
     database_url: str
     operators: Operators

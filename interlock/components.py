@@ -21,12 +21,12 @@ from nats.aio.client import Client
 from interlock import console
 from interlock.access import client_policies, job_public_key, job_signing_key
 from interlock.composition import CONSOLE, GATEWAY, SIMULATOR
-from interlock.contracts import registry, subjects
+from interlock.contracts import subjects
 from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.progress import Progress
-from interlock.messaging.streams import all_stages
+from interlock.plugins import installed
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
@@ -56,7 +56,7 @@ supervisor, or compose, starts it again."""
 
 def check_definitions() -> None:
     """Refuse to start on a definition that fails the graph check (clear message)."""
-    for definition in registry.DEFINITIONS.values():
+    for definition in installed().registry:
         assert_valid(definition, GUARDS, ACTIONS)
 
 
@@ -116,6 +116,7 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     nats_broker = broker(rt, "projector", stop)
     projector = Projector(
         store,
+        registry=installed().registry,
         parameters=rt.settings.parameters,
         clients=client_policies(rt.settings),
         signer=JobSigner(job_signing_key(rt.settings)),
@@ -156,11 +157,13 @@ async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowSt
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     s = rt.settings
     progress = reporting(rt, "relay", stop)
-    gauges = Gauges(rt.database_url, stuck_after=s.stuck_after)
+    gauges = Gauges(rt.database_url, registry=installed().registry, stuck_after=s.stuck_after)
     retention = Retention(
         rt.database_url,
+        registry=installed().registry,
         archive_after=s.archive_after,
         forget_after=s.forget_after,
+        history_after=s.history_retention,
         interval=s.retention_interval,
     )
     sampling = asyncio.create_task(gauges.run(stop))
@@ -226,6 +229,7 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
         port=settings.gateway_port,
         senders=settings.gateway_senders,
         stop=stop,
+        workflows=installed().registry,
         limits=Limits(settings.gateway_sender_rate, settings.gateway_unauthenticated_rate),
         connection=connection_options(GATEWAY, stop),
         on_connect=lambda nc: progress.watch(lambda: nc.is_connected, connection_is_progress=True),
@@ -233,7 +237,8 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_console(rt: Runtime, stop: asyncio.Event) -> None:
-    await console.serve(rt.settings, rt.nats_url, rt.database_url, stop)
+    registry = installed().registry
+    await console.serve(rt.settings, rt.nats_url, rt.database_url, stop, registry=registry)
 
 
 def stage_component(workflow_type: str, stage: str) -> Component:
@@ -293,6 +298,6 @@ def components() -> dict[str, Component]:
         GATEWAY: run_gateway,
         CONSOLE: run_console,
     }
-    for workflow_type, stage in all_stages():
+    for workflow_type, stage in installed().registry.stages():
         found[f"{workflow_type}.{stage}"] = stage_component(workflow_type, stage)
     return found

@@ -62,6 +62,17 @@ def with_stack(
         return _run_checked(s, admin_nats, work(s, admin_nats, admin_database))
 
 
+def with_database(work: Callable[[Settings, str], Coroutine[Any, Any, T]]) -> T:
+    """Run `work(settings, database_url)` against the configured or embedded database, as
+    its administrator, for a command that needs no broker (none is asked for or checked)."""
+    s = load_settings()
+    secrets = access.secrets_of(s)
+    if s.database_url is not None:
+        return asyncio.run(work(s, access.database_url_as(s.database_url, None, secrets)))
+    with resolve_urls(s) as (_, database_url):
+        return asyncio.run(work(s, access.database_url_as(database_url, None, secrets)))
+
+
 def with_component(
     component: str, work: Callable[[Settings, str, str | None], Coroutine[Any, Any, T]]
 ) -> T:

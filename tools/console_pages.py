@@ -15,6 +15,7 @@ from pydantic import SecretStr
 
 from interlock.console import create_app
 from interlock.console.operators import Operators, hash_password
+from interlock.plugins import installed
 from interlock.settings import ConsoleOperator, Settings
 
 PAGES = ("/", "/?human=1", "/?stuck=1", "/tasks", "/operations")
@@ -32,6 +33,7 @@ async def page_times(
         s,
         nats_url,
         database_url,
+        registry=installed().registry,
         operators=Operators({"bench": viewer}),
         session_key=secrets.token_urlsafe(32),
     )

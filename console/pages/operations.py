@@ -39,8 +39,13 @@ def bars(points: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
 async def operations_page(request: Request) -> Response:
     console = console_of(request)
     engine = console.reader
+    registry = console.registry
     stuck, _ = await reads.list_workflows(
-        engine, reads.Filters(stuck=True), stuck_after=console.settings.stuck_after, limit=20
+        engine,
+        reads.Filters(stuck=True),
+        registry=registry,
+        stuck_after=console.settings.stuck_after,
+        limit=20,
     )
     activity = await reads.activity(engine, CHART_MINUTES)
     refusals = await reads.refusals(engine, CHART_MINUTES)
@@ -49,7 +54,7 @@ async def operations_page(request: Request) -> Response:
         "stuck_after": console.settings.stuck_after,
         "lag": await reads.outbox_lag(engine),
         "dead": await deadletters.newest(console.nats_url),
-        "counts": await reads.state_counts(engine, reads.Filters()),
+        "counts": await reads.state_counts(engine, reads.Filters(), registry=registry),
         "activity": bars(every_minute(activity, CHART_MINUTES), ("accepted", "refused")),
         "refusals": bars(refusals, ("n",)),
         "minutes": CHART_MINUTES,

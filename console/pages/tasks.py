@@ -12,11 +12,11 @@ from interlock.console import actions, reads
 from interlock.console.guard import requires, safe_next
 from interlock.console.presenting import redact
 from interlock.console.web import console_of, find_workflow, flash, render
-from interlock.contracts import registry
+from interlock.contracts.registry import Registry
 from interlock.projector.engine.guards import lookup
 
 
-def task(row: dict[str, Any], redacted: frozenset[str]) -> dict[str, Any]:
+def task(row: dict[str, Any], registry: Registry, redacted: frozenset[str]) -> dict[str, Any]:
     """What a person needs to answer: the kind of task, what the workflow's announcement of it
     carries (proposed action, evidence), its expiry, and why a review was opened."""
     definition = registry.get(row["workflow_type"], row["definition_version"])
@@ -37,7 +37,7 @@ def task(row: dict[str, Any], redacted: frozenset[str]) -> dict[str, Any]:
         "fields": redact(fields, redacted),
         "expires_at": expires_at,
         "review": review,
-        "actions": actions.offered(view),
+        "actions": actions.offered(registry, view),
     }
 
 
@@ -45,11 +45,12 @@ def task(row: dict[str, Any], redacted: frozenset[str]) -> dict[str, Any]:
 async def inbox(request: Request) -> Response:
     console = console_of(request)
     operator = request.state.operator
-    rows = await reads.human_tasks(console.reader)
-    tasks = [task(r, console.settings.console_redact) for r in rows]
+    registry = console.registry
+    rows = await reads.human_tasks(console.reader, registry=registry)
+    tasks = [task(r, registry, console.settings.console_redact) for r in rows]
     for t in tasks:
         t["actions"] = [a for a in t["actions"] if operator.may(a.allowed)]
-        t["limit"] = actions.limit_of(console.settings, t["view"], operator)
+        t["limit"] = actions.limit_of(console.settings, registry, t["view"], operator)
     return render(request, "tasks.html", {"tasks": tasks})
 
 
@@ -65,12 +66,14 @@ async def signal(request: Request) -> Response:
         return PlainTextResponse("no such workflow or action", status_code=404)
     if not operator.may(action.allowed):
         return PlainTextResponse("your role may not do this", status_code=403)
-    if action not in actions.offered(view):
+    if action not in actions.offered(console.registry, view):
         flash(request, "refused", f"{action.label} is not possible in {view['state']}")
         return RedirectResponse(back, status_code=303)
     text = str(form.get(action.text, "")) if action.text else ""
     urls = (console.nats_url, console.database_url)
-    decision = await actions.perform(console.settings, urls, view, operator, action, text=text)
+    decision = await actions.perform(
+        console.settings, urls, view, operator, action, registry=console.registry, text=text
+    )
     flash(request, *describe(action, decision))
     return RedirectResponse(back, status_code=303)
 

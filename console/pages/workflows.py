@@ -14,7 +14,6 @@ from interlock.console.drawing import layout, taken_edges
 from interlock.console.guard import requires
 from interlock.console.presenting import model_calls, redact, waterfall
 from interlock.console.web import console_of, find_workflow, render
-from interlock.contracts import registry
 from interlock.contracts.diagram import diagram
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble
@@ -37,15 +36,19 @@ async def _listing(request: Request) -> dict[str, Any]:
     console = console_of(request)
     f = _filters(request)
     stuck_after = console.settings.stuck_after
-    rows, cursor = await reads.list_workflows(console.reader, f, stuck_after=stuck_after)
-    counts = await reads.state_counts(console.reader, f)
+    registry = console.registry
+    rows, cursor = await reads.list_workflows(
+        console.reader, f, registry=registry, stuck_after=stuck_after
+    )
+    counts = await reads.state_counts(console.reader, f, registry=registry)
     return {"filters": f, "rows": rows, "cursor": cursor, "counts": counts}
 
 
 @requires()
 async def workflows_page(request: Request) -> Response:
     listing = await _listing(request)
-    states = sorted({s for d in registry.DEFINITIONS.values() for s in d.states})
+    registry = console_of(request).registry
+    states = sorted({s for d in registry for s in d.states})
     partial = request.headers.get("x-console-refresh") == "1"
     template = "_workflow_rows.html" if partial else "workflows.html"
     context = {**listing, "types": registry.workflow_types(), "states": states}
@@ -69,7 +72,7 @@ async def workflow_page(request: Request) -> Response:
         return PlainTextResponse("no such workflow", status_code=404)
     console = console_of(request)
     settings = console.settings
-    definition = registry.get(view["workflow_type"], view["definition_version"])
+    definition = console.registry.get(view["workflow_type"], view["definition_version"])
     drawing = layout(diagram(definition), taken_edges(view["audit"]), view["state"])
     tree = assemble(view, traces_dir(settings)) if settings.jaeger_url is None else None
     operator = request.state.operator
@@ -93,8 +96,8 @@ async def workflow_page(request: Request) -> Response:
         "trace_ids": tree["trace_ids"]
         if tree
         else list(dict.fromkeys(a["trace_id"] for a in view["audit"] if a["trace_id"])),
-        "actions": actions.offered(view, operator),
-        "limit": actions.limit_of(settings, view, operator),
+        "actions": actions.offered(console.registry, view, operator),
+        "limit": actions.limit_of(settings, console.registry, view, operator),
     }
     return render(request, "workflow.html", context)
 

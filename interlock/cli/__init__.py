@@ -13,7 +13,18 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import credentials, describe, dlq, inspect, operate, run, web
+from interlock.cli import (
+    credentials,
+    describe,
+    dlq,
+    history,
+    inspect,
+    migrate,
+    operate,
+    run,
+    web,
+    workflows,
+)
 from interlock.tools.bench import bench
 from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo
@@ -30,12 +41,15 @@ app.command()(run.service)
 app.command()(inspect.show)
 app.command()(inspect.trace)
 app.command(name="list")(inspect.list_workflows)
+app.command()(workflows.workflows)
 app.command()(describe.graph)
 app.command(name="console")(web.console_command)
 app.command()(run.migrate)
 app.command()(run.health)
 app.command(name="nats-config")(credentials.nats_config)
 app.command(name="client-url")(credentials.client_url)
+app.command(name="replay")(history.replay_histories)
+app.command(name="migrate-workflow")(migrate.migrate_workflow)
 app.command()(demo)
 app.command()(bench)
 app.command()(chaos)

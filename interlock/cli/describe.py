@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from interlock import terminal
-from interlock.contracts import registry
+from interlock.cli.history import installed_registry
 from interlock.contracts.diagram import FORMATS, Format, diagram, render
 
 
@@ -24,10 +24,11 @@ def graph(
     and terminal states marked), as Mermaid or Graphviz DOT text."""
     if fmt not in FORMATS:
         _usage(f"unknown format {fmt!r}; one of: {', '.join(FORMATS)}")
+    registry = installed_registry()
     known = registry.workflow_types()
     if workflow_type not in known:
         _usage(f"unknown workflow type {workflow_type!r}; one of: {', '.join(known)}")
-    versions = sorted(v for t, v in registry.DEFINITIONS if t == workflow_type)
+    versions = registry.versions(workflow_type)
     chosen = version if version is not None else versions[-1]
     if chosen not in versions:
         listed = ", ".join(map(str, versions))

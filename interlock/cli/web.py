@@ -9,6 +9,7 @@ import typer
 
 from interlock import console, telemetry, terminal
 from interlock.access import CONSOLE
+from interlock.cli.history import installed_registry
 from interlock.cli.run import stop_on_signals
 from interlock.console.operators import hash_password
 from interlock.options import load_settings, with_component
@@ -41,7 +42,7 @@ def console_command(
             console.banner(s, embedded=s.database_url is None), markup=False, soft_wrap=True
         )
         try:
-            await console.serve(s, nats_url, database_url, stop)
+            await console.serve(s, nats_url, database_url, stop, registry=installed_registry())
         finally:
             telemetry.stop()
 

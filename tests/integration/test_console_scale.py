@@ -14,6 +14,7 @@ from interlock.console import reads
 from interlock.settings import Settings
 from tests.support.console import asgi_client, console_settings, log_in
 from tests.support.plans import captured, explain, sequential_scans
+from tests.support.workflows import REGISTRY
 
 pytestmark = pytest.mark.timeout(240)
 WORKFLOWS = 100_000
@@ -77,10 +78,10 @@ async def test_every_console_query_reads_through_an_index(crowded: str) -> None:
     try:
         async with captured(engine) as statements:
             for f in FILTERS.values():
-                await reads.list_workflows(engine, f, stuck_after=300.0)
-            await reads.state_counts(engine, reads.Filters(tenant="acme"))
-            await reads.state_counts(engine, reads.Filters())
-            await reads.human_tasks(engine)
+                await reads.list_workflows(engine, f, registry=REGISTRY, stuck_after=300.0)
+            await reads.state_counts(engine, reads.Filters(tenant="acme"), registry=REGISTRY)
+            await reads.state_counts(engine, reads.Filters(), registry=REGISTRY)
+            await reads.human_tasks(engine, registry=REGISTRY)
             await reads.activity(engine)
             await reads.refusals(engine)
             await queries.workflow_view(engine, "wf-004200")

@@ -16,6 +16,7 @@ from interlock.console import create_app, serve
 from interlock.console.operators import Operators, hash_password
 from interlock.settings import ConsoleOperator, Settings
 from tests.support.polling import eventually
+from tests.support.workflows import REGISTRY
 
 PASSWORD = "correct horse battery staple"
 OPERATORS = {
@@ -54,6 +55,7 @@ async def asgi_client(
         settings,
         nats_url,
         database_url,
+        registry=REGISTRY,
         operators=Operators(settings.console_operators or {}),
         session_key="test-session-key",
     )
@@ -82,7 +84,7 @@ def csrf_of(html: str) -> str:
 async def served(settings: Settings, nats_url: str, database_url: str) -> AsyncIterator[str]:
     """The console served by uvicorn on `settings.console_port`; yields its URL."""
     stop = asyncio.Event()
-    task = asyncio.create_task(serve(settings, nats_url, database_url, stop))
+    task = asyncio.create_task(serve(settings, nats_url, database_url, stop, registry=REGISTRY))
     url = f"http://127.0.0.1:{settings.console_port}"
 
     async def answers() -> bool:

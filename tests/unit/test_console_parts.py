@@ -29,8 +29,9 @@ from interlock.console.operators import (
 from interlock.console.pages.operations import bars, every_minute
 from interlock.console.presenting import REDACTED, model_calls, redact, waterfall
 from interlock.contracts.diagram import diagram
-from interlock.contracts.support import SUPPORT_V2
 from interlock.settings import ConsoleOperator, Settings
+from interlock.workflows.support.definition import SUPPORT_V2
+from tests.support.workflows import REGISTRY
 
 pytestmark = pytest.mark.unit
 APPROVER = Operator("alice", frozenset({"viewer", "approver"}), ("support_approver",))
@@ -128,7 +129,7 @@ def test_the_waterfall_puts_children_under_parents_scaled_to_the_trace() -> None
 
 
 def test_an_operator_signs_with_the_first_of_their_roles_the_workflow_lets_act() -> None:
-    params = parameters(Settings(), "support", 2)
+    params = parameters(Settings(), REGISTRY, "support", 2)
     assert actor_role(APPROVER, params, approving=True) == "support_approver"
     assert actor_role(SUPERVISOR, params, approving=True) == "support_supervisor"
     assert actor_role(SUPERVISOR, params, approving=False) == "support_supervisor"
@@ -139,17 +140,17 @@ def test_an_operator_signs_with_the_first_of_their_roles_the_workflow_lets_act()
 
 def test_approver_limits_come_from_the_deployments_parameters() -> None:
     settings = Settings(parameters={"support": {"approver_limits": {"support_approver": "50"}}})
-    assert approval_limit(parameters(settings, "support", 2), "support_approver") == "50"
+    assert approval_limit(parameters(settings, REGISTRY, "support", 2), "support_approver") == "50"
     view = {"workflow_type": "support", "definition_version": 2}
-    actions = {a.name: a for a in offered({**view, "state": "AWAITING_APPROVAL"})}
-    assert signer(settings, view, APPROVER, actions["approve"]).model_dump() == {
+    actions = {a.name: a for a in offered(REGISTRY, {**view, "state": "AWAITING_APPROVAL"})}
+    assert signer(settings, REGISTRY, view, APPROVER, actions["approve"]).model_dump() == {
         "id": "alice",
         "role": "support_approver",
     }
 
 
 def test_the_development_operator_may_sign_for_every_installed_role() -> None:
-    roles = signing_roles(Settings())
+    roles = signing_roles(Settings(), REGISTRY)
     assert {"support_supervisor", "support_approver", "operator", "request_approver"} <= set(roles)
     assert roles.index("support_supervisor") < roles.index("support_approver")
 
@@ -165,13 +166,13 @@ def test_the_development_operator_may_sign_for_every_installed_role() -> None:
 )
 def test_a_state_offers_the_actions_its_table_has_rows_for(state: str, expected: list[str]) -> None:
     view = {"workflow_type": "support", "definition_version": 2, "state": state}
-    assert [a.name for a in offered(view)] == expected
+    assert [a.name for a in offered(REGISTRY, view)] == expected
 
 
 def test_roles_narrow_the_offered_actions() -> None:
     view = {"workflow_type": "support", "definition_version": 2, "state": "MANUAL_REVIEW"}
-    assert [a.name for a in offered(view, APPROVER)] == ["reject"]
-    assert [a.name for a in offered(view, VIEWER)] == []
+    assert [a.name for a in offered(REGISTRY, view, APPROVER)] == ["reject"]
+    assert [a.name for a in offered(REGISTRY, view, VIEWER)] == []
 
 
 def test_passwords_are_checked_against_their_argon2_hash() -> None:

@@ -9,14 +9,14 @@ import pytest
 from typer.testing import CliRunner
 
 from interlock.cli import app
-from interlock.contracts import registry
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.diagram import diagram, dot, mermaid, row_label
 from interlock.contracts.graphcheck import targets
-from interlock.contracts.support import SUPPORT_V1, SUPPORT_V2
+from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2
+from tests.support.workflows import REGISTRY
 
 pytestmark = pytest.mark.unit
-DEFINITIONS = list(registry.DEFINITIONS.values())
+DEFINITIONS = list(REGISTRY)
 
 
 @pytest.mark.parametrize("definition", DEFINITIONS, ids=lambda d: f"{d.workflow_type}-v{d.version}")
