@@ -186,3 +186,33 @@ def test_up_prints_no_password_and_writes_its_endpoints(
     unknown = _cli(home, "client-url", "mallory")
     assert unknown.returncode == 2
     assert "upstream" in unknown.stderr
+
+
+def _readme_snippet() -> str:
+    """The README's nats-py example, exactly as a reader would copy it."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    after = readme.split("Start a support workflow with nothing but `nats-py`", 1)[1]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+async def test_the_readme_snippet_starts_a_workflow_as_written(
+    running_up: tuple[Path, dict[str, Any], str],
+) -> None:
+    home, _, _ = running_up
+    ran = subprocess.run(
+        [sys.executable, "-c", _readme_snippet()],
+        env=cli_env(home),
+        cwd=home.parent,
+        text=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+
+    async def shown() -> dict[str, Any] | None:
+        result = _cli(home, "show", "ticket-1042", "--json")
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
+    workflow = await eventually(shown, within=30, what="the README's workflow")
+    assert workflow["workflow_type"] == "support"

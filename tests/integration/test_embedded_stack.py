@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -316,3 +317,29 @@ async def _assert_table_survived(server: EmbeddedPostgres) -> None:
     finally:
         await connection.close()
         server.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_the_broker_takes_its_preferred_port_when_free_and_another_when_not(
+    tmp_path: Path,
+) -> None:
+    wanted = _free_port()
+    server = EmbeddedNats(tmp_path / "free", preferred_port=wanted)
+    try:
+        assert urlsplit(server.start()).port == wanted
+    finally:
+        server.stop()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", wanted))
+        taken.listen()
+        server = EmbeddedNats(tmp_path / "taken", preferred_port=wanted)
+        try:
+            assert urlsplit(server.start()).port not in (wanted, None)
+        finally:
+            server.stop()
