@@ -12,10 +12,13 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from interlock import access, console
 from interlock.embedded import resolve_urls
+from interlock.failures import settings_problem
 from interlock.health import accepts_anonymous
+from interlock.reachability import require_reachable
 from interlock.settings import Settings
 
 T = TypeVar("T")
@@ -32,10 +35,8 @@ def load_settings() -> Settings:
     """The process settings, with logging configured; exit 2 naming what is wrong."""
     try:
         loaded = Settings()
-    except ValidationError as exc:
-        for err in exc.errors():
-            console.errors.print(f"[red]configuration:[/] {err['msg']}")
-        raise typer.Exit(2) from None
+    except (ValidationError, SettingsError) as exc:
+        raise settings_problem(exc) from exc
     configure_logging(loaded.log_level)
     return loaded
 
@@ -59,7 +60,7 @@ def with_stack(
     s = settings or load_settings()
     with resolve_urls(s) as (nats_url, database_url):
         admin_nats, admin_database = access.as_admin(s, nats_url, database_url)
-        return _run_checked(s, admin_nats, work(s, admin_nats, admin_database))
+        return _run_checked(s, admin_nats, work(s, admin_nats, admin_database), admin_database)
 
 
 def with_component(
@@ -80,7 +81,7 @@ def with_component(
             database_url = access.database_url_as(s.database_url, None, secrets)
         else:
             database_url = access.database_url_as(base_database, role, secrets)
-        return _run_checked(s, nats_url, work(s, nats_url, database_url))
+        return _run_checked(s, nats_url, work(s, nats_url, database_url), database_url)
 
 
 @contextmanager
@@ -94,11 +95,19 @@ def _servers(s: Settings, *, database: bool) -> Iterator[tuple[str, str | None]]
         yield urls
 
 
-def _run_checked(s: Settings, nats_url: str, work: Coroutine[Any, Any, T]) -> T:
-    """Run `work` unless the broker would take anonymous publishers (exit 2), which only an
-    explicit development setting (`INTERLOCK_INSECURE_NATS=1`) allows, with a warning."""
+def _run_checked(
+    s: Settings, nats_url: str, work: Coroutine[Any, Any, T], database_url: str | None
+) -> T:
+    """Run `work` once the broker (and the database, if any) accept a connection within the
+    start-up deadline, unless the broker would take anonymous publishers (exit 2), which only
+    an explicit development setting (`INTERLOCK_INSECURE_NATS=1`) allows, with a warning."""
 
     async def checked() -> T:
+        try:
+            await require_reachable(nats_url, database_url)
+        except BaseException:
+            work.close()
+            raise
         if await accepts_anonymous(nats_url):
             if not s.insecure_nats:
                 work.close()

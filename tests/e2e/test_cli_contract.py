@@ -188,6 +188,18 @@ def test_up_prints_no_password_and_writes_its_endpoints(
     assert "upstream" in unknown.stderr
 
 
+def _python(home: Path, code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=cli_env(home),
+        cwd=home.parent,
+        text=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def _readme_snippet() -> str:
     """The README's nats-py example, exactly as a reader would copy it."""
     readme = (Path(__file__).parents[2] / "README.md").read_text()
@@ -199,15 +211,7 @@ async def test_the_readme_snippet_starts_a_workflow_as_written(
     running_up: tuple[Path, dict[str, Any], str],
 ) -> None:
     home, _, _ = running_up
-    ran = subprocess.run(
-        [sys.executable, "-c", _readme_snippet()],
-        env=cli_env(home),
-        cwd=home.parent,
-        text=True,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    ran = _python(home, _readme_snippet())
     assert ran.returncode == 0, ran.stderr
 
     async def shown() -> dict[str, Any] | None:
