@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
-import asyncpg
 import nats
 import nats.errors
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock.access import redacted, without_credentials
 from interlock.contracts.errors import ErrorCode, InterlockError
-from interlock.settings import asyncpg_dsn
+from interlock.projector.store.database import database_pool
 
 CONNECT_DEADLINE = 8.0
 """Seconds a server has to answer at start-up (a broker or database restarting is back well
@@ -68,10 +68,19 @@ async def _nats(url: str, within: float) -> None:
 
 
 async def _postgres(url: str, within: float) -> None:
+    pool = database_pool(url, pool_size=1)
+    try:
+        await _first_connection(pool, url, within)
+    finally:
+        await pool.dispose()
+
+
+async def _first_connection(pool: AsyncEngine, url: str, within: float) -> None:
     deadline = asyncio.get_running_loop().time() + within
     while True:
         try:
-            connection = await asyncpg.connect(asyncpg_dsn(url), timeout=2)
+            async with asyncio.timeout(max(0.5, deadline - asyncio.get_running_loop().time())):
+                connection = await pool.connect()
         except Exception as exc:
             if asyncio.get_running_loop().time() >= deadline or _refused_credentials(exc):
                 raise ServerUnreachable(
@@ -87,9 +96,17 @@ async def _postgres(url: str, within: float) -> None:
 
 def _refused_credentials(exc: Exception) -> bool:
     """An authentication refusal will not change by trying again."""
-    return isinstance(
-        exc, asyncpg.InvalidAuthorizationSpecificationError | nats.errors.AuthorizationError
-    )
+    if isinstance(exc, nats.errors.AuthorizationError):
+        return True
+    # PostgreSQL's class 28 (invalid authorization), under SQLAlchemy's wrapping.
+    cause: BaseException | None = exc
+    for _ in range(5):  # the driver's error is a link or two down
+        if cause is None:
+            break
+        if str(getattr(cause, "sqlstate", "") or "").startswith("28"):
+            return True
+        cause = cause.__cause__ or getattr(cause, "orig", None)
+    return False
 
 
 def _why(exc: Exception, within: float) -> str:
