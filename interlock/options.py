@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
 
@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from interlock import access, console
+from interlock.contracts import registry
 from interlock.embedded import resolve_urls
 from interlock.failures import settings_problem
 from interlock.health import accepts_anonymous
@@ -126,3 +127,35 @@ def _run_checked(
         return await work
 
     return asyncio.run(checked())
+
+
+# The values an option may take, checked before a command runs: a misspelt state, type or
+# scenario is refused with the valid values (exit 2), never answered with an empty result.
+
+
+def one_of(valid: Iterable[str], what: str) -> Callable[[str | None], str | None]:
+    """A typer option callback refusing any value not in `valid`."""
+    choices = sorted(set(valid))
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in choices:
+            raise typer.BadParameter(f"unknown {what} {value!r}; valid: {', '.join(choices)}")
+        return value
+
+    return check
+
+
+def each_of(valid: Iterable[str], what: str) -> Callable[[list[str] | None], list[str] | None]:
+    """The same for an option given several times."""
+    check = one_of(valid, what)
+
+    def check_each(values: list[str] | None) -> list[str] | None:
+        for value in values or ():
+            check(value)
+        return values
+
+    return check_each
+
+
+def known_states() -> set[str]:
+    return {state for d in registry.DEFINITIONS.values() for state in d.states}

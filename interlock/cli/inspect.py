@@ -8,7 +8,15 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from interlock import console, queries
-from interlock.options import JsonOpt, TenantOpt, load_settings, with_stack
+from interlock.contracts import registry
+from interlock.options import (
+    JsonOpt,
+    TenantOpt,
+    known_states,
+    load_settings,
+    one_of,
+    with_stack,
+)
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble, render
 
@@ -42,8 +50,20 @@ def trace(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = Fal
 
 def list_workflows(
     *,
-    state: Annotated[str | None, typer.Option(help="Only workflows in this state.")] = None,
-    workflow_type: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    state: Annotated[
+        str | None,
+        typer.Option(
+            help="Only workflows in this state.", callback=one_of(known_states(), "state")
+        ),
+    ] = None,
+    workflow_type: Annotated[
+        str | None,
+        typer.Option(
+            "--type",
+            help="Only this type.",
+            callback=one_of(registry.workflow_types(), "workflow type"),
+        ),
+    ] = None,
     tenant: Annotated[str | None, typer.Option(help="Only this tenant's.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=10_000)] = 50,
     json_output: JsonOpt = False,

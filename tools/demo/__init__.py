@@ -19,7 +19,7 @@ from interlock import console, queries, telemetry
 from interlock.access import component_roles
 from interlock.composition import default_stack
 from interlock.health import attached
-from interlock.options import JsonOpt, load_settings, with_stack
+from interlock.options import JsonOpt, each_of, load_settings, with_stack
 from interlock.runtime import prepare, supervised
 from interlock.settings import Settings
 from interlock.signals import Clients
@@ -67,7 +67,13 @@ class ScenarioResult:
 
 def demo(
     json_output: JsonOpt = False,
-    only: Annotated[list[str] | None, typer.Option(help="Run only these scenarios.")] = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Run only these scenarios.",
+            callback=each_of((sc.name for sc in SCENARIOS), "scenario"),
+        ),
+    ] = None,
     fixture_file: Annotated[
         Path | None,
         typer.Option(
