@@ -19,6 +19,7 @@ from interlock.health import healthy
 from interlock.options import load_settings, with_component, with_stack
 from interlock.runtime import Runtime, prepare, supervised
 from interlock.settings import Settings
+from interlock.uplock import only_up
 
 
 def up(
@@ -41,7 +42,9 @@ def up(
             console.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
             await stop.wait()
 
-    with_stack(run)
+    settings = load_settings()
+    with only_up(settings.home):
+        with_stack(run, settings)
 
 
 def service(

@@ -220,3 +220,23 @@ async def test_the_readme_snippet_starts_a_workflow_as_written(
 
     workflow = await eventually(shown, within=30, what="the README's workflow")
     assert workflow["workflow_type"] == "support"
+
+
+def test_a_second_up_on_the_same_home_is_refused_naming_the_first(
+    running_up: tuple[Path, dict[str, Any], str],
+) -> None:
+    home, stack, _ = running_up
+    try:
+        second = subprocess.run(
+            [sys.executable, "-m", "interlock", "up", "--only", "relay"],
+            env=cli_env(home),
+            text=True,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("a second `interlock up` ran on the same home")
+    lines = second.stderr.strip().splitlines()
+    assert (second.returncode, len(lines)) == (2, 1), second.stderr
+    assert f"pid {stack['owner_pid']}" in lines[0]
