@@ -26,6 +26,7 @@ from interlock.contracts.graphcheck import assert_valid
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.progress import Progress
 from interlock.messaging.streams import all_stages
+from interlock.options import BROKER_LOGGER
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
@@ -90,6 +91,7 @@ def broker(rt: Runtime, name: str, stop: asyncio.Event) -> NatsBroker:
     return NatsBroker(
         rt.nats_url,
         inbox_prefix=rt.inbox_prefix,
+        logger=logging.getLogger(BROKER_LOGGER),
         log_level=logging.DEBUG,
         graceful_timeout=rt.settings.shutdown_grace / 2,
         **connection_options(name, stop),

@@ -8,6 +8,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -42,13 +43,27 @@ def load_settings() -> Settings:
     return loaded
 
 
+class _IsoFormatter(logging.Formatter):
+    """Timestamps as ISO-8601 with the local offset, so lines from different machines and
+    time zones order and compare."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        moment = datetime.fromtimestamp(record.created).astimezone()
+        return moment.isoformat(timespec="milliseconds")
+
+
+BROKER_LOGGER = "interlock.broker"
+"""Where the components' FastStream brokers log: through the process's own handler (plain
+lines, no terminal colour codes in log files) rather than FastStream's coloured one."""
+
+
 def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(_IsoFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level.upper(), handlers=[handler])
     if level.upper() != "DEBUG":
         # Per-message access logs and migration chatter drown what matters.
-        for chatty in ("faststream", "alembic", "nats"):
+        for chatty in ("faststream", "alembic", "nats", BROKER_LOGGER):
             logging.getLogger(chatty).setLevel(logging.WARNING)
 
 

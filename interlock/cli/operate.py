@@ -95,9 +95,7 @@ def _report(outcome: dict[str, Any], json_output: bool) -> None:
         reason = str(outcome.get("reason") or "").replace("_", " ")
         failed = outcome.get("failed_guards")
         guards = f"; failed guards: {', '.join(failed)}" if failed else ""
-        console.errors.print(
-            f"[red]{reason}[/]: {outcome.get('detail')}{guards}", soft_wrap=True
-        )
+        console.errors.print(f"[red]{reason}[/]: {outcome.get('detail')}{guards}", soft_wrap=True)
     if not outcome.get("accepted"):
         usage = {"no_decision": 1, "queued": 1, "ambiguous_workflow": 2}
         raise typer.Exit(usage.get(outcome.get("reason") or "", 3))
