@@ -1,7 +1,7 @@
 """Process settings, read from ``INTERLOCK_*`` environment variables."""
 
 from pathlib import Path
-from typing import Annotated, Self
+from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -215,6 +215,11 @@ class Settings(BaseSettings):
         if url is not None:
             split_postgres_url(url, setting="INTERLOCK_DATABASE_URL")
         return url
+
+    def timings(self) -> dict[str, Any]:
+        """The settings a run's timing depends on (what `interlock demo` compares with the
+        `interlock up` it attaches to)."""
+        return {"parameters": self.parameters, "external_timeout": self.external_timeout}
 
     @model_validator(mode="after")
     def _check_openai(self) -> Self:

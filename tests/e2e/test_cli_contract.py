@@ -181,6 +181,7 @@ def test_up_prints_no_password_and_writes_its_endpoints(
     assert endpoints["database_url"] == stack["database_url"]
     assert not [s for s in secrets if s in endpoints["database_url"]]
     assert {"upstream", "approvals", "operator"} <= set(endpoints["clients"])
+    assert endpoints["timings"] == Settings().timings()  # what an attaching demo compares
     upstream = _cli(home, "client-url", "upstream").stdout.strip()
     assert endpoints["clients"]["upstream"]["nats_url"] == upstream
     unknown = _cli(home, "client-url", "mallory")
