@@ -14,6 +14,7 @@ import typer
 from interlock import console, telemetry
 from interlock.access import component_roles
 from interlock.composition import GATEWAY, default_stack, resolve_name
+from interlock.devsender import with_dev_sender
 from interlock.endpoints import ENDPOINTS, write_endpoints
 from interlock.health import healthy
 from interlock.options import load_settings, with_component, with_stack
@@ -39,10 +40,12 @@ def up(
             )
             for child in supervisor.status():
                 console.console.print(f"  {child['name']:<32} pid {child['pid']}")
+            if sender_line and GATEWAY in names:
+                console.console.print(sender_line)
             console.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
             await stop.wait()
 
-    settings = load_settings()
+    settings, sender_line = with_dev_sender(load_settings())
     with only_up(settings.home):
         with_stack(run, settings)
 
