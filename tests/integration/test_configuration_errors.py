@@ -4,7 +4,6 @@ INTERLOCK_LOG_LEVEL=debug) shows the trace."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from interlock.settings import Settings
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, free_port
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -94,18 +93,11 @@ def test_openai_without_its_settings_names_what_is_missing(tmp_path: Path) -> No
     assert "INTERLOCK_OPENAI_MODEL" in line
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 def test_unreachable_servers_fail_after_a_bounded_deadline(
     tmp_path: Path, stack_urls: tuple[str, str]
 ) -> None:
-    nats_url = f"nats://127.0.0.1:{_closed_port()}"
-    database_url = f"postgresql://interlock@127.0.0.1:{_closed_port()}/interlock"
+    nats_url = f"nats://127.0.0.1:{free_port()}"
+    database_url = f"postgresql://interlock@127.0.0.1:{free_port()}/interlock"
     for env, resource in (
         ({"INTERLOCK_NATS_URL": nats_url, "INTERLOCK_DATABASE_URL": stack_urls[1]}, "NATS"),
         (
@@ -121,7 +113,7 @@ def test_unreachable_servers_fail_after_a_bounded_deadline(
 
 
 def test_debug_shows_the_trace(tmp_path: Path, stack_urls: tuple[str, str]) -> None:
-    database_url = f"postgresql://interlock@127.0.0.1:{_closed_port()}/interlock"
+    database_url = f"postgresql://interlock@127.0.0.1:{free_port()}/interlock"
     for args, env in (
         (("--debug", "list"), {}),
         (("list",), {"INTERLOCK_LOG_LEVEL": "debug"}),

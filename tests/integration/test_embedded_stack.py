@@ -21,6 +21,7 @@ from nats.aio.client import Client
 
 from interlock.embedded import EmbeddedNats, EmbeddedPostgres, EmbeddedStack
 from interlock.embedded._process import port_accepts
+from tests.support.cli import free_port
 
 pytestmark = pytest.mark.timeout(60)
 PASSWORD = "superuser-password"
@@ -319,17 +320,10 @@ async def _assert_table_survived(server: EmbeddedPostgres) -> None:
         server.stop()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 def test_the_broker_takes_its_preferred_port_when_free_and_another_when_not(
     tmp_path: Path,
 ) -> None:
-    wanted = _free_port()
+    wanted = free_port()
     server = EmbeddedNats(tmp_path / "free", preferred_port=wanted)
     try:
         assert urlsplit(server.start()).port == wanted

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 KEPT = ("INTERLOCK_SECRETS_DIR",)
@@ -17,3 +23,36 @@ def cli_env(home: Path, **overrides: str) -> dict[str, str]:
     env["INTERLOCK_HOME"] = str(home)
     env.update(overrides)
     return env
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (bound, read, released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@contextmanager
+def up_running(home: Path, *args: str, **env: str) -> Iterator[str]:
+    """`interlock up ARGS` on `home` until the block ends; yields what it printed once every
+    component was ready."""
+    up = subprocess.Popen(
+        [sys.executable, "-m", "interlock", "up", *args],
+        env=cli_env(home, **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert up.stdout is not None
+        seen = []
+        for line in up.stdout:  # `up` says so once every component is ready
+            seen.append(line)
+            if "Ctrl-C stops everything" in line:
+                break
+        assert up.poll() is None, "".join(seen)
+        yield "".join(seen)
+    finally:
+        up.send_signal(signal.SIGINT)
+        up.wait(60)

@@ -3,28 +3,21 @@ runs, with exit status 2 and the valid values."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from interlock.cli import app
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
+from tests.support.cli import free_port
 
 
 @pytest.fixture
 def nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No stack to reach: a command that got as far as connecting fails the test's asserts."""
     monkeypatch.setenv("INTERLOCK_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("INTERLOCK_NATS_URL", f"nats://127.0.0.1:{_closed_port()}")
-    monkeypatch.setenv("INTERLOCK_DATABASE_URL", f"postgresql://x@127.0.0.1:{_closed_port()}/x")
+    monkeypatch.setenv("INTERLOCK_NATS_URL", f"nats://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("INTERLOCK_DATABASE_URL", f"postgresql://x@127.0.0.1:{free_port()}/x")
 
 
 @pytest.mark.parametrize(
