@@ -14,11 +14,14 @@ from interlock import access
 from interlock.settings import Settings
 from tests.support.cli import free_port, up_running
 from tests.support.gateway_webhooks import APPROVAL, PATH, signed
+from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(180)
 
 
-def test_up_configures_a_development_sender_that_the_gateway_accepts(tmp_path: Path) -> None:
+async def test_up_configures_a_development_sender_that_the_gateway_accepts(
+    tmp_path: Path,
+) -> None:
     home, port = tmp_path / "home", free_port()
     only = ("--only", "projector", "--only", "relay", "--only", "gateway")
     with up_running(home, *only, INTERLOCK_GATEWAY_PORT=str(port)) as printed:
@@ -29,5 +32,16 @@ def test_up_configures_a_development_sender_that_the_gateway_accepts(tmp_path: P
         secret = json.loads((secrets / "gateway.json").read_text())["dev"]
         assert secret not in printed
         body, headers = signed(APPROVAL, sender="dev", secret=secret)
-        answer = httpx.post(f"http://127.0.0.1:{port}{PATH}", content=body, headers=headers)
+
+        async def answered() -> httpx.Response | None:
+            # `up` is ready once the consumers fetch; the gateway may still be binding.
+            async with httpx.AsyncClient() as http:
+                try:
+                    return await http.post(
+                        f"http://127.0.0.1:{port}{PATH}", content=body, headers=headers
+                    )
+                except httpx.ConnectError:
+                    return None
+
+        answer = await eventually(answered, within=30, every=0.2, what="the gateway's answer")
         assert answer.status_code == 202, answer.text
