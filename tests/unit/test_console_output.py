@@ -7,6 +7,9 @@ import pytest
 from rich.console import Console
 
 from interlock import console
+from interlock.tools.demo import fixture
+from interlock.tools.demo.fixture import CaseResult, FixtureReport
+from interlock.tools.demo.verdicts import COUNTERS
 
 LONG_ID = "support-acme-7f3a9c2e-5b1d-4e8f-a0c6-1d2e3f4a5b6c-escalation-ticket-1042"
 
@@ -60,3 +63,11 @@ def test_a_workflows_audit_shows_offsets(narrow: Console) -> None:
     text = narrow.export_text()
     assert LONG_ID in text
     assert "21:44:05.123+00:00" in text
+
+
+def test_the_demo_case_table_keeps_ids_whole_and_sets_notices_apart(narrow: Console) -> None:
+    case = CaseResult("case-01", "refund", "COMPLETED", "COMPLETED", LONG_ID)
+    fixture.show(FixtureReport([case], dict.fromkeys(COUNTERS, 0)))
+    assert LONG_ID in narrow.export_text()
+    fixture.show(FixtureReport([], {}, skipped="components are already running elsewhere"))
+    assert narrow.export_text().startswith("\nrequest cases skipped")
