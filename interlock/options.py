@@ -68,15 +68,21 @@ def configure_logging(level: str) -> None:
 
 
 def with_stack(
-    work: Callable[[Settings, str, str], Coroutine[Any, Any, T]], settings: Settings | None = None
+    work: Callable[[Settings, str, str], Coroutine[Any, Any, T]],
+    settings: Settings | None = None,
+    *,
+    database: bool = True,
 ) -> T:
     """Run `work(settings, nats_url, database_url)` against the configured or embedded stack,
     as its administrator: the URLs carry the admin's credentials (a configured URL that
-    carries credentials of its own is used as it is). `settings`: already loaded ones."""
+    carries credentials of its own is used as it is). `settings`: already loaded ones;
+    `database=False`: the work uses the broker only, so the database is not required to
+    answer before it starts."""
     s = settings or load_settings()
     with resolve_urls(s) as (nats_url, database_url):
         admin_nats, admin_database = access.as_admin(s, nats_url, database_url)
-        return _run_checked(s, admin_nats, work(s, admin_nats, admin_database), admin_database)
+        checked_database = admin_database if database else None
+        return _run_checked(s, admin_nats, work(s, admin_nats, admin_database), checked_database)
 
 
 def with_component(
