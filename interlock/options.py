@@ -103,7 +103,9 @@ def with_component(
             database_url = access.database_url_as(s.database_url, None, secrets)
         else:
             database_url = access.database_url_as(base_database, role, secrets)
-        return _run_checked(s, nats_url, work(s, nats_url, database_url), database_url)
+        # No start-up deadline here: a component waits out a broker or database that is not
+        # there yet (a restart, a container starting after it) by reconnecting.
+        return _run_checked(s, nats_url, work(s, nats_url, database_url), None, deadline=False)
 
 
 @contextmanager
@@ -118,7 +120,12 @@ def _servers(s: Settings, *, database: bool) -> Iterator[tuple[str, str | None]]
 
 
 def _run_checked(
-    s: Settings, nats_url: str, work: Coroutine[Any, Any, T], database_url: str | None
+    s: Settings,
+    nats_url: str,
+    work: Coroutine[Any, Any, T],
+    database_url: str | None,
+    *,
+    deadline: bool = True,
 ) -> T:
     """Run `work` once the broker (and the database, if any) accept a connection within the
     start-up deadline, unless the broker would take anonymous publishers (exit 2), which only
@@ -126,7 +133,8 @@ def _run_checked(
 
     async def checked() -> T:
         try:
-            await require_reachable(nats_url, database_url)
+            if deadline:
+                await require_reachable(nats_url, database_url)
         except BaseException:
             work.close()
             raise
