@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from urllib.parse import SplitResult, quote, urlsplit
 
-from interlock.contracts import registry
 from interlock.contracts.clients import ANY, ClientPolicy, Publishes, signing_roles
 from interlock.messaging import permissions as broker
-from interlock.messaging.streams import all_stages
+from interlock.plugins import installed
 from interlock.projector.store.roles import PROJECTOR_ROLE, RELAY_ROLE, SIMULATOR_ROLE, TIMER_ROLE
 from interlock.secrets import Secrets
 from interlock.settings import Settings
@@ -74,7 +73,7 @@ def database_role(component: str) -> str | None:
 def signing_roles_of(settings: Settings) -> list[str]:
     """Every approver and operator role of the installed workflow types (as configured)."""
     roles: set[str] = set()
-    for definition in registry.DEFINITIONS.values():
+    for definition in installed().registry:
         overrides = settings.parameters.get(definition.workflow_type, {})
         roles |= signing_roles({**definition.parameters, **overrides})
     return sorted(roles)
@@ -117,7 +116,8 @@ def _everywhere(kind: Publishes, roles: frozenset[str] = frozenset()) -> ClientP
 def broker_permissions(settings: Settings) -> dict[str, broker.Permissions]:
     """Every NATS identity and what it may do, for the installed workflow types."""
     clients = {k: v for k, v in client_policies(settings).items() if k != broker.GATEWAY}
-    return broker.permissions(all_stages(), clients, registry.workflow_types())
+    registry = installed().registry
+    return broker.permissions(registry.stages(), clients, registry.workflow_types())
 
 
 def as_client(settings: Settings, nats_url: str, client: str) -> str:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, SecretStr
 
 from interlock.access import client_policies, secrets_of
 from interlock.messaging.crashpoints import ENV as CRASHPOINTS
+from interlock.plugins import installed
 from interlock.settings import Settings
 
 _SYSTEM = frozenset(
@@ -42,6 +43,7 @@ _OWN: dict[str, tuple[str, ...]] = {
         "sweep_after",
         "archive_after",
         "forget_after",
+        "history_retention",
         "retention_interval",
     ),
     "timer": (),
@@ -54,20 +56,25 @@ _OWN: dict[str, tuple[str, ...]] = {
         "gateway_unauthenticated_rate",
     ),
 }
-_STAGE = ("stage_workers", "external_timeout")
+_STAGE = ("stage_workers", "external_timeout", "adapters")
 _MODEL = ("model", "models", "openai_base_url", "openai_model", "openai_api_key", "model_timeout")
 
-MODEL_STAGES = frozenset(
-    {"support.classify", "support.generate_recommendation", "request.classify_request"}
-)
-"""The stages that ask a model (tests/unit check this against the wired stages)."""
+
+def model_stages() -> frozenset[str]:
+    """The stages that ask a model, as their plugins declare (tests/unit check this against
+    the wired stages)."""
+    return frozenset(
+        f"{workflow_type}.{stage}"
+        for workflow_type, loaded in installed().plugins.items()
+        for stage in loaded.plugin.stages_asking_a_model()
+    )
 
 
 def settings_of(component: str) -> tuple[str, ...]:
     """The settings fields `component` reads (besides its URLs)."""
     if "." not in component:
         return _COMMON + _OWN[component]
-    return _COMMON + _STAGE + (_MODEL if component in MODEL_STAGES else ())
+    return _COMMON + _STAGE + (_MODEL if component in model_stages() else ())
 
 
 def child_environment(

@@ -3,7 +3,7 @@ signal, read it, wait for a state, receive the tasks it announces. It builds the
 and publishes on the client's own subjects, so an upstream system writes no wire format.
 
     client = await Client.connect()                  # `upstream`, from <home>/endpoints.json
-    workflow_id = await client.start("support", {...}, tenant_id="acme")
+    workflow_id = await client.start("<type>", {...}, tenant_id="acme")
 
 Reads (`get`, `wait_for_state`) need the database URL: they are for operators and tests; an
 upstream system learns outcomes from the tasks and announcements it subscribes to."""

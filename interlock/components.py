@@ -20,13 +20,13 @@ from nats.aio.client import Client
 
 from interlock.access import client_policies, job_public_key, job_signing_key
 from interlock.composition import GATEWAY, SIMULATOR
-from interlock.contracts import registry, subjects
+from interlock.contracts import subjects
 from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.progress import Progress
-from interlock.messaging.streams import all_stages
 from interlock.options import BROKER_LOGGER
+from interlock.plugins import installed
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
@@ -56,7 +56,7 @@ supervisor, or compose, starts it again."""
 
 def check_definitions() -> None:
     """Refuse to start on a definition that fails the graph check (clear message)."""
-    for definition in registry.DEFINITIONS.values():
+    for definition in installed().registry:
         assert_valid(definition, GUARDS, ACTIONS)
 
 
@@ -117,6 +117,7 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     nats_broker = broker(rt, "projector", stop)
     projector = Projector(
         store,
+        registry=installed().registry,
         parameters=rt.settings.parameters,
         clients=client_policies(rt.settings),
         signer=JobSigner(job_signing_key(rt.settings)),
@@ -157,11 +158,13 @@ async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowSt
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     s = rt.settings
     progress = reporting(rt, "relay", stop)
-    gauges = Gauges(rt.database_url, stuck_after=s.stuck_after)
+    gauges = Gauges(rt.database_url, registry=installed().registry, stuck_after=s.stuck_after)
     retention = Retention(
         rt.database_url,
+        registry=installed().registry,
         archive_after=s.archive_after,
         forget_after=s.forget_after,
+        history_after=s.history_retention,
         interval=s.retention_interval,
     )
     sampling = asyncio.create_task(gauges.run(stop))
@@ -227,6 +230,7 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
         port=settings.gateway_port,
         senders=settings.gateway_senders,
         stop=stop,
+        workflows=installed().registry,
         limits=Limits(settings.gateway_sender_rate, settings.gateway_unauthenticated_rate),
         connection=connection_options(GATEWAY, stop),
         on_connect=lambda nc: progress.watch(lambda: nc.is_connected, connection_is_progress=True),
@@ -289,6 +293,6 @@ def components() -> dict[str, Component]:
         SIMULATOR: run_sim,
         GATEWAY: run_gateway,
     }
-    for workflow_type, stage in all_stages():
+    for workflow_type, stage in installed().registry.stages():
         found[f"{workflow_type}.{stage}"] = stage_component(workflow_type, stage)
     return found

@@ -16,7 +16,13 @@ from pydantic_settings import SettingsError
 from interlock.contracts.errors import ErrorCode, InterlockError
 
 CONFIGURATION_EXIT = 2
-SETUP_CODES = (ErrorCode.CONFIGURATION, ErrorCode.EMBEDDED_START_FAILED)
+# A plugin the runtime refuses to load (invalid definition) stops every command that needs
+# the installed workflows before it starts: a start-up failure like the others.
+SETUP_CODES = (
+    ErrorCode.CONFIGURATION,
+    ErrorCode.EMBEDDED_START_FAILED,
+    ErrorCode.INVALID_DEFINITION,
+)
 
 
 class ConfigurationError(InterlockError):

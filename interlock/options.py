@@ -16,11 +16,11 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from interlock import access, console
-from interlock.contracts import registry
 from interlock.embedded import resolve_urls
 from interlock.failures import settings_problem
 from interlock.health import accepts_anonymous
-from interlock.reachability import require_reachable
+from interlock.plugins import installed
+from interlock.reachability import require_database, require_reachable
 from interlock.settings import Settings
 
 T = TypeVar("T")
@@ -83,6 +83,29 @@ def with_stack(
         admin_nats, admin_database = access.as_admin(s, nats_url, database_url)
         checked_database = admin_database if database else None
         return _run_checked(s, admin_nats, work(s, admin_nats, admin_database), checked_database)
+
+
+def with_database(work: Callable[[Settings, str], Coroutine[Any, Any, T]]) -> T:
+    """Run `work(settings, database_url)` against the configured or embedded database, as
+    its administrator, for a command that needs no broker (none is asked for or checked)."""
+    s = load_settings()
+    secrets = access.secrets_of(s)
+    if s.database_url is not None:
+        return _database_checked(s, access.database_url_as(s.database_url, None, secrets), work)
+    with resolve_urls(s) as (_, database_url):
+        return _database_checked(s, access.database_url_as(database_url, None, secrets), work)
+
+
+def _database_checked(
+    s: Settings, database_url: str, work: Callable[[Settings, str], Coroutine[Any, Any, T]]
+) -> T:
+    """Run `work` once the database accepts a connection within the start-up deadline."""
+
+    async def checked() -> T:
+        await require_database(database_url)
+        return await work(s, database_url)
+
+    return asyncio.run(checked())
 
 
 def with_component(
@@ -162,19 +185,21 @@ def _run_checked(
 # scenario is refused with the valid values (exit 2), never answered with an empty result.
 
 
-def one_of(valid: Iterable[str], what: str) -> Callable[[str | None], str | None]:
-    """A typer option callback refusing any value not in `valid`."""
-    choices = sorted(set(valid))
+def one_of(valid: Callable[[], Iterable[str]], what: str) -> Callable[[str | None], str | None]:
+    """A typer option callback refusing any value not in `valid()` (asked only when the option
+    is given, so that building the CLI loads no plugin)."""
 
     def check(value: str | None) -> str | None:
-        if value is not None and value not in choices:
+        if value is not None and value not in (choices := sorted(set(valid()))):
             raise typer.BadParameter(f"unknown {what} {value!r}; valid: {', '.join(choices)}")
         return value
 
     return check
 
 
-def each_of(valid: Iterable[str], what: str) -> Callable[[list[str] | None], list[str] | None]:
+def each_of(
+    valid: Callable[[], Iterable[str]], what: str
+) -> Callable[[list[str] | None], list[str] | None]:
     """The same for an option given several times."""
     check = one_of(valid, what)
 
@@ -187,4 +212,9 @@ def each_of(valid: Iterable[str], what: str) -> Callable[[list[str] | None], lis
 
 
 def known_states() -> set[str]:
-    return {state for d in registry.DEFINITIONS.values() for state in d.states}
+    """Every state of every installed definition, old versions included."""
+    return {state for d in installed().registry for state in d.states}
+
+
+def known_types() -> list[str]:
+    return installed().registry.workflow_types()

@@ -36,6 +36,11 @@ async def require_reachable(
         await _postgres(database_url, within)
 
 
+async def require_database(database_url: str, *, within: float = CONNECT_DEADLINE) -> None:
+    """The same for a command that needs the database only."""
+    await _postgres(database_url, within)
+
+
 async def _nats(url: str, within: float) -> None:
     async def quiet(_error: Exception) -> None:
         """The failure is reported once, below; nats-py would log every attempt."""

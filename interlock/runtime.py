@@ -14,7 +14,8 @@ from interlock import access
 from interlock.childenv import child_environment
 from interlock.contracts.urls import nats_inbox
 from interlock.health import wait_until_ready
-from interlock.messaging.streams import all_stages, provision
+from interlock.messaging.streams import provision
+from interlock.plugins import installed
 from interlock.projector.store.migrate import upgrade_async
 from interlock.projector.store.roles import provision_roles
 from interlock.settings import Settings
@@ -56,7 +57,11 @@ def default_components(*workflow_types: str, extras: Sequence[str] = ()) -> list
     return [
         *CORE,
         *extras,
-        *(f"{t}.{s}" for t, s in all_stages() if not workflow_types or t in workflow_types),
+        *(
+            f"{t}.{s}"
+            for t, s in installed().registry.stages()
+            if not workflow_types or t in workflow_types
+        ),
     ]
 
 
@@ -69,7 +74,7 @@ async def prepare(nats_url: str, database_url: str, roles: Mapping[str, str] | N
         await provision_roles(database_url, roles)
     nc = await nats.connect(nats_url, name="interlock-prepare")
     try:
-        await provision(nc.jetstream())
+        await provision(nc.jetstream(), installed().registry.stages())
     finally:
         await nc.drain()
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
 from pydantic import AfterValidator, SecretStr
 
-from interlock.contracts import registry
+from interlock.plugins import installed
 
 LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 MODELS = ("rules", "recorded:<path>", "openai")
@@ -31,11 +31,16 @@ def _model(spec: str) -> str:
     return spec
 
 
+def _known_type(workflow_type: str) -> None:
+    # Only a setting that names a type loads the installed plugins to check it.
+    known = installed().registry.workflow_types()
+    if workflow_type not in known:
+        raise ValueError(f"unknown workflow type {workflow_type!r}; known: {', '.join(known)}")
+
+
 def _models(specs: dict[str, str]) -> dict[str, str]:
-    known = registry.workflow_types()
     for workflow_type, spec in specs.items():
-        if workflow_type not in known:
-            raise ValueError(f"unknown workflow type {workflow_type!r}; known: {', '.join(known)}")
+        _known_type(workflow_type)
         _model(spec)
     return specs
 
@@ -85,17 +90,13 @@ def _http_url(url: str | None) -> str | None:
 def _parameters(overrides: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Only parameters a definition of that type has: a misspelt key would otherwise be
     ignored and the default silently used."""
-    known_types = registry.workflow_types()
     for workflow_type, values in overrides.items():
-        if workflow_type not in known_types:
-            raise ValueError(
-                f"unknown workflow type {workflow_type!r}; known: {', '.join(known_types)}"
-            )
+        _known_type(workflow_type)
+        registry = installed().registry
         keys = {
             key
-            for (t, _), definition in registry.DEFINITIONS.items()
-            if t == workflow_type
-            for key in definition.parameters
+            for version in registry.versions(workflow_type)
+            for key in registry.get(workflow_type, version).parameters
         }
         if unknown := sorted(set(values) - keys):
             raise ValueError(

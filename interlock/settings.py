@@ -111,6 +111,12 @@ class Settings(BaseSettings):
         description="Seconds processed events, refused events and fired or cancelled timers "
         "are kept (deduplication needs them only while a message can still be redelivered).",
     )
+    history_retention: float = Field(
+        default=30 * 24 * 3600.0,
+        gt=0,
+        description="Seconds a workflow's history (its decided events with their payloads, "
+        "which `interlock replay` re-decides) is kept after its last decided event.",
+    )
     retention_interval: float = Field(
         default=3600.0, gt=0, description="Seconds between the relay's retention passes."
     )
@@ -146,7 +152,7 @@ class Settings(BaseSettings):
     models: ModelSpecs = Field(
         default_factory=dict,
         description="Per workflow type, a model client for its stages overriding `model`, as "
-        'JSON, e.g. {"request": "recorded:cases.json"}.',
+        'JSON, e.g. {"<type>": "recorded:cases.json"}.',
     )
     openai_base_url: HttpUrl = Field(
         default=None, description="Base URL of the chat-completions endpoint (…/v1)."
@@ -161,10 +167,18 @@ class Settings(BaseSettings):
     external_timeout: float = Field(
         default=2.0, gt=0, description="Seconds per call to an external system (simulators)."
     )
+    adapters: dict[str, dict[str, dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Per workflow type and port, the port's adapter and its configuration, as "
+        'JSON: {"<type>": {"<port>": {"adapter": "<kind>", ...}}} binds a generic adapter the '
+        'port offers (e.g. "http"); without "adapter" the plugin\'s default gets the keys; a '
+        "port not listed gets its plugin's default. Checked at start. Secrets only by reference "
+        '({"env": "VAR"} or {"file": "/run/secrets/x"}), never by value.',
+    )
     parameters: Parameters = Field(
         default_factory=dict,
         description="Per workflow type, overrides of definition parameters, as JSON, e.g. "
-        '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.1}}.',
+        '{"<type>": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.1}}.',
     )
 
     local_traces: bool = Field(

@@ -1,31 +1,39 @@
-"""Wiring of stage handlers to their adapters: the one place ports meet implementations."""
+"""Wiring of stage handlers to their adapters: the one place ports meet implementations.
+
+A workflow type's plugin declares its ports with a default adapter; this binds each port to
+an adapter and turns the plugin's stages into the stage workers the runtime serves.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from nats.aio.client import Client
+from pydantic import ValidationError
 
+from interlock._sdk.plugin import Plugin
+from interlock._sdk.ports import AdapterContext
+from interlock._sdk.stages import StageContext, StageHandler
+from interlock.bindings import chosen
+from interlock.contracts.envelope import Envelope
+from interlock.contracts.jobs import JobPayload
+from interlock.plugins import installed
 from interlock.runtime import Runtime
-from interlock.services.adapters.sim import (
-    SimAccountApi,
-    SimActionProvider,
-    SimEffectProvider,
-    SimNotifier,
-    SimPolicyStore,
-)
-from interlock.services.models import model_client
+from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.services.models import PromptTemplate, TaskCatalog, model_client
 from interlock.services.ports import ModelClient
-from interlock.services.request import RequestPorts
-from interlock.services.request import stages as request_stages
-from interlock.services.runtime.stage import StageWorker
-from interlock.services.support import SupportPorts
-from interlock.services.support import stages as support_stages
+from interlock.services.runtime.calls import refused, transient
+from interlock.services.runtime.stage import Handler, StageResult, StageWorker
 
 
-def model_from_settings(rt: Runtime, workflow_type: str | None = None) -> ModelClient:
-    """The model client for `workflow_type`'s stages: its entry in `models`, else `model`."""
+def model_from_settings(rt: Runtime, plugin: Plugin) -> ModelClient:
+    """The model client for `plugin`'s stages (its workflow type's entry in `models`, else
+    `model`), serving the model tasks the plugin declares."""
     s = rt.settings
     client: ModelClient = model_client(
-        s.models.get(workflow_type or "", s.model),
+        s.models.get(plugin.workflow_type, s.model),
+        tasks=task_catalog(plugin),
         base_url=s.openai_base_url,
         model=s.openai_model,
         api_key=s.openai_api_key.get_secret_value() if s.openai_api_key else None,
@@ -34,26 +42,74 @@ def model_from_settings(rt: Runtime, workflow_type: str | None = None) -> ModelC
     return client
 
 
+def task_catalog(plugin: Plugin) -> TaskCatalog:
+    """The prompts and rules of the model tasks `plugin` declares, as the model clients take
+    them."""
+    return TaskCatalog(
+        templates={
+            p.version: PromptTemplate(version=p.version, task=t.name, instructions=p.instructions)
+            for t in plugin.model_tasks
+            for p in t.prompts
+        },
+        rules={t.name: t.rules for t in plugin.model_tasks if t.rules is not None},
+    )
+
+
 def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, StageWorker]:
     """The stages of `workflow_type`, wired to the configured model and external systems."""
-    builders = {"support": _support_stages, "request": _request_stages}
-    if workflow_type not in builders:
-        raise ValueError(f"no stage services for workflow type {workflow_type!r}")
-    return builders[workflow_type](rt, nc)
+    plugin = installed().plugin(workflow_type)
+    adapters = bind(plugin, rt, nc)
+    if plugin.handlers is not None:
+        return dict(plugin.handlers(adapters))
+    return {
+        s.name: StageWorker(workflow_type, s.name, typed(workflow_type, s, adapters), s.effects)
+        for s in plugin.stages
+    }
 
 
-def _support_stages(rt: Runtime, nc: Client) -> dict[str, StageWorker]:
-    timeout = rt.settings.external_timeout
-    ports = SupportPorts(
-        model=model_from_settings(rt, "support"),
-        accounts=SimAccountApi(nc, timeout=timeout),
-        policies=SimPolicyStore(nc, timeout=timeout),
-        actions=SimActionProvider(nc, timeout=timeout),
-        notifier=SimNotifier(nc, timeout=timeout),
-    )
-    return support_stages(ports)
+def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
+    """Every port of `plugin` bound to its adapter: the generic one `INTERLOCK_ADAPTERS`
+    picks by kind, else the plugin's default, built with the port's configuration."""
+    found: dict[str, Any] = {}
+    for port in plugin.ports:
+        configured = rt.settings.adapters.get(plugin.workflow_type, {}).get(port.name, {})
+        build, config = chosen(port, configured, plugin.workflow_type)
+        ctx = AdapterContext(
+            workflow_type=plugin.workflow_type,
+            port=port.name,
+            nats=nc,
+            timeout=rt.settings.external_timeout,
+            config=config,
+            model=lambda: model_from_settings(rt, plugin),
+        )
+        found[port.name] = build(ctx)
+    return found
 
 
-def _request_stages(rt: Runtime, nc: Client) -> dict[str, StageWorker]:
-    effects = SimEffectProvider(nc, timeout=rt.settings.external_timeout)
-    return request_stages(RequestPorts(model=model_from_settings(rt, "request"), effects=effects))
+def typed(workflow_type: str, stage: StageHandler[Any], adapters: Mapping[str, Any]) -> Handler:
+    """The runtime's handler for a typed stage: its result, or the failure event a port's
+    error stands for (transient -> `RETRYABLE_ERROR`, refused -> `PERMANENT_ERROR`)."""
+    bound = {p.name: adapters[p.name] for p in stage.ports}
+
+    async def handle(job: JobPayload, envelope: Envelope) -> StageResult:
+        ctx = StageContext(
+            workflow_type=workflow_type,
+            workflow_id=envelope.workflow_id or "",
+            tenant_id=envelope.tenant_id,
+            job_id=job.job_id,
+            attempt=job.attempt,
+            idempotency_key=f"{workflow_type}:{envelope.tenant_id}:{envelope.workflow_id}:"
+            f"{stage.name}",
+            adapters=bound,
+        )
+        try:
+            result = await stage(job.inputs, ctx)
+        except (ExternalTimeout, ExternalUnavailable) as exc:
+            return transient(exc, stage.name)
+        except ExternalRejected as exc:
+            return refused(exc)
+        except ValidationError:
+            return StageResult("PERMANENT_ERROR", {"error_class": "invalid_stage_inputs"})
+        return StageResult(result.event_name(), result.model_dump(mode="json"))
+
+    return handle

@@ -6,6 +6,7 @@ configuration below, never recreated (which would drop its messages or its ack s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from nats.js import JetStreamContext
@@ -19,7 +20,7 @@ from nats.js.api import (
 )
 from nats.js.errors import BadRequestError, NotFoundError
 
-from interlock.contracts import registry, subjects
+from interlock.contracts import subjects
 
 DUPLICATE_WINDOW_S = 300.0
 """Publishes with the same Nats-Msg-Id inside this window are dropped by the server; it must
@@ -107,14 +108,6 @@ def stage_consumer(workflow_type: str, stage: str) -> ConsumerConfig:
     )
 
 
-def all_stages() -> list[tuple[str, str]]:
-    """(workflow_type, stage) for every stage of every registered definition."""
-    found: set[tuple[str, str]] = set()
-    for definition in registry.DEFINITIONS.values():
-        found |= {(definition.workflow_type, s.name) for s in definition.all_stages()}
-    return sorted(found)
-
-
 async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     try:
         await js.stream_info(config.name or "")
@@ -124,13 +117,14 @@ async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     await js.update_stream(config)
 
 
-async def provision(js: JetStreamContext) -> None:
-    """Create or update every stream, consumer and bucket Interlock uses."""
+async def provision(js: JetStreamContext, stages: Iterable[tuple[str, str]]) -> None:
+    """Create or update every stream, consumer and bucket Interlock uses; `stages` are the
+    (workflow type, stage) pairs of the installed definitions, each with its consumer."""
     for config in STREAMS:
         await _ensure_stream(js, config)
     await _ensure_bucket(js)
     await _ensure_consumer(js, subjects.STREAM_IN, PROJECTOR_CONSUMER)
-    for workflow_type, stage in all_stages():
+    for workflow_type, stage in stages:
         await _ensure_consumer(js, subjects.STREAM_JOBS, stage_consumer(workflow_type, stage))
 
 

@@ -18,7 +18,6 @@ from typing import Any
 from opentelemetry import trace
 from pydantic import ValidationError
 
-from interlock.contracts import registry
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import (
     Envelope,
@@ -28,6 +27,7 @@ from interlock.contracts.envelope import (
 )
 from interlock.contracts.errors import MalformedMessage, UnknownDefinition
 from interlock.contracts.ids import fingerprint
+from interlock.contracts.registry import Registry
 from interlock.contracts.subjects import Inbound
 from interlock.otel import metrics
 from interlock.projector import door
@@ -65,6 +65,7 @@ class Projector:
         self,
         store: WorkflowStore,
         *,
+        registry: Registry,
         clock: Callable[[], datetime] = utcnow,
         rand: Callable[[], float] = random.random,
         parameters: Mapping[str, Mapping[str, Any]] | None = None,
@@ -79,6 +80,7 @@ class Projector:
         `signer`: signs every job dispatched (without one, jobs go out unsigned, and stages
         refuse them)."""
         self._store = store
+        self._registry = registry
         self._signer = signer
         self._clients = clients or {}
         self._timer_tolerance = timer_tolerance
@@ -94,9 +96,9 @@ class Projector:
         """Decide `event`. `inbound` is what its subject says: the kind of event, the
         workflow type and the sender the broker admitted on it (None: an in-process caller
         that did not go through the broker)."""
-        definition = _latest(event.workflow_type)
+        definition = self._latest(event.workflow_type)
         spec = definition.event(event.type)
-        if spec is None or not registry.knows_event(event.workflow_type, event.type):
+        if spec is None or not self._registry.knows_event(event.workflow_type, event.type):
             raise MalformedMessage(
                 "unknown_type", f"{event.type} is not a {event.workflow_type} event"
             )
@@ -116,20 +118,21 @@ class Projector:
                     "unknown_workflow", f"no {event.workflow_type} workflow {event.workflow_id}"
                 )
             wf = stored.workflow
-            definition = registry.get(wf.workflow_type, wf.definition_version)
+            definition = self._registry.get(wf.workflow_type, wf.definition_version)
             checked = validated(definition, event)
+            ctx = self._context(definition)
             decision = door.job_refusal(wf, checked, inbound) or resolve(
-                definition, wf, checked, self._context(definition)
+                definition, wf, checked, ctx
             )
             if isinstance(decision, Rejected) and not fresh:
                 self._checkpoints.forget(wf.tenant_id, wf.workflow_id)  # refuse on fresh state
                 continue
             try:
                 if isinstance(decision, Rejected):
-                    return await self._reject(wf, checked, decision, trace)
+                    return await self._reject(wf, checked, decision, trace, ctx)
                 decision = self._signed(decision)
                 with tracer.start_as_current_span("projector commit"):
-                    await self._store.commit(decision, checked, trace)
+                    await self._store.commit(decision, checked, trace, ctx)
             except ConcurrencyConflict:
                 self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
                 await asyncio.sleep(self._rand() * 0.005)  # de-synchronise racing writers
@@ -163,12 +166,13 @@ class Projector:
                 )
                 return await self._reject(stored.workflow, checked, rejection, trace)
             blank = first_checkpoint(definition, checked)
-            decision = resolve(definition, blank, checked, self._context(definition))
+            ctx = self._context(definition)
+            decision = resolve(definition, blank, checked, ctx)
             if not isinstance(decision, Accepted):
                 raise MalformedMessage("invalid_request", decision.detail)
             decision = self._signed(decision)
             with tracer.start_as_current_span("projector commit"):
-                created = await self._store.create(decision, checked, request_fp, trace)
+                created = await self._store.create(decision, checked, request_fp, trace, ctx)
             if created:
                 self._remember(decision, request_fp)
                 metrics.transition(definition.workflow_type, checked.type, True, None)
@@ -187,12 +191,18 @@ class Projector:
         return await self._reject(stored.workflow, event, rejection, trace)
 
     async def _reject(
-        self, wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+        self,
+        wf: Workflow,
+        event: Envelope,
+        rejection: Rejected,
+        trace: TraceInfo,
+        ctx: Context | None = None,
     ) -> EventOutcome:
+        """`ctx`: what the engine decided in; None for a refusal made before it was asked."""
         if rejection.retry_at is not None:
             self._premature(rejection.retry_at)
         if rejection.reason != "duplicate":
-            await self._store.reject(wf, event, rejection, trace)
+            await self._store.reject(wf, event, rejection, trace, ctx)
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
         metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
         return _outcome(wf, event, rejection)
@@ -224,9 +234,19 @@ class Projector:
         """The trace context of the workflow's latest transition (for linking)."""
         return await self._store.trace_headers(tenant_id, workflow_id)
 
+    def _latest(self, workflow_type: str) -> WorkflowDefinition:
+        try:
+            return self._registry.latest(workflow_type)
+        except UnknownDefinition as exc:
+            raise MalformedMessage("unknown_workflow_type", str(exc)) from exc
+
     def _context(self, definition: WorkflowDefinition) -> Context:
         overrides = self._parameters.get(definition.workflow_type, {})
-        return Context(now=self._clock(), random=self._rand, parameters=overrides)
+        return Context(
+            now=self._clock(),
+            parameters=overrides,
+            guards=self._registry.guards(definition.workflow_type),
+        )
 
 
 def first_checkpoint(definition: WorkflowDefinition, request: Envelope) -> Workflow:
@@ -257,13 +277,6 @@ def validated(definition: WorkflowDefinition, event: Envelope) -> Envelope:
     except ValidationError as exc:
         raise MalformedMessage("schema_mismatch", f"{event.type}: {summarise(exc)}") from exc
     return event.model_copy(update={"payload": payload})
-
-
-def _latest(workflow_type: str) -> WorkflowDefinition:
-    try:
-        return registry.latest(workflow_type)
-    except UnknownDefinition as exc:
-        raise MalformedMessage("unknown_workflow_type", str(exc)) from exc
 
 
 def _measure(

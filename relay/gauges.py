@@ -21,7 +21,7 @@ from functools import cache
 
 import asyncpg
 
-from interlock.contracts.registry import DEFINITIONS
+from interlock.contracts.registry import Registry
 from interlock.otel import metrics
 from interlock.relay.clock import wait_any
 from interlock.relay.store import LAG
@@ -58,19 +58,16 @@ def _columns(pairs: Iterable[tuple[str, str]]) -> Columns:
     return [t for t, _ in ordered], [s for _, s in ordered]
 
 
-def terminal_states() -> Columns:
+def terminal_states(registry: Registry) -> Columns:
     """Every (workflow_type, terminal state), as two columns for `unnest`."""
-    return _columns((d.workflow_type, s) for d in DEFINITIONS.values() for s in d.terminal_states)
+    return _columns((d.workflow_type, s) for d in registry for s in d.terminal_states)
 
 
-def human_waiting_states() -> Columns:
+def human_waiting_states(registry: Registry) -> Columns:
     """(workflow_type, state) pairs where waiting on a person is normal: the waiting states
     except the retry wait, which always has a timer."""
     return _columns(
-        (d.workflow_type, s)
-        for d in DEFINITIONS.values()
-        for s in d.waiting_states
-        if s != d.retry_wait_state
+        (d.workflow_type, s) for d in registry for s in d.waiting_states if s != d.retry_wait_state
     )
 
 
@@ -113,6 +110,7 @@ class Gauges:
         self,
         database_url: str,
         *,
+        registry: Registry,
         relay_name: str = "default",
         interval: float = 15.0,
         stuck_after: float = 300.0,
@@ -121,8 +119,8 @@ class Gauges:
         self.relay = relay_name
         self._interval = interval
         self._stuck_after = stuck_after
-        self._terminal = terminal_states()
-        self._waiting = human_waiting_states()
+        self._terminal = terminal_states(registry)
+        self._waiting = human_waiting_states(registry)
         self._reported: set[tuple[str, str]] = set()
         self.last = Sample()
 

@@ -16,12 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from interlock.contracts.request_payloads import EFFECTS
 from interlock.services.ports import EffectReceipt, EffectRequest
 from interlock.simulators.db import Connection, Target, connection
 from interlock.simulators.ledger import new_id
 from interlock.simulators.outcomes import BadRequest, Call, Outcome, text
 from interlock.simulators.schema import ensure_schema
+from interlock.workflows.request.payloads import EFFECTS
 
 UNSUPPORTED_EFFECT = "unsupported_effect"
 _INSERT = """

@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from interlock import failures
-from interlock.cli import credentials, dlq, inspect, operate, run
+from interlock.cli import credentials, dlq, history, inspect, migrate, operate, run, workflows
 from interlock.tools.bench import bench
 from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo
@@ -46,10 +46,13 @@ app.command()(run.service)
 app.command()(inspect.show)
 app.command()(inspect.trace)
 app.command(name="list")(inspect.list_workflows)
+app.command()(workflows.workflows)
 app.command()(run.migrate)
 app.command()(run.health)
 app.command(name="nats-config")(credentials.nats_config)
 app.command(name="client-url")(credentials.client_url)
+app.command(name="replay")(history.replay_histories)
+app.command(name="migrate-workflow")(migrate.migrate_workflow)
 app.command()(demo)
 app.command()(bench)
 app.command()(chaos)

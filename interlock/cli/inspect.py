@@ -8,11 +8,11 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from interlock import console, queries
-from interlock.contracts import registry
 from interlock.options import (
     JsonOpt,
     TenantOpt,
     known_states,
+    known_types,
     load_settings,
     one_of,
     with_stack,
@@ -52,16 +52,14 @@ def list_workflows(
     *,
     state: Annotated[
         str | None,
-        typer.Option(
-            help="Only workflows in this state.", callback=one_of(known_states(), "state")
-        ),
+        typer.Option(help="Only workflows in this state.", callback=one_of(known_states, "state")),
     ] = None,
     workflow_type: Annotated[
         str | None,
         typer.Option(
             "--type",
             help="Only this type.",
-            callback=one_of(registry.workflow_types(), "workflow type"),
+            callback=one_of(known_types, "workflow type"),
         ),
     ] = None,
     tenant: Annotated[str | None, typer.Option(help="Only this tenant's.")] = None,

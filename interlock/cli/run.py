@@ -46,6 +46,7 @@ def up(
             await stop.wait()
 
     settings, sender_line = with_dev_sender(load_settings())
+    _check_adapters(settings)
     with only_up(settings.home):
         with_stack(run, settings)
 
@@ -64,6 +65,7 @@ def service(
     component = components()[component_name]
 
     async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
+        _check_adapters(s)
         telemetry.start(s, component_name)
         stop = _stop_on_signals()
         try:
@@ -72,6 +74,17 @@ def service(
             telemetry.stop()
 
     with_component(component_name, run)
+
+
+def _check_adapters(s: Settings) -> None:
+    """Refuse (`AdapterConfigError`: one line, exit 2 through the CLI's error path) an
+    `INTERLOCK_ADAPTERS` that names an unknown type, port or adapter, or configures one
+    wrongly."""
+    # The plugins are loaded only by the commands that run the stack.
+    from interlock.bindings import check_adapters  # noqa: PLC0415
+    from interlock.plugins import installed  # noqa: PLC0415
+
+    check_adapters(s.adapters, installed())
 
 
 def migrate() -> None:

@@ -6,6 +6,7 @@ a scheduled retry is a timer row the projector commits, not a sleep.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -91,11 +92,29 @@ class Draft:
                 self.cancelled.append(timer.id)
 
 
+def jitter_fraction(workflow_id: str, version: int, attempt: int, branch: str = "") -> float:
+    """A fraction in [0, 1) that spreads retries of different workflows apart like a random
+    draw, but derived from the workflow, the version being decided and the attempt, so that
+    deciding the same event again (a replay of the history) arms the same timer."""
+    seed = f"{workflow_id}\x1f{version}\x1f{attempt}\x1f{branch}".encode()
+    return int.from_bytes(hashlib.sha256(seed).digest()[:8], "big") / 2**64
+
+
 def backoff_seconds(policy: RetryPolicy, failures: int, rand: float, scale: float) -> float:
     """Exponential backoff with jitter and a cap: attempt n waits base·2^(n-1), capped,
-    plus up to `jitter` of that at random; `scale` shrinks time for demos and tests."""
+    plus up to `jitter` of that, by `rand` in [0, 1); `scale` shrinks time for demos and
+    tests."""
     delay = min(policy.cap_seconds, policy.base_seconds * 2 ** (failures - 1))
     return float((delay + delay * policy.jitter * rand) * scale)
+
+
+def asked_seconds(f: Facts, policy: RetryPolicy, scale: float) -> float:
+    """The wait the failing system asked for (`ErrorReport.retry_after_s`, from its
+    `Retry-After`), within the policy's cap; 0 when it asked for none."""
+    asked = f.payload.get("retry_after_s")
+    if isinstance(asked, bool) or not isinstance(asked, int | float) or asked <= 0:
+        return 0.0
+    return float(min(policy.cap_seconds, asked) * scale)
 
 
 def schedule_retry(f: Facts, d: Draft) -> None:
@@ -103,9 +122,9 @@ def schedule_retry(f: Facts, d: Draft) -> None:
     failures = d.attempts.get(source, 0) + 1
     d.attempts[source] = failures
     d.retry_target = source
-    seconds = backoff_seconds(
-        f.definition.retry[source], failures, f.ctx.random(), f.parameters["retry_delay_scale"]
-    )
+    rand = jitter_fraction(f.workflow.workflow_id, d.version, failures)
+    policy, scale = f.definition.retry[source], f.parameters["retry_delay_scale"]
+    seconds = max(backoff_seconds(policy, failures, rand, scale), asked_seconds(f, policy, scale))
     d.arm(f, "retry", "RETRY_DUE", seconds, scope=f.definition.retry_wait_state)
 
 
@@ -134,8 +153,11 @@ def branch_retry(f: Facts, d: Draft) -> None:
     current = d.branches[branch.name]
     failures = current.attempts + 1
     d.branches[branch.name] = BranchState(status="retry_wait", attempts=failures)
-    seconds = backoff_seconds(
-        branch.retry, failures, f.ctx.random(), f.parameters["retry_delay_scale"]
+    rand = jitter_fraction(f.workflow.workflow_id, d.version, failures, branch.name)
+    scale = f.parameters["retry_delay_scale"]
+    seconds = max(
+        backoff_seconds(branch.retry, failures, rand, scale),
+        asked_seconds(f, branch.retry, scale),
     )
     d.arm(
         f, f"retry:{branch.name}", "RETRY_DUE", seconds, scope=f.workflow.state, branch=branch.name

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -12,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from interlock.contracts.definition import Transition
 from interlock.contracts.envelope import Envelope
+from interlock.contracts.guards import GuardPredicate
 
 RejectReason = Literal[
     "invalid_transition",
@@ -114,12 +114,15 @@ class Workflow(_Frozen):
 
 @dataclass(frozen=True)
 class Context:
-    """What the engine may know about the outside world: the time, a random source, and
-    the deployment's overrides of definition parameters."""
+    """What the engine may know about the outside world: the time and the deployment's
+    overrides of definition parameters. Nothing else varies between two decisions of the same
+    event (retry jitter is derived from the workflow), so both are recorded with the history
+    and a replay decides exactly as the projector did."""
 
     now: datetime
-    random: Callable[[], float] = random.random
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    guards: Mapping[str, GuardPredicate] = field(default_factory=dict)
+    """The workflow type's plugin guards, by name (the built-in ones are `GUARDS`)."""
 
 
 @dataclass(frozen=True)

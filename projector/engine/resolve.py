@@ -7,11 +7,12 @@ the event's type whose guards all pass and whose loop limit allows it. Everythin
 
 from __future__ import annotations
 
-from interlock.contracts.definition import EventSpec, Transition, WorkflowDefinition
+from interlock.contracts.definition import EventSpec, Guard, Transition, WorkflowDefinition
 from interlock.contracts.envelope import Envelope
+from interlock.contracts.guards import GuardInput
 from interlock.projector.engine import outputs
 from interlock.projector.engine.actions import ACTIONS, Draft
-from interlock.projector.engine.guards import GUARDS, Facts
+from interlock.projector.engine.guards import GUARDS, Facts, Verdict
 from interlock.projector.engine.model import (
     Accepted,
     Context,
@@ -101,11 +102,29 @@ def _choose(f: Facts, rows: tuple[Transition, ...]) -> tuple[Transition | None, 
         if row.limit and f.workflow.execution.counters.get(row.limit.counter, 0) >= row.limit.max:
             labels.append(f"!{row.limit.counter}_below_{row.limit.max}")
             continue
-        verdicts = [GUARDS[g.name](f, g.params) for g in row.guards]
+        verdicts = [_verdict(f, g) for g in row.guards]
         labels += [label for v in verdicts for label in v.labels]
         if all(v.ok for v in verdicts):
             return row, tuple(labels)
     return None, tuple(labels)
+
+
+def _verdict(f: Facts, guard: Guard) -> Verdict:
+    built_in = GUARDS.get(guard.name)
+    if built_in is not None:
+        return built_in(f, guard.params)
+    held = f.ctx.guards[guard.name](
+        GuardInput(
+            state=f.workflow.state,
+            data=f.workflow.data,
+            payload=f.payload,
+            params=guard.params,
+            parameters=f.parameters,
+            actor_role=f.event.actor.role,
+            now=f.ctx.now,
+        )
+    )
+    return Verdict(held, (guard.name if held else f"!{guard.name}",))
 
 
 def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) -> Accepted:
@@ -141,7 +160,7 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
         messages.append(outputs.announcement(f, d, spec_out))
     in_review = d.target == definition.review_state
     return Accepted(
-        workflow=_freeze(wf, d, keep_review=in_review),
+        workflow=freeze(wf, d, keep_review=in_review),
         from_state=wf.state,
         transition=row,
         messages=tuple(messages),
@@ -153,7 +172,8 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
     )
 
 
-def _freeze(wf: Workflow, d: Draft, keep_review: bool) -> Workflow:
+def freeze(wf: Workflow, d: Draft, keep_review: bool) -> Workflow:
+    """The checkpoint `d` drafts from `wf`."""
     execution = Execution(
         attempts=d.attempts,
         counters=d.counters,

@@ -24,11 +24,12 @@ from typing import Any
 
 from interlock.contracts.envelope import Envelope, utcnow
 from interlock.contracts.errors import StoreUnavailable
-from interlock.projector.engine.model import Accepted, Rejected, Workflow
+from interlock.projector.engine.model import Accepted, Context, Rejected, Workflow
 from interlock.projector.store import rows
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.records import (
     AuditRecord,
+    HistoryRecord,
     OutboxRecord,
     ProcessedEvent,
     TimerRecord,
@@ -40,14 +41,8 @@ Key = tuple[str, str]
 """(tenant_id, workflow_id): workflow ids are unique per tenant only."""
 
 
-_SET_ON_CREATE = (
-    "workflow_type",
-    "tenant_id",
-    "definition_version",
-    "fingerprint",
-    "correlation_id",
-)
-_SET_ON_COMMIT = ("state", "version", "data", "execution", "trace_headers")
+_SET_ON_CREATE = ("workflow_type", "tenant_id", "fingerprint", "correlation_id")
+_SET_ON_COMMIT = ("state", "version", "definition_version", "data", "execution", "trace_headers")
 """The `workflows` columns CREATE writes besides these, and the ones COMMIT updates."""
 
 
@@ -63,6 +58,7 @@ class InMemoryWorkflowStore:
         self._audit: list[AuditRecord] = []
         self._outbox: list[OutboxRecord] = []
         self._timers: dict[str, TimerRecord] = {}
+        self._history: list[HistoryRecord] = []
 
     # --- the port ----------------------------------------------------------------------
 
@@ -84,10 +80,15 @@ class InMemoryWorkflowStore:
         return _json(row)["trace_headers"] if row else {}
 
     async def create(
-        self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
+        self,
+        decision: Accepted,
+        event: Envelope,
+        fingerprint: str,
+        trace: TraceInfo,
+        ctx: Context | None = None,
     ) -> bool:
         """Insert a new workflow and its first transition; False if the id already exists."""
-        values = _json(rows.accepted(decision, event, trace, fingerprint))
+        values = _json(rows.accepted(decision, event, trace, fingerprint, ctx))
         await self._round_trip()
         if _key(values) in self._workflows:
             return False
@@ -96,9 +97,11 @@ class InMemoryWorkflowStore:
         self._record(values, row)
         return True
 
-    async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
+    async def commit(
+        self, decision: Accepted, event: Envelope, trace: TraceInfo, ctx: Context | None = None
+    ) -> None:
         """Apply an accepted decision; `ConcurrencyConflict` if the version moved meanwhile."""
-        values = _json(rows.accepted(decision, event, trace))
+        values = _json(rows.accepted(decision, event, trace, None, ctx))
         await self._round_trip()
         current = self._workflows.get(_key(values))
         if current is None or current["version"] != values["version"] - 1:
@@ -108,10 +111,15 @@ class InMemoryWorkflowStore:
         self._record(values, {**current, **{k: values[k] for k in _SET_ON_COMMIT}})
 
     async def reject(
-        self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+        self,
+        workflow: Workflow,
+        event: Envelope,
+        rejection: Rejected,
+        trace: TraceInfo,
+        ctx: Context | None = None,
     ) -> bool:
         """Record a refused event (no state change, its id not reserved); True if audited."""
-        values = _json(rows.rejected(workflow, event, rejection, trace))
+        values = _json(rows.rejected(workflow, event, rejection, trace, ctx))
         await self._round_trip()
         first: bool
         if values["counted"]:
@@ -127,7 +135,13 @@ class InMemoryWorkflowStore:
         if first:
             audit = _audit(values, to_state=None, accepted=False, reason=values["reason"])
             self._audit.append(audit)
+            self._history.append(self._kept(values, from_version=values["version"]))
         return first
+
+    async def history(self, tenant_id: str, workflow_id: str) -> list[HistoryRecord]:
+        """The workflow's decided events in the order they were decided."""
+        await self._round_trip()
+        return [h for h in self._history if _of(h, tenant_id, workflow_id)]
 
     # --- what a test reads back ----------------------------------------------------------
 
@@ -181,6 +195,7 @@ class InMemoryWorkflowStore:
         self._workflows[_key(values)] = {**workflow, "updated_at": self._clock()}
         self._processed.append(processed)
         self._audit.append(_audit(values, to_state=values["state"], accepted=True, reason=None))
+        self._history.append(self._kept(values, from_version=values["version"] - 1))
         self._outbox += [
             OutboxRecord(subject, headers, body, values["tenant_id"], values["workflow_id"])
             for subject, headers, body in zip(
@@ -193,6 +208,22 @@ class InMemoryWorkflowStore:
                 self._timers[timer_id] = replace(timer, status="cancelled")
         self._timers.update((t.id, t) for t in armed)
 
+    def _kept(self, values: Values, *, from_version: int) -> HistoryRecord:
+        accepted = bool(values["outcome"]["accepted"])
+        return HistoryRecord(
+            tenant_id=values["tenant_id"],
+            workflow_id=values["workflow_id"],
+            workflow_type=values["workflow_type"],
+            definition_version=values["definition_version"],
+            event=values["event"],
+            accepted=accepted,
+            reason=None if accepted else values["reason"],
+            from_version=from_version,
+            inputs=values["inputs"],
+            outcome=values["outcome"],
+            recorded_at=self._clock(),
+        )
+
 
 def _key(values: Values) -> Key:
     return values["tenant_id"], values["workflow_id"]
@@ -203,7 +234,9 @@ def _of(record: Any, tenant_id: str | None, workflow_id: str) -> bool:
     return bool(record.workflow_id == workflow_id and tenant_id in (None, record.tenant_id))
 
 
-_JSON_COLUMNS = frozenset({"data", "execution", "trace_headers", "headers", "guard_results"})
+_JSON_COLUMNS = frozenset(
+    {"data", "execution", "trace_headers", "headers", "guard_results", "event", "inputs", "outcome"}
+)
 
 
 def _json(values: Values) -> Values:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from interlock.contracts.envelope import Envelope
-from interlock.projector.engine.model import Accepted, Rejected, Workflow
+from interlock.projector.engine.model import Accepted, Context, Rejected, Workflow
+from interlock.projector.store.records import HistoryRecord
 from interlock.projector.store.types import Stored, TraceInfo
 
 
@@ -32,27 +33,45 @@ class WorkflowStore(Protocol):
         ...
 
     async def create(
-        self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
+        self,
+        decision: Accepted,
+        event: Envelope,
+        fingerprint: str,
+        trace: TraceInfo,
+        ctx: Context | None = None,
     ) -> bool:
         """Create the workflow with its first transition (state, audit, processed event,
-        outbox, timers); False, writing nothing, if its tenant already has a workflow with
-        that id."""
+        outbox, timers, history); False, writing nothing, if its tenant already has a
+        workflow with that id. `ctx` is what the decision was made in, kept in the history
+        (None: outside the engine)."""
         ...
 
-    async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
-        """Apply an accepted decision if the workflow is still at the version it was decided
-        on; else `ConcurrencyConflict`, or `DuplicateEvent` if the event was already accepted
-        for this workflow. Either failure writes nothing."""
+    async def commit(
+        self, decision: Accepted, event: Envelope, trace: TraceInfo, ctx: Context | None = None
+    ) -> None:
+        """Apply an accepted decision (and keep it in the history) if the workflow is still at
+        the version it was decided on; else `ConcurrencyConflict`, or `DuplicateEvent` if the
+        event was already accepted for this workflow. Either failure writes nothing."""
         ...
 
     async def reject(
-        self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+        self,
+        workflow: Workflow,
+        event: Envelope,
+        rejection: Rejected,
+        trace: TraceInfo,
+        ctx: Context | None = None,
     ) -> bool:
         """Audit a refused event without changing the workflow or reserving its id (the same
-        id may still be accepted later). True if an audit row was written; False if this
-        event's refusal was audited before, or it repeats a request (`idempotent_replay`,
-        `idempotency_conflict`) whose first repeat of that reason was audited: repeats are
-        counted on the workflow (`replays`) instead."""
+        id may still be accepted later). True if an audit row (and a history row) was
+        written; False if this event's refusal was audited before, or it repeats a request
+        (`idempotent_replay`, `idempotency_conflict`) whose first repeat of that reason was
+        audited: repeats are counted on the workflow (`replays`) instead."""
+        ...
+
+    async def history(self, tenant_id: str, workflow_id: str) -> list[HistoryRecord]:
+        """The tenant's workflow's decided events, accepted and refused, in the order they
+        were decided ([] if none are kept)."""
         ...
 
     async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:

@@ -22,9 +22,10 @@ import asyncpg
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.urls import asyncpg_dsn
-from interlock.projector.engine.model import Accepted, Rejected, Workflow
+from interlock.projector.engine.model import Accepted, Context, Rejected, Workflow
 from interlock.projector.store import rows, sql
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
+from interlock.projector.store.records import HistoryRecord
 from interlock.projector.store.types import Stored, TraceInfo
 
 _LOST = (
@@ -49,7 +50,8 @@ class _SessionFree(asyncpg.Connection):  # type: ignore[misc]
         return ""
 
 
-async def _codecs(conn: asyncpg.Connection) -> None:
+async def json_codecs(conn: asyncpg.Connection) -> None:
+    """JSON and JSONB columns as Python values on `conn`."""
     for name in ("json", "jsonb"):
         await conn.set_type_codec(name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
@@ -61,7 +63,7 @@ async def open_store(database_url: str, *, size: int = 10) -> PostgresWorkflowSt
             asyncpg_dsn(database_url),
             min_size=1,
             max_size=size,
-            init=_codecs,
+            init=json_codecs,
             connection_class=_SessionFree,
         )
     except (OSError, asyncpg.PostgresError) as exc:
@@ -115,22 +117,42 @@ class PostgresWorkflowStore:
         return dict(found or {})
 
     async def create(
-        self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
+        self,
+        decision: Accepted,
+        event: Envelope,
+        fingerprint: str,
+        trace: TraceInfo,
+        ctx: Context | None = None,
     ) -> bool:
         """Insert a new workflow and its first transition; False if the id already exists."""
-        created = await self._run(sql.CREATE, rows.accepted(decision, event, trace, fingerprint))
-        return bool(created)
+        values = rows.accepted(decision, event, trace, fingerprint, ctx)
+        return bool(await self._run(sql.CREATE, values))
 
-    async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
+    async def commit(
+        self, decision: Accepted, event: Envelope, trace: TraceInfo, ctx: Context | None = None
+    ) -> None:
         """Apply an accepted decision; `ConcurrencyConflict` if the version moved meanwhile."""
-        if not await self._run(sql.COMMIT, rows.accepted(decision, event, trace)):
+        if not await self._run(sql.COMMIT, rows.accepted(decision, event, trace, None, ctx)):
             # Zero rows: another transition committed this version first. The caller
             # reloads and decides again; we never overwrite.
             wf = decision.workflow
             raise ConcurrencyConflict(f"{wf.workflow_id} moved past v{wf.version - 1}")
 
     async def reject(
-        self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+        self,
+        workflow: Workflow,
+        event: Envelope,
+        rejection: Rejected,
+        trace: TraceInfo,
+        ctx: Context | None = None,
     ) -> bool:
         """Record a refused event (no state change, its id not reserved); True if audited."""
-        return bool(await self._run(sql.REJECT, rows.rejected(workflow, event, rejection, trace)))
+        values = rows.rejected(workflow, event, rejection, trace, ctx)
+        return bool(await self._run(sql.REJECT, values))
+
+    async def history(self, tenant_id: str, workflow_id: str) -> list[HistoryRecord]:
+        """The workflow's decided events in the order they were decided."""
+        values = {"tenant_id": tenant_id, "workflow_id": workflow_id}
+        async with self._connection() as conn:
+            found = await conn.fetch(sql.HISTORY.sql, *sql.HISTORY.args(values))
+        return [rows.history_record(row) for row in found]

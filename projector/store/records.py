@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 TimerStatus = Literal["armed", "published", "cancelled"]
 
@@ -72,3 +72,22 @@ class TimerRecord:
     status: TimerStatus
     armed_version: int
     headers: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRecord:
+    """One decided event as the history keeps it: the event as decided (payload included),
+    what the decision read besides it (`inputs`: `now` and the parameter overrides) and its
+    outcome (`projector.engine.digest`). `from_version` is the workflow's version before it."""
+
+    tenant_id: str
+    workflow_id: str
+    workflow_type: str
+    definition_version: int
+    event: Mapping[str, Any]
+    accepted: bool
+    reason: str | None
+    from_version: int
+    inputs: Mapping[str, Any]
+    outcome: Mapping[str, Any]
+    recorded_at: datetime

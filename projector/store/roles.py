@@ -28,6 +28,7 @@ GRANTS: dict[str, dict[str, str]] = {
         "refused_events": "SELECT, INSERT",
         "outbox": "INSERT",
         "timers": "SELECT, INSERT, UPDATE",
+        "history": "INSERT",
     },
     RELAY_ROLE: {
         "interlock_meta": "SELECT",
@@ -47,6 +48,8 @@ GRANTS: dict[str, dict[str, str]] = {
 
 PRUNE = "interlock_prune(text[], text[], timestamptz, timestamptz, integer)"
 """Retention (migration 0006): archives finished workflows, forgets old processed events."""
+PRUNE_HISTORY = "interlock_prune_history(timestamptz, integer)"
+"""History retention (migration 0008): forgets the histories of long-idle workflows."""
 
 SIMULATOR_SCHEMA = "sim"
 """The simulator's ledgers live in their own schema, which its role owns."""
@@ -65,7 +68,8 @@ async def provision_roles(database_url: str, passwords: Mapping[str, str]) -> No
                 for table, privileges in tables.items():
                     await connection.execute(f"GRANT {privileges} ON {table} TO {role}")
             # Pruning runs in the relay's process, through a function with its owner's rights.
-            await connection.execute(f"GRANT EXECUTE ON FUNCTION {PRUNE} TO {RELAY_ROLE}")
+            for function in (PRUNE, PRUNE_HISTORY):
+                await connection.execute(f"GRANT EXECUTE ON FUNCTION {function} TO {RELAY_ROLE}")
             await connection.execute(
                 f"CREATE SCHEMA IF NOT EXISTS {SIMULATOR_SCHEMA} AUTHORIZATION {SIMULATOR_ROLE}"
             )

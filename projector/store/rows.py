@@ -10,7 +10,9 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.ids import kv_key
 from interlock.contracts.jobs import OpenJobs
-from interlock.projector.engine.model import Accepted, Execution, Rejected, Workflow
+from interlock.projector.engine.digest import outcome
+from interlock.projector.engine.model import Accepted, Context, Execution, Rejected, Workflow
+from interlock.projector.store.records import HistoryRecord
 from interlock.projector.store.types import Stored, TraceInfo
 
 
@@ -31,8 +33,24 @@ def _event(wf: Workflow, event: Envelope, trace: TraceInfo) -> dict[str, Any]:
     }
 
 
+def _history(event: Envelope, ctx: Context | None) -> dict[str, Any]:
+    """The history's columns of a decided event: the event as decided and the inputs the
+    decision read (None `now`: it was refused before the engine was asked)."""
+    return {
+        "event": event.model_dump(mode="json"),
+        "inputs": {
+            "now": ctx.now.isoformat() if ctx is not None else None,
+            "parameters": dict(ctx.parameters) if ctx is not None else {},
+        },
+    }
+
+
 def accepted(
-    decision: Accepted, event: Envelope, trace: TraceInfo, fingerprint: str | None = None
+    decision: Accepted,
+    event: Envelope,
+    trace: TraceInfo,
+    fingerprint: str | None = None,
+    ctx: Context | None = None,
 ) -> dict[str, Any]:
     """Values for COMMIT (and CREATE, which also needs the fingerprint)."""
     wf = decision.workflow
@@ -40,6 +58,8 @@ def accepted(
     timers = decision.timers_armed
     return {
         **_event(wf, event, trace),
+        **_history(event, ctx),
+        "outcome": outcome(decision),
         "state": wf.state,
         "version": wf.version,
         "data": wf.data,
@@ -83,17 +103,41 @@ def loaded(row: Mapping[str, Any], event_id: str | None) -> Stored:
     )
 
 
+def history_record(row: Mapping[str, Any]) -> HistoryRecord:
+    """A `history` row as the store's HISTORY statement selects it."""
+    return HistoryRecord(
+        **{name: row[name] for name in HISTORY_COLUMNS},
+    )
+
+
+HISTORY_COLUMNS = (
+    "tenant_id",
+    "workflow_id",
+    "workflow_type",
+    "definition_version",
+    "event",
+    "accepted",
+    "reason",
+    "from_version",
+    "inputs",
+    "outcome",
+    "recorded_at",
+)
+
+
 COUNTED = frozenset({"idempotent_replay", "idempotency_conflict"})
 """Refusals of repeated requests: the first of each reason is audited, every one counted."""
 
 
 def rejected(
-    wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+    wf: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo, ctx: Context | None = None
 ) -> dict[str, Any]:
     """Values for REJECT: a repeated request is counted on the workflow (`counted`), any
     other refusal recorded once per event id."""
     return {
         **_event(wf, event, trace),
+        **_history(event, ctx),
+        "outcome": outcome(rejection),
         "from_state": wf.state,
         "version": wf.version,
         "reason": rejection.reason,

@@ -1,10 +1,10 @@
 """The projector's hot-path statements: one round trip to load, one to commit a decision.
 
-A decision is committed by a single statement whose data-modifying CTEs all hang off the
-compare-and-set of the workflow row (`w`): if that matches no row, nothing else is written,
-and a duplicate event id aborts the whole statement on the processed-events key. A single
-statement is atomic, so this is the one transaction the design requires, without the
-round trips of BEGIN … COMMIT.
+A decision is committed by a single statement whose data-modifying CTEs (the history's row
+of the event among them) all hang off the compare-and-set of the workflow row (`w`): if
+that matches no row, nothing else is written, and a duplicate event id aborts the whole
+statement on the processed-events key. A single statement is atomic, so this is the one
+transaction the design requires, without the round trips of BEGIN … COMMIT.
 
 Statements are written with `:name` placeholders and compiled once to asyncpg's `$n`.
 """
@@ -55,7 +55,8 @@ _UPDATE = """
 WITH w AS (
     UPDATE workflows
     SET state = :state, version = :version, data = :data, execution = :execution,
-        trace_headers = :trace_headers, updated_at = now()
+        definition_version = :definition_version, trace_headers = :trace_headers,
+        updated_at = now()
     WHERE tenant_id = :tenant_id AND id = :workflow_id AND version = :version - 1
     RETURNING id
 )"""
@@ -105,6 +106,13 @@ disarmed AS (
     UPDATE timers SET status = 'cancelled', updated_at = now()
     WHERE id = ANY(:cancelled_timers::text[]) AND status = 'armed'
       AND EXISTS (SELECT 1 FROM w)
+),
+kept AS (
+    INSERT INTO history (tenant_id, workflow_id, workflow_type, definition_version, event_id,
+                         event_type, event, accepted, reason, from_version, inputs, outcome)
+    SELECT :tenant_id, id, :workflow_type, :definition_version, :event_id, :event_type, :event,
+           true, NULL, :version - 1, :inputs, :outcome
+    FROM w
 )
 SELECT count(*) FROM w
 """
@@ -137,6 +145,19 @@ audited AS (
            :causation_id, :audit_correlation_id, :trace_id, :guard_results, :occurred_at
     WHERE EXISTS (SELECT 1 FROM refused) OR EXISTS (SELECT 1 FROM counted WHERE n = 1)
     RETURNING 1
+),
+kept AS (
+    INSERT INTO history (tenant_id, workflow_id, workflow_type, definition_version, event_id,
+                         event_type, event, accepted, reason, from_version, inputs, outcome)
+    SELECT :tenant_id, :workflow_id, :workflow_type, :definition_version, :event_id, :event_type,
+           :event, false, :reason, :version, :inputs, :outcome
+    FROM audited
 )
 SELECT count(*) FROM audited
+""")
+
+HISTORY = compile_named("""
+SELECT tenant_id, workflow_id, workflow_type, definition_version, event, accepted, reason,
+       from_version, inputs, outcome, recorded_at
+FROM history WHERE tenant_id = :tenant_id AND workflow_id = :workflow_id ORDER BY seq
 """)

@@ -21,6 +21,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from interlock.contracts.errors import PublishFailed
+from interlock.contracts.registry import Registry
 from interlock.contracts.urls import nats_inbox
 from interlock.services.gateway.app import Publish, create_app
 from interlock.services.gateway.auth import SenderConfig, SenderRegistry
@@ -58,6 +59,7 @@ async def run_gateway(
     port: int,
     senders: Mapping[str, SenderConfig],
     stop: asyncio.Event,
+    workflows: Registry,
     limits: Limits | None = None,
     connection: Mapping[str, Any] | None = None,
     on_connect: Callable[[Client], None] = lambda _nc: None,
@@ -87,6 +89,7 @@ async def run_gateway(
         app = create_app(
             jetstream_publisher(nc.jetstream()),
             registry,
+            workflows=workflows,
             connected=lambda: nc.is_connected,
             limits=limits,
         )

@@ -28,9 +28,10 @@ from aiohttp import web
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from interlock.contracts import registry, subjects
+from interlock.contracts import subjects
 from interlock.contracts.envelope import MAX_MESSAGE_BYTES, Envelope, utcnow
 from interlock.contracts.errors import PublishFailed
+from interlock.contracts.registry import Registry
 from interlock.otel import metrics
 from interlock.otel.messaging import publishing
 from interlock.otel.propagation import extract
@@ -63,6 +64,7 @@ class Gateway:
     senders: SenderRegistry
     connected: Callable[[], bool]
     rates: RateLimits
+    workflows: Registry
     clock: Callable[[], datetime] = utcnow
 
 
@@ -73,13 +75,16 @@ def create_app(
     publish: Publish,
     senders: SenderRegistry,
     *,
+    workflows: Registry,
     connected: Callable[[], bool],
     clock: Callable[[], datetime] = utcnow,
     limits: Limits | None = None,
 ) -> web.Application:
     """The gateway as an aiohttp application; it creates no connection of its own."""
     app = web.Application(client_max_size=MAX_MESSAGE_BYTES)
-    app[GATEWAY] = Gateway(publish, senders, connected, RateLimits(limits or Limits()), clock)
+    app[GATEWAY] = Gateway(
+        publish, senders, connected, RateLimits(limits or Limits()), workflows, clock
+    )
     app.router.add_post(ROUTE, _post_signal)
     app.router.add_get("/healthz", _healthz)
     return app
@@ -115,7 +120,7 @@ async def _signal(gw: Gateway, request: web.Request, span: Span) -> web.Response
         signal = signals.parse(body)
         span.set_attribute("interlock.event_type", signal.type)
         gw.senders.authorize(sender, signal.actor.id, signal.actor.role)
-        signals.check(workflow_type, signal)
+        signals.check(gw.workflows, workflow_type, signal)
         event = signals.envelope(
             workflow_type,
             workflow_id,
@@ -183,7 +188,7 @@ async def _record(gw: Gateway, request: web.Request, refusal: Refusal, body: byt
     """Record a refusal on `wf.dlq.gateway`; a broker failure is logged, never raised (the
     caller still gets its refusal)."""
     workflow_type = request.match_info["workflow_type"]
-    known = workflow_type in registry.workflow_types()
+    known = workflow_type in gw.workflows.workflow_types()
     record = Record(
         refusal,
         path=request.path,

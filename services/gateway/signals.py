@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from interlock.contracts import registry
 from interlock.contracts.envelope import Actor, Envelope, EventType, Identifier, summarise
 from interlock.contracts.errors import UnknownDefinition
+from interlock.contracts.registry import Registry
 from interlock.services.errors import Refusal
 
 EVENT_ID_PREFIX = "gw-"
@@ -45,7 +45,7 @@ def parse(body: bytes) -> SignalRequest:
         raise Refusal(400, "schema_mismatch", summarise(exc)) from None
 
 
-def check(workflow_type: str, request: SignalRequest) -> None:
+def check(registry: Registry, workflow_type: str, request: SignalRequest) -> None:
     """Accept a signal of the latest definition of `workflow_type` with a fitting payload.
 
     Raises `Refusal`: 404 `unknown_workflow_type`, 400 `unknown_type` (no such event, or not

@@ -9,7 +9,8 @@ Per job, in order:
    NATS user may publish on) whose event id is derived from the job id, so a redelivered or
    doubly consumed job yields the same event and is deduplicated;
 5. ack.
-A handler failure naks with a growing delay; on the last permitted delivery the stage submits
+A handler failure naks with a growing delay (longer when the failing system's `Retry-After`
+asks for it); on the last permitted delivery the stage submits
 an `ESCALATE` instead, so the workflow goes to manual review rather than hanging. An effect
 whose outcome is still unknown then escalates as `effect_outcome_unknown` with its
 idempotency key: the reviewer checks the provider before anything else. A broker that is
@@ -23,12 +24,14 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
 from faststream.middlewares import AckPolicy
 from faststream.nats import JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsMessage as NatsMessageType
+from nats.aio.msg import Msg
 from opentelemetry import trace
 from pydantic import ValidationError
 
@@ -47,7 +50,7 @@ from interlock.messaging.deadletter import (
 )
 from interlock.messaging.patience import waited_out
 from interlock.otel.messaging import consuming, publishing
-from interlock.services.errors import OutcomeUnknown
+from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.admission import JobAdmission
 
 log = logging.getLogger("interlock.stage")
@@ -210,13 +213,21 @@ async def _run(
             delivered,
             described(exc),
         )
-        delay = redelivery_delay(msg.raw_message, 1.0)
+        delay = nak_delay(exc, msg.raw_message)
         await settle(lambda: msg.nack(delay=delay), msg.raw_message.subject)
         return None
     finally:
         heartbeat.cancel()
         with suppress(asyncio.CancelledError):
             await heartbeat
+
+
+def nak_delay(exc: Exception, raw: Msg) -> float:
+    """How long the failed job waits before its redelivery: the growing backoff, or longer
+    if the unavailable system asked for it (an HTTP `Retry-After` on 429/503), within the
+    redelivery cap. The job waits in the broker, not in the handler: nothing is held."""
+    asked = exc.retry_after if isinstance(exc, ExternalUnavailable) else None
+    return redelivery_delay(raw, 1.0, asked)
 
 
 def escalation(exc: Exception) -> StageResult:
@@ -239,15 +250,16 @@ async def _keep_alive(msg: NatsMessageType, every: float) -> None:
         await settle(msg.in_progress, msg.raw_message.subject)
 
 
-async def submit(
-    broker: NatsBroker,
+def result_event(
     stage: StageWorker,
     job_envelope: Envelope,
     job: JobPayload,
     result: StageResult,
-) -> None:
-    """Publish the job's one result event (its id derives from the job id)."""
-    event = Envelope(
+    occurred_at: datetime | None = None,
+) -> Envelope:
+    """The job's one result event: its id derives from the job id, so a job run twice yields
+    the same event."""
+    return Envelope(
         event_id=result_event_id(job.job_id),
         type=result.event_type,
         workflow_type=job_envelope.workflow_type,
@@ -256,9 +268,20 @@ async def submit(
         actor=stage.actor,
         causation_id=job.job_id,
         correlation_id=job_envelope.correlation_id,
-        occurred_at=utcnow(),
+        occurred_at=occurred_at or utcnow(),
         payload=dict(result.payload),
     )
+
+
+async def submit(
+    broker: NatsBroker,
+    stage: StageWorker,
+    job_envelope: Envelope,
+    job: JobPayload,
+    result: StageResult,
+) -> None:
+    """Publish the job's one result event (its id derives from the job id)."""
+    event = result_event(stage, job_envelope, job, result)
     subject = subjects.result(job_envelope.workflow_type, stage.name)
     headers = {subjects.HEADER_MSG_ID: event.event_id}
     span = publishing(tracer, subject, headers, message_id=event.event_id)

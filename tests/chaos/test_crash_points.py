@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from interlock.access import job_signing_key
-from interlock.contracts import registry
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
+from interlock.contracts.registry import Registry
 from interlock.messaging.crashpoints import arm, armed
 from interlock.projector.service import Projector
 from interlock.projector.signing import JobSigner
@@ -29,6 +29,7 @@ from interlock.tools.demo.runner import Run, approve
 from interlock.tools.demo.scenarios import REQUEST
 from tests.support.chaos_stack import Stack
 from tests.support.polling import eventually
+from tests.support.workflows import REGISTRY
 
 pytestmark = pytest.mark.timeout(150)
 BOUNDARIES = ("before_call", "after_effect", "after_result")
@@ -118,12 +119,12 @@ async def test_a_core_component_killed_at_its_boundary_loses_and_doubles_nothing
 
 
 async def test_a_restart_during_a_deployment_finishes_old_and_new_versions_alike(
-    stack: Stack, monkeypatch: pytest.MonkeyPatch
+    stack: Stack,
 ) -> None:
     """A workflow an older release started (definition v1) and one the new release started
     (v2) are both in flight when every component is killed and restarted: each finishes
     under its own definition, with one effect."""
-    old = await _started_by_an_older_release(stack, monkeypatch)
+    old = await _started_by_an_older_release(stack)
     new = await stack.workflow()
     old_task, new_task = await asyncio.gather(
         asyncio.wait_for(old.next_task(), 60), asyncio.wait_for(new.next_task(), 60)
@@ -143,7 +144,7 @@ async def test_a_restart_during_a_deployment_finishes_old_and_new_versions_alike
     assert all(_gapless(d) for d in done)
 
 
-async def _started_by_an_older_release(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Run:
+async def _started_by_an_older_release(stack: Stack) -> Run:
     """What a projector that knew only v1 committed: the workflow, its audit and first job."""
     customer = f"old-{uuid.uuid4().hex[:8]}"
     await seed_customer(stack.dsn, customer)
@@ -151,10 +152,12 @@ async def _started_by_an_older_release(stack: Stack, monkeypatch: pytest.MonkeyP
     event_id = f"old-release-{uuid.uuid4()}"
     run.workflow_id = workflow_id_for("support", run.tenant_id, event_id)
     stack.desk.watch(run)
-    monkeypatch.setattr(registry, "latest", lambda t: registry.get(t, 1))
+    older_release = Registry(d for d in REGISTRY if d.version == 1)
     store = await open_store(stack.dsn)
     try:
-        await Projector(store, signer=JobSigner(job_signing_key(stack.settings))).handle(
+        await Projector(
+            store, registry=older_release, signer=JobSigner(job_signing_key(stack.settings))
+        ).handle(
             Envelope(
                 event_id=event_id,
                 type="START",
@@ -167,5 +170,4 @@ async def _started_by_an_older_release(stack: Stack, monkeypatch: pytest.MonkeyP
         )
     finally:
         await store.close()
-        monkeypatch.undo()
     return run

@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
+from nats.js.errors import NotFoundError
 
 from interlock.contracts import subjects
 from interlock.simulators import calls
@@ -67,11 +68,21 @@ async def _held_at_execution(stack: Stack, run: Run) -> None:
 
 
 async def _captured_job(stack: Stack, run: Run) -> Any:
-    """Approve while the execute service is down and read the job waiting for it."""
+    """Approve while the execute service is down and read the job waiting for it, once the
+    relay has published it (the workflow enters the state when the job is committed, not yet
+    published)."""
     await _held_at_execution(stack, run)
-    return await stack.admin.jetstream().get_last_msg(
-        subjects.STREAM_JOBS, subjects.job("support", "execute_action")
-    )
+
+    async def published() -> Any:
+        try:
+            job = await stack.admin.jetstream().get_last_msg(
+                subjects.STREAM_JOBS, subjects.job("support", "execute_action")
+            )
+        except NotFoundError:
+            return None
+        return job if job.data and run.workflow_id.encode() in job.data else None
+
+    return await eventually(published, what="the execute job published")
 
 
 async def _deliver_again(stack: Stack, job: Any) -> None:

@@ -12,6 +12,7 @@ from nats.js import JetStreamContext
 
 from interlock.messaging.streams import provision
 from tests.support.harness import Harness, projector_running
+from tests.support.workflows import STAGES
 
 
 @pytest.fixture
@@ -26,7 +27,7 @@ async def nc(nats_url: str) -> AsyncIterator[Client]:
 async def js(nc: Client) -> JetStreamContext:
     """JetStream with Interlock's streams, consumers and bucket provisioned."""
     context = nc.jetstream()
-    await provision(context)
+    await provision(context, STAGES)
     return context
 
 

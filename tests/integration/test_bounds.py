@@ -15,6 +15,7 @@ from interlock.contracts.envelope import MAX_MESSAGE_BYTES
 from interlock.messaging.streams import provision
 from tests.support.harness import Harness
 from tests.support.polling import eventually
+from tests.support.workflows import STAGES
 
 
 async def test_every_stream_has_a_byte_limit_and_dead_letters_an_age_limit_too(
@@ -57,7 +58,7 @@ async def test_an_open_jobs_bucket_made_before_it_had_bounds_gets_them(nats_url:
         js = nc.jetstream()
         await js.create_key_value(bucket=subjects.JOBS_BUCKET, history=1, ttl=24 * 3600.0)
 
-        await provision(js)
+        await provision(js, STAGES)
 
         info = await js.stream_info(f"KV_{subjects.JOBS_BUCKET}")
         assert (info.config.max_bytes or -1) > 0

@@ -12,6 +12,7 @@ from interlock.relay.store import ENSURE_CURSOR
 from tests.support.polling import eventually
 from tests.support.telemetry import recorded
 from tests.support.workflow_rows import insert_workflow
+from tests.support.workflows import REGISTRY
 
 STUCK_AFTER = 60.0
 
@@ -50,7 +51,7 @@ async def test_stuck_counts_only_workflows_that_stopped_without_a_reason(
         db, "req-waiting", "approval_required", idle_s=old, workflow_type="request"
     )
 
-    sample = await Gauges(database_url, stuck_after=STUCK_AFTER).sample()
+    sample = await Gauges(database_url, registry=REGISTRY, stuck_after=STUCK_AFTER).sample()
 
     assert sample.stuck == {
         ("support", "CLASSIFYING"): 1,
@@ -73,7 +74,7 @@ async def _outbox(db: asyncpg.Connection, n: int) -> list[int]:
 async def test_outbox_lag_counts_rows_after_the_relay_cursor(
     database_url: str, db: asyncpg.Connection
 ) -> None:
-    gauges = Gauges(database_url, relay_name="r1")
+    gauges = Gauges(database_url, registry=REGISTRY, relay_name="r1")
     assert (await gauges.sample()).outbox_rows == 0
 
     ids = await _outbox(db, 3)
@@ -98,7 +99,9 @@ async def test_the_instruments_report_the_running_sampler(
     await _outbox(db, 2)
     await insert_workflow(db, "idle", "VALIDATING_POLICY", idle_s=STUCK_AFTER * 10)
     stop = asyncio.Event()
-    gauges = Gauges(database_url, relay_name="instrumented", interval=0.05, stuck_after=60)
+    gauges = Gauges(
+        database_url, registry=REGISTRY, relay_name="instrumented", interval=0.05, stuck_after=60
+    )
     running = asyncio.create_task(gauges.run(stop))
     lag_key = (("relay", "instrumented"),)
     stuck_key = (("state", "VALIDATING_POLICY"), ("workflow_type", "support"))

@@ -23,6 +23,7 @@ from interlock.messaging.permissions import ADMIN
 from interlock.messaging.streams import provision
 from interlock.secrets import Secrets
 from tests.support.cli import cli_env
+from tests.support.workflows import STAGES
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -109,7 +110,7 @@ async def test_a_server_from_nats_config_admits_the_clients_of_the_same_home(
     assert (secrets.directory / "nats.json").stat().st_mode & 0o777 == 0o600
     admin = await nats.connect(access.nats_url_as(env["INTERLOCK_NATS_URL"], ADMIN, secrets))
     try:
-        await provision(admin.jetstream())
+        await provision(admin.jetstream(), STAGES)
     finally:
         await admin.close()
 

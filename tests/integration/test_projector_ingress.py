@@ -15,7 +15,6 @@ import pytest
 from interlock.contracts import subjects
 from interlock.contracts.envelope import MAX_MESSAGE_BYTES
 from interlock.contracts.ids import workflow_id_for
-from interlock.contracts.registry import DEFINITIONS
 from interlock.projector.errors import NotDueYet
 from interlock.projector.service import Projector
 from interlock.projector.store.postgres import open_store
@@ -25,6 +24,7 @@ from tests.support.payloads import PAYLOADS, REQUEST, envelope
 from tests.support.polling import eventually
 from tests.support.timer_rows import firing_payload, retry_waiting_workflow
 from tests.support.workflow_rows import insert_workflow
+from tests.support.workflows import REGISTRY
 
 
 async def _dead_letters(h: Harness, count: int) -> list[Any]:
@@ -105,13 +105,13 @@ async def test_a_changed_request_under_the_same_key_is_a_recorded_conflict(h: Ha
     assert await h.scalar("SELECT count(*) FROM workflows") == 1
 
 
-@pytest.mark.parametrize("version", sorted(v for t, v in DEFINITIONS if t == "support"))
+@pytest.mark.parametrize("version", REGISTRY.versions("support"))
 async def test_every_undefined_pair_is_rejected_without_mutation_and_audited(
     database_url: str, db: asyncpg.Connection, version: int
 ) -> None:
-    definition = DEFINITIONS[("support", version)]
+    definition = REGISTRY.get("support", version)
     store = await open_store(database_url)
-    projector = Projector(store)
+    projector = Projector(store, registry=REGISTRY)
     defined = {(t.source, t.event) for t in definition.transitions}
     expected = 0
     try:
@@ -177,7 +177,7 @@ async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: 
     """Clock skew between the timer service and the projector never strands a workflow."""
     now = [datetime(2026, 6, 1, tzinfo=UTC)]
     store = await open_store(database_url)
-    projector = Projector(store, clock=lambda: now[0], rand=lambda: 0.5)
+    projector = Projector(store, registry=REGISTRY, clock=lambda: now[0], rand=lambda: 0.5)
     try:
         timer = await retry_waiting_workflow(projector, store, "wf-skew")
         firing = envelope("RETRY_DUE", workflow_id="wf-skew", payload=firing_payload(timer))
@@ -241,7 +241,10 @@ async def test_a_stale_cached_checkpoint_never_turns_a_valid_event_away(
     """Projector A remembers a workflow; projector B moves it on; an event valid only in the
     new state still reaches A: A must decide it on fresh state, not refuse it."""
     store = await open_store(database_url)
-    a, b = Projector(store), Projector(store)
+    a, b = (
+        Projector(store, registry=REGISTRY),
+        Projector(store, registry=REGISTRY),
+    )
     try:
         await a.handle(envelope("START", workflow_id="wf-stale", event_id="s"))
         stored = await store.load("acme", "wf-stale")

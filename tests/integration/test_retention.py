@@ -18,6 +18,7 @@ from interlock.relay.retention import Pruned, Retention
 from interlock.secrets import Secrets
 from tests.support.timer_rows import T0, arm
 from tests.support.workflow_rows import insert_workflow
+from tests.support.workflows import REGISTRY
 
 DAY = 24 * 3600.0
 
@@ -67,7 +68,9 @@ async def test_finished_workflows_are_archived_and_old_bookkeeping_forgotten(
         "WHERE id = 't-fired'"
     )
 
-    pruned = await Retention(relay_url, archive_after=30 * DAY, forget_after=30 * DAY).prune()
+    pruned = await Retention(
+        relay_url, registry=REGISTRY, archive_after=30 * DAY, forget_after=30 * DAY
+    ).prune()
 
     assert pruned == Pruned(archived=1, events=2, timers=1)
     live = {r["id"] for r in await db.fetch("SELECT id FROM workflows")}
@@ -92,8 +95,46 @@ async def test_a_second_pass_finds_nothing_left_to_prune(
     db: asyncpg.Connection, relay_url: str
 ) -> None:
     await insert_workflow(db, "done-long-ago", "CANCELLED", idle_s=40 * DAY)
-    retention = Retention(relay_url, archive_after=30 * DAY, forget_after=30 * DAY)
+    retention = Retention(
+        relay_url, registry=REGISTRY, archive_after=30 * DAY, forget_after=30 * DAY
+    )
 
     first, again = await retention.prune(), await retention.prune(utcnow() + timedelta(hours=1))
 
     assert (first.archived, again) == (1, Pruned())
+
+
+async def _decided(db: asyncpg.Connection, workflow_id: str, age_days: float) -> None:
+    await db.execute(
+        """
+        INSERT INTO history (tenant_id, workflow_id, workflow_type, definition_version, event_id,
+                             event_type, event, accepted, from_version, inputs, outcome,
+                             recorded_at)
+        VALUES ('acme', $1, 'support', 1, gen_random_uuid()::text, 'START', '{}', true, 0, '{}',
+                '{}', now() - make_interval(days => $2))
+        """,
+        workflow_id,
+        age_days,
+    )
+
+
+async def test_histories_idle_past_the_history_retention_are_forgotten_whole(
+    db: asyncpg.Connection, relay_url: str
+) -> None:
+    await _decided(db, "idle", 50)
+    await _decided(db, "idle", 40)
+    await _decided(db, "moving", 50)  # an old start, but it moved yesterday: kept entire
+    await _decided(db, "moving", 1)
+    retention = Retention(
+        relay_url,
+        registry=REGISTRY,
+        archive_after=30 * DAY,
+        forget_after=30 * DAY,
+        history_after=30 * DAY,
+    )
+
+    pruned = await retention.prune()
+
+    assert pruned.histories == 1
+    kept = await db.fetch("SELECT workflow_id FROM history ORDER BY seq")
+    assert [r["workflow_id"] for r in kept] == ["moving", "moving"]

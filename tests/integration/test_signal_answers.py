@@ -16,6 +16,7 @@ from interlock.contracts.envelope import Actor
 from interlock.messaging.streams import provision
 from tests.support.harness import projector_running
 from tests.support.workflow_rows import insert_workflow
+from tests.support.workflows import STAGES
 
 pytestmark = pytest.mark.timeout(90)
 APPROVER = Actor(id="ann", role="support_approver")
@@ -52,7 +53,7 @@ async def test_a_signal_with_no_projector_running_is_reported_queued(
 ) -> None:
     nc = await nats.connect(nats_url)
     try:
-        await provision(nc.jetstream())
+        await provision(nc.jetstream(), STAGES)
     finally:
         await nc.close()
     await _workflow(database_url, "wf-queued", "MANUAL_REVIEW")

@@ -34,6 +34,7 @@ from tests.support.timer_rows import (
     status_of,
     stream_messages,
 )
+from tests.support.workflows import REGISTRY
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -159,7 +160,7 @@ async def test_a_firing_is_accepted_by_the_projector(
 ) -> None:
     clock = FakeClock()
     store = await open_store(database_url, size=2)
-    projector = Projector(store, clock=clock, rand=lambda: 0.5)
+    projector = Projector(store, registry=REGISTRY, clock=clock, rand=lambda: 0.5)
     try:
         timer = await retry_waiting_workflow(projector, store, "wf-timer")
         early = envelope("RETRY_DUE", workflow_id="wf-timer", payload=firing_payload(timer))

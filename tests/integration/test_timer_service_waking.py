@@ -19,6 +19,7 @@ from interlock.messaging.streams import provision
 from interlock.relay.timers import TimerService
 from tests.support.timer_rows import T0, FakeClock, arm, status_of, stream_messages
 from tests.support.waiting import until
+from tests.support.workflows import STAGES
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -75,7 +76,7 @@ async def test_a_publish_failure_keeps_the_timer_armed_and_backs_off(
         assert failures[3].created - failures[0].created >= 0.35
         assert await status_of(db, "t-blocked") == "armed"
 
-        await provision(js)
+        await provision(js, STAGES)
         await until(lambda: status_of(db, "t-blocked"), lambda s: s == "published")
     finally:
         stop.set()

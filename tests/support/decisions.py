@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from interlock.contracts import registry
 from interlock.contracts.envelope import Envelope
 from interlock.projector.engine import Accepted, Context, Rejected, RejectReason, TimerRef, resolve
 from interlock.projector.engine.model import Workflow
 from interlock.projector.service import first_checkpoint, validated
 from interlock.projector.store.types import TraceInfo
 from tests.support.payloads import REQUEST, envelope
+from tests.support.workflows import REGISTRY
 
 T0 = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 TRACE = TraceInfo(
@@ -46,7 +46,7 @@ def started(
     tenant_id: str = "acme",
 ) -> Start:
     """A support request for `workflow_id` and its accepted first transition (version 1)."""
-    definition = registry.latest("support")
+    definition = REGISTRY.latest("support")
     request = envelope(
         "START",
         workflow_id=workflow_id,
@@ -85,7 +85,7 @@ def step(
     cancel: tuple[str, ...] = (),
 ) -> Accepted:
     """An accepted transition from checkpoint `after` to its next version."""
-    definition = registry.get(after.workflow_type, after.definition_version)
+    definition = REGISTRY.get(after.workflow_type, after.definition_version)
     moved = after.model_copy(
         update={
             "version": after.version + 1,

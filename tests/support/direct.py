@@ -7,9 +7,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from interlock.contracts.envelope import Envelope
-from interlock.projector.engine import Accepted, Rejected, Workflow
+from interlock.projector.engine import Accepted, Context, Rejected, Workflow
 from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store import ConcurrencyConflict, Stored, TraceInfo, WorkflowStore
+from interlock.projector.store.records import HistoryRecord
 from tests.support.payloads import PAYLOADS, envelope, result_event
 
 
@@ -81,26 +82,41 @@ class Interleaved:
         return await self._store.load(tenant_id, workflow_id, event_id)
 
     async def create(
-        self, decision: Accepted, event: Envelope, fingerprint: str, trace: TraceInfo
+        self,
+        decision: Accepted,
+        event: Envelope,
+        fingerprint: str,
+        trace: TraceInfo,
+        ctx: Context | None = None,
     ) -> bool:
-        created = await self._store.create(decision, event, fingerprint, trace)
+        created = await self._store.create(decision, event, fingerprint, trace, ctx)
         self.creations.append(created)
         return created
 
-    async def commit(self, decision: Accepted, event: Envelope, trace: TraceInfo) -> None:
+    async def commit(
+        self, decision: Accepted, event: Envelope, trace: TraceInfo, ctx: Context | None = None
+    ) -> None:
         if self._rival and self._times > 0:
             self._times -= 1
             await self._rival()
         try:
-            await self._store.commit(decision, event, trace)
+            await self._store.commit(decision, event, trace, ctx)
         except ConcurrencyConflict:
             self.conflicts += 1
             raise
 
     async def reject(
-        self, workflow: Workflow, event: Envelope, rejection: Rejected, trace: TraceInfo
+        self,
+        workflow: Workflow,
+        event: Envelope,
+        rejection: Rejected,
+        trace: TraceInfo,
+        ctx: Context | None = None,
     ) -> bool:
-        return await self._store.reject(workflow, event, rejection, trace)
+        return await self._store.reject(workflow, event, rejection, trace, ctx)
+
+    async def history(self, tenant_id: str, workflow_id: str) -> list[HistoryRecord]:
+        return await self._store.history(tenant_id, workflow_id)
 
     async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
         return await self._store.trace_headers(tenant_id, workflow_id)

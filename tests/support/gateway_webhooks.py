@@ -25,6 +25,7 @@ from standardwebhooks.webhooks import Webhook
 from interlock.contracts import subjects
 from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
 from interlock.settings import GatewaySender
+from tests.support.workflows import REGISTRY
 
 
 def _secret() -> str:
@@ -98,6 +99,7 @@ def gateway_app(nc: Client, limits: Limits | None = None) -> web.Application:
     return create_app(
         jetstream_publisher(nc.jetstream()),
         registry,
+        workflows=REGISTRY,
         connected=lambda: nc.is_connected,
         limits=limits or Limits(per_sender=1000.0, unauthenticated=1000.0),
     )

@@ -28,6 +28,7 @@ from interlock.projector.store.database import database_pool
 from interlock.projector.store.postgres import open_store
 from interlock.settings import Settings
 from tests.support.polling import eventually
+from tests.support.workflows import REGISTRY, STAGES
 
 QUICK = Patience(unknown_workflow_grace=1.0)
 """Tests wait a second, not half a minute, for a START that will never come."""
@@ -100,7 +101,7 @@ async def projector_running(
     async with AsyncExitStack() as stack:
         nc = await nats.connect(nats_url)
         stack.push_async_callback(nc.close)
-        await provision(nc.jetstream())
+        await provision(nc.jetstream(), STAGES)
         engine = database_pool(database_url, pool_size=workers)
         stack.push_async_callback(engine.dispose)
         stop = asyncio.Event()
@@ -115,7 +116,7 @@ async def projector_running(
             task = asyncio.create_task(
                 run_projector(
                     broker,
-                    Projector(own_store, clients=clients, signer=signer),
+                    Projector(own_store, registry=REGISTRY, clients=clients, signer=signer),
                     stop,
                     workers=workers,
                     patience=QUICK,

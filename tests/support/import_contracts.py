@@ -7,6 +7,8 @@ Configured in pyproject.toml (`contract_types`), one contract per room:
     source_modules   the room: packages, each with everything below it
     exclude_modules  packages below the sources that are rooms of their own (optional)
     allowed_modules  packages the room may import; an external package by its top-level name
+    allowed_exactly  modules the room may import but not what lies below them (optional; e.g.
+                     `interlock`, the public API, for a plugin)
     ignore_imports   single imports let through, each with its reason beside it (optional)
 
 A module may always import the standard library and anything in its own source package
@@ -49,6 +51,7 @@ class AllowedImportsContract(Contract):
     source_modules = fields.SetField(subfield=fields.ModuleExpressionField())
     exclude_modules = fields.SetField(subfield=fields.ModuleExpressionField(), required=False)
     allowed_modules = fields.SetField(subfield=fields.ModuleExpressionField())
+    allowed_exactly = fields.SetField(subfield=fields.ModuleExpressionField(), required=False)
     ignore_imports = fields.SetField(subfield=fields.ImportExpressionField(), required=False)
 
     def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
@@ -60,6 +63,7 @@ class AllowedImportsContract(Contract):
         sources = self._packages(graph, "source_modules")
         excluded = self._packages(graph, "exclude_modules")
         allowed = self._packages(graph, "allowed_modules", must_exist=False)
+        exactly = self._packages(graph, "allowed_exactly")
         refused: list[Refused] = []
         for source in sorted(sources):
             for importer in sorted({source, *graph.find_descendants(source)}):
@@ -68,7 +72,12 @@ class AllowedImportsContract(Contract):
                 output.verbose_print(verbose, f"Checking what {importer} imports...")
                 for imported in sorted(graph.find_modules_directly_imported_by(importer)):
                     own = within(imported, frozenset({source})) and not within(imported, excluded)
-                    if own or imported in STANDARD_LIBRARY or within(imported, allowed):
+                    if (
+                        own
+                        or imported in STANDARD_LIBRARY
+                        or imported in exactly
+                        or within(imported, allowed)
+                    ):
                         continue
                     details = graph.get_import_details(importer=importer, imported=imported)
                     lines = tuple(sorted(d["line_number"] for d in details))
@@ -77,7 +86,7 @@ class AllowedImportsContract(Contract):
             kept=not refused,
             warnings=list(removal.warnings),
             ignored_import_count=removal.ignored_import_count,
-            metadata={"refused": sorted(refused), "allowed": sorted(allowed)},
+            metadata={"refused": sorted(refused), "allowed": sorted(allowed | exactly)},
         )
 
     def render_broken_contract(self, check: ContractCheck) -> None:

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from interlock.contracts import registry
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import result_event_id, timer_event_id
 from tests.support.request_payloads import REQUEST_PAYLOADS
+from tests.support.workflows import REGISTRY
 
 CALL = {
     "model": "rules",
@@ -145,8 +145,8 @@ def _derived_id(
 ) -> str:
     """The id Interlock derives for a result (from its job) or a timer firing (from its
     timer), as the projector expects; any other event gets a fresh one."""
-    known = workflow_type in registry.workflow_types()
-    spec = registry.latest(workflow_type).event(event_type) if known else None
+    known = workflow_type in REGISTRY.workflow_types()
+    spec = REGISTRY.latest(workflow_type).event(event_type) if known else None
     if spec is not None and spec.answers_job and causation_id is not None:
         return result_event_id(causation_id)
     if spec is not None and spec.source == "timer" and "timer_id" in payload:

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from interlock import access, wiring
-from interlock.childenv import MODEL_STAGES, child_environment, settings_of
+from interlock.childenv import child_environment, model_stages, settings_of
 from interlock.components import components
-from interlock.contracts import registry, subjects
+from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.messaging.permissions import ADMIN, Permissions, stage_identity
-from interlock.messaging.streams import all_stages
 from interlock.runtime import Runtime
 from interlock.settings import Settings
+from tests.support.workflows import REGISTRY, STAGES
 
 EXECUTE = stage_identity("support", "execute_action")
 
@@ -82,7 +82,7 @@ def test_every_identity_subscribes_to_its_own_inbox_only(
 
 
 def test_every_stage_has_an_identity(permissions: dict[str, Permissions]) -> None:
-    assert {stage_identity(t, s) for t, s in all_stages()} <= set(permissions)
+    assert {stage_identity(t, s) for t, s in STAGES} <= set(permissions)
 
 
 def test_the_default_clients_request_and_approve_with_every_approver_role() -> None:
@@ -176,16 +176,16 @@ def test_the_model_stages_are_the_stages_wired_to_a_model(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     model = object()
-    monkeypatch.setattr(wiring, "model_from_settings", lambda rt, workflow_type=None: model)
+    monkeypatch.setattr(wiring, "model_from_settings", lambda rt, plugin: model)
     rt = Runtime(Settings(), "nats://h:1")
     wired = {
         f"{workflow_type}.{name}"
-        for workflow_type in registry.workflow_types()
+        for workflow_type in REGISTRY.workflow_types()
         for name, stage in wiring.stage_handlers(rt, None, workflow_type).items()  # type: ignore[arg-type]
         if model in vars(stage.handler).values()
     }
 
-    assert wired == set(MODEL_STAGES)
+    assert wired == model_stages()
 
 
 def test_only_the_projector_holds_the_job_signing_key() -> None:

@@ -25,6 +25,7 @@ def nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     [
         (["list", "--state", "BOGUS"], ["CLASSIFYING", "AWAITING_APPROVAL", "COMPLETED"]),
         (["list", "--type", "suport"], ["support", "request"]),
+        (["replay", "--type", "suport"], ["support", "request"]),
         (["demo", "--only", "nonsense"], ["happy_path", "approval_expiry"]),
         (["service", "nonsense"], ["projector", "relay"]),
     ],

@@ -13,7 +13,6 @@ import pytest
 
 from interlock.access import database_role
 from interlock.components import components
-from interlock.messaging.streams import all_stages
 from interlock.settings import Settings
 from interlock.tools.demo import DEMO_ENV
 from tests.support.compose_files import (
@@ -28,6 +27,7 @@ from tests.support.compose_files import (
     published_ports,
     services,
 )
+from tests.support.workflows import STAGES
 
 _VARIABLE = re.compile(r"\$(?:\$|\{(?P<name>\w+)(?::?-(?P<default>[^}]*))?\}|(?P<bare>\w+))")
 
@@ -60,7 +60,7 @@ def test_every_registered_component_is_deployed() -> None:
 
 
 def test_every_stage_of_every_definition_is_deployed() -> None:
-    stages = {f"{workflow_type}.{stage}" for workflow_type, stage in all_stages()}
+    stages = {f"{workflow_type}.{stage}" for workflow_type, stage in STAGES}
     missing = stages - set(component_services().values())
     assert not missing, f"stages without a compose service: {sorted(missing)}"
 

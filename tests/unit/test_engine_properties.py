@@ -19,9 +19,9 @@ from hypothesis import event as hypothesis_event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from interlock.contracts.registry import DEFINITIONS
 from interlock.projector.engine import Accepted, Context, Workflow, resolve
 from tests.support.payloads import PAYLOADS, envelope
+from tests.support.workflows import REGISTRY
 
 LIMITS = {"support_approver": Decimal("500.00"), "support_supervisor": Decimal("5000.00")}
 ROLES = ["support_approver", "support_supervisor", "operator", "customer", "system"]
@@ -53,7 +53,7 @@ AMOUNTS = ["20.00", "450.00", "900.00", "7000.00"]
 class SupportWorkflowMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.definition = DEFINITIONS[("support", 2)]
+        self.definition = REGISTRY.get("support", 2)
         self.now = datetime(2026, 6, 1, tzinfo=UTC)
         self.workflow = Workflow(
             workflow_id="wf-p",
@@ -69,7 +69,7 @@ class SupportWorkflowMachine(RuleBasedStateMachine):
     @rule(version=st.sampled_from([1, 2]))
     def use_definition(self, version: int) -> None:
         if self.workflow.version == 0:
-            self.definition = DEFINITIONS[("support", version)]
+            self.definition = REGISTRY.get("support", version)
             self.workflow = self.workflow.model_copy(update={"definition_version": version})
 
     @rule(

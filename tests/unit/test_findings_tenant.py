@@ -11,6 +11,7 @@ from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from tests.support.direct import accepted, answer, checkpoint, to_gathering_evidence
 from tests.support.payloads import REQUEST, envelope
+from tests.support.workflows import REGISTRY
 
 NOW = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
@@ -21,7 +22,7 @@ def store() -> InMemoryWorkflowStore:
 
 
 def projector(store: InMemoryWorkflowStore) -> Projector:
-    return Projector(store, clock=lambda: NOW, rand=lambda: 0.0)
+    return Projector(store, registry=REGISTRY, clock=lambda: NOW, rand=lambda: 0.0)
 
 
 async def test_another_tenants_request_with_the_same_key_creates_its_own_workflow(

@@ -12,17 +12,17 @@ from interlock.contracts.definition import (
 )
 from interlock.contracts.errors import DefinitionError
 from interlock.contracts.graphcheck import assert_valid, check
-from interlock.contracts.registry import DEFINITIONS
-from interlock.contracts.support import SUPPORT_V1, SUPPORT_V2
 from interlock.projector.engine import ACTIONS, GUARDS
+from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2
 from tests.support.graph_issues import issue_codes
+from tests.support.workflows import REGISTRY
 
 
 def _with_rows(definition: WorkflowDefinition, *rows: Transition) -> WorkflowDefinition:
     return definition.model_copy(update={"transitions": (*definition.transitions, *rows)})
 
 
-@pytest.mark.parametrize("definition", DEFINITIONS.values(), ids=str)
+@pytest.mark.parametrize("definition", list(REGISTRY), ids=str)
 def test_shipped_definitions_pass_the_graph_check(definition: WorkflowDefinition) -> None:
     assert check(definition, GUARDS, ACTIONS) == []
 
@@ -117,7 +117,7 @@ def test_a_stage_may_emit_only_results_of_its_definition() -> None:
     )
 
 
-@pytest.mark.parametrize("definition", DEFINITIONS.values(), ids=str)
+@pytest.mark.parametrize("definition", list(REGISTRY), ids=str)
 def test_each_result_of_the_shipped_definitions_has_a_stage_that_emits_it(
     definition: WorkflowDefinition,
 ) -> None:

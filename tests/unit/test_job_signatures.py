@@ -20,6 +20,7 @@ from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.services.runtime.signatures import JobVerifier
 from tests.support.direct import accepted, answer
 from tests.support.payloads import envelope
+from tests.support.workflows import REGISTRY
 
 NOW = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 KV = f"$KV.{subjects.JOBS_BUCKET}.acme.wf-1"
@@ -43,7 +44,9 @@ OTHER_PRIVATE, _ = _pem_pair()
 async def dispatched_jobs(signer: JobSigner | None = None) -> list[Envelope]:
     """Every job the projector dispatched while a support workflow gathered its evidence."""
     store = InMemoryWorkflowStore(clock=lambda: NOW)
-    projector = Projector(store, clock=lambda: NOW, rand=lambda: 0.0, signer=signer)
+    projector = Projector(
+        store, registry=REGISTRY, clock=lambda: NOW, rand=lambda: 0.0, signer=signer
+    )
     await accepted(projector.handle(envelope("START", workflow_id="wf-1")))
     await accepted(answer(projector, store, "wf-1", "CLASSIFICATION_SUCCEEDED"))
     jobs = [Envelope.model_validate_json(o.body) for o in store.outbox() if o.subject != KV]

@@ -18,6 +18,7 @@ from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.settings import Settings
 from tests.support.fake_msg import FakeBroker, FakeMsg
 from tests.support.payloads import envelope
+from tests.support.workflows import REGISTRY
 
 pytestmark = pytest.mark.timeout(20)
 CLIENTS = client_policies(Settings())
@@ -38,7 +39,7 @@ async def _back_after(store: InMemoryWorkflowStore, seconds: float) -> None:
 
 async def test_a_store_outage_while_linking_traces_is_waited_out_and_the_message_acked() -> None:
     store = InMemoryWorkflowStore()
-    projector = Projector(store, clients=CLIENTS)
+    projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
     await projector.handle(envelope("START", workflow_id="wf-1"))
     msg = FakeMsg.of(envelope("CANCEL_REQUESTED", workflow_id="wf-1", role="operator"))
     store.available = False  # no traceparent: the consumer looks the workflow's trace up
@@ -53,7 +54,7 @@ async def test_a_store_outage_while_linking_traces_is_waited_out_and_the_message
 
 async def test_a_store_outage_on_the_last_delivery_is_no_reason_to_dead_letter() -> None:
     store = InMemoryWorkflowStore()
-    projector = Projector(store, clients=CLIENTS)
+    projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
     broker = FakeBroker()
     msg = FakeMsg.of(envelope("START", workflow_id="wf-2"), delivered=50)
     store.available = False
@@ -72,7 +73,9 @@ async def test_a_signal_before_its_workflow_is_retried_with_a_bounded_delay() ->
     msg = FakeMsg.of(envelope("CANCEL_REQUESTED", workflow_id="not-yet", role="operator"))
 
     await consume(
-        cast(Any, broker), Projector(InMemoryWorkflowStore(), clients=CLIENTS), parsed(msg)
+        cast(Any, broker),
+        Projector(InMemoryWorkflowStore(), registry=REGISTRY, clients=CLIENTS),
+        parsed(msg),
     )
 
     assert broker.published == []
@@ -89,7 +92,9 @@ async def test_a_signal_whose_workflow_never_came_is_dead_lettered_unknown_workf
     msg = FakeMsg(body, delivered=7, published_at=long_ago)
 
     await consume(
-        cast(Any, broker), Projector(InMemoryWorkflowStore(), clients=CLIENTS), parsed(msg)
+        cast(Any, broker),
+        Projector(InMemoryWorkflowStore(), registry=REGISTRY, clients=CLIENTS),
+        parsed(msg),
     )
 
     assert broker.reasons() == ["unknown_workflow"]
@@ -112,7 +117,9 @@ async def test_a_broker_outage_while_dead_lettering_keeps_the_message_until_it_r
     msg = FakeMsg(b"{not json")
 
     await consume(
-        cast(Any, broker), Projector(InMemoryWorkflowStore(), clients=CLIENTS), parsed(msg)
+        cast(Any, broker),
+        Projector(InMemoryWorkflowStore(), registry=REGISTRY, clients=CLIENTS),
+        parsed(msg),
     )
 
     assert broker.reasons() == ["bad_json"]

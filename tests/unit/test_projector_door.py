@@ -23,6 +23,7 @@ from tests.support.direct import (
     to_gathering_evidence,
 )
 from tests.support.payloads import envelope, result_event
+from tests.support.workflows import REGISTRY
 
 NOW = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 EVERY = frozenset({"*"})
@@ -58,7 +59,7 @@ def store() -> InMemoryWorkflowStore:
 
 @pytest.fixture
 def projector(store: InMemoryWorkflowStore) -> Projector:
-    return Projector(store, clock=lambda: NOW, rand=lambda: 0.0, clients=CLIENTS)
+    return Projector(store, registry=REGISTRY, clock=lambda: NOW, rand=lambda: 0.0, clients=CLIENTS)
 
 
 def refusals(store: InMemoryWorkflowStore, event: Envelope) -> list[str | None]:
@@ -298,7 +299,12 @@ async def test_a_premature_timer_firing_is_dead_lettered_not_held_and_not_audite
 
     assert refused.value.reason == "timer_not_due"
     assert store.audit("wf-1") == audit_before
-    late = Projector(store, clock=lambda: timer.fire_at + timedelta(seconds=1), clients=CLIENTS)
+    late = Projector(
+        store,
+        registry=REGISTRY,
+        clock=lambda: timer.fire_at + timedelta(seconds=1),
+        clients=CLIENTS,
+    )
     outcome = await late.handle(early, inbound=Inbound("timer", "support", None))
     assert (outcome.accepted, outcome.to_state) == (True, "MANUAL_REVIEW")
 

@@ -26,6 +26,7 @@ from tests.support.direct import (
     to_gathering_evidence,
 )
 from tests.support.payloads import REQUEST, envelope
+from tests.support.workflows import REGISTRY
 
 NOW = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
@@ -37,7 +38,9 @@ def store() -> InMemoryWorkflowStore:
 
 def projector(store: Any, **options: Any) -> Projector:
     """A projector at `NOW` that does not pause between lost races."""
-    return Projector(store, **{"clock": lambda: NOW, "rand": lambda: 0.0, **options})
+    return Projector(
+        store, registry=REGISTRY, **{"clock": lambda: NOW, "rand": lambda: 0.0, **options}
+    )
 
 
 def audited(store: InMemoryWorkflowStore, workflow_id: str = "wf-1") -> list[tuple[str, Any]]:

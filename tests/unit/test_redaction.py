@@ -11,6 +11,7 @@ from interlock.otel.propagation import extract, inject
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from tests.support.payloads import REQUEST, envelope
+from tests.support.workflows import REGISTRY
 
 CARD = "4111 1111 1111 1111"
 
@@ -43,7 +44,7 @@ async def test_a_refused_request_names_the_field_not_its_value() -> None:
     request = envelope("START", workflow_id="wf-1", payload={**REQUEST, "amount": CARD})
 
     with pytest.raises(MalformedMessage) as refused:
-        await Projector(InMemoryWorkflowStore()).handle(request)
+        await Projector(InMemoryWorkflowStore(), registry=REGISTRY).handle(request)
 
     assert refused.value.reason == "schema_mismatch"
     assert "amount" in refused.value.detail

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from interlock.contracts.definition import Guard, Transition, WorkflowDefinition
-from interlock.contracts.request import REQUEST_V1
-from interlock.contracts.request_table import PRE_APPROVAL
 from interlock.projector.engine import Accepted, Context, Rejected, resolve
 from interlock.projector.engine.model import Execution, OpenJob, Workflow
+from interlock.workflows.request.definition import REQUEST_V1
+from interlock.workflows.request.table import PRE_APPROVAL
 from tests.support.graph_issues import issue_codes
 from tests.support.payloads import envelope
 from tests.support.request_payloads import REQUEST_PAYLOADS, request_data
@@ -54,7 +54,7 @@ def _decide(
     if spec is not None and spec.answers_job:
         kw.setdefault("causation_id", JOB)
     event = envelope(event_type, workflow_type="request", payload=body, occurred_at=NOW, **kw)
-    ctx = Context(now=NOW, random=lambda: 0.5, parameters=parameters or {})
+    ctx = Context(now=NOW, parameters=parameters or {})
     return resolve(REQUEST_V1, wf, event, ctx)
 
 
@@ -179,6 +179,17 @@ def test_a_model_timeout_is_retried_durably_then_exhausts() -> None:
     second = _decide(_workflow("enriched", job=True, attempts={"enriched": 1}), "RETRYABLE_ERROR")
     assert isinstance(second, Accepted)
     assert (second.workflow.state, second.note) == ("failed", "retry_exhausted")
+
+
+@pytest.mark.parametrize(("asked", "waits"), [(12.0, 12.0), (3600.0, 30.0)])
+def test_a_retry_waits_what_the_failing_system_asked_within_the_policy_cap(
+    asked: float, waits: float
+) -> None:
+    decision = _decide(_workflow("enriched", job=True), "RETRYABLE_ERROR", {"retry_after_s": asked})
+
+    assert isinstance(decision, Accepted)
+    (timer,) = decision.timers_armed
+    assert timer.fire_at - NOW == timedelta(seconds=waits)
 
 
 def test_the_attempt_limit_is_a_deployment_parameter() -> None:

@@ -15,14 +15,14 @@ from pydantic import ValidationError
 from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.ids import fingerprint, result_event_id
 from interlock.contracts.jobs import JobPayload
-from interlock.contracts.request_payloads import InboundRequest
 from interlock.services.errors import ExternalTimeout, OutcomeUnknown
 from interlock.services.models import RecordedModel
 from interlock.services.ports import EffectReceipt, EffectRequest, ModelReply, ModelRequest
-from interlock.services.request.classify import ClassifyRequest
-from interlock.services.request.execute import ExecuteEffect, effect_key
-from interlock.services.request.intake import Normalize, Validate
-from interlock.services.request.route import BindApproval, RouteRequest
+from interlock.workflows.request.payloads import InboundRequest
+from interlock.workflows.request.stages.classify import ClassifyRequest
+from interlock.workflows.request.stages.execute import ExecuteEffect, effect_key
+from interlock.workflows.request.stages.intake import Normalize, Validate
+from interlock.workflows.request.stages.route import BindApproval, RouteRequest
 from tests.support.request_payloads import AUTHORIZATION, REQUEST, request_data
 
 ENVELOPE = Envelope(

@@ -7,7 +7,7 @@ import itertools
 
 from interlock.contracts.jobs import JobPayload
 from interlock.services.ports import ActionReceipt, ActionRequest
-from interlock.services.support.act import ExecuteAction
+from interlock.workflows.support.stages.act import ExecuteAction
 from tests.support.payloads import PAYLOADS, REQUEST, envelope
 
 _ops = itertools.count(1)

@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 
 from interlock.contracts.definition import Transition, WorkflowDefinition
-from interlock.contracts.registry import DEFINITIONS
 from interlock.projector.engine import Accepted, Context, Rejected, resolve
 from interlock.projector.engine.model import Workflow
 from tests.support.arrange import arrange
 from tests.support.payloads import PAYLOADS, envelope
+from tests.support.workflows import REGISTRY
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 ROWS = [
     pytest.param(d, i, row, id=f"{d.workflow_type}.v{d.version}:{row.source}--{row.event}#{i}")
-    for d in DEFINITIONS.values()
+    for d in REGISTRY
     for i, row in enumerate(d.transitions)
 ]
 
@@ -29,7 +29,7 @@ def test_every_allowed_pair_reaches_its_expected_state(
 ) -> None:
     workflow, event, expected = arrange(definition, row, NOW)
 
-    decision = resolve(definition, workflow, event, Context(now=NOW, random=lambda: 0.5))
+    decision = resolve(definition, workflow, event, Context(now=NOW))
 
     assert isinstance(decision, Accepted), decision
     assert decision.transition == row
@@ -39,7 +39,7 @@ def test_every_allowed_pair_reaches_its_expected_state(
 
 def _undefined_pairs() -> list[Any]:
     pairs = []
-    for d in DEFINITIONS.values():
+    for d in REGISTRY:
         defined = {(t.source, t.event) for t in d.transitions}
         pairs += [
             pytest.param(d, s, e.name, id=f"{d.workflow_type}.v{d.version}:{s}--{e.name}")
@@ -71,5 +71,5 @@ def test_every_undefined_pair_is_refused(
 
 
 def test_payload_catalogue_covers_every_event() -> None:
-    names = {e.name for d in DEFINITIONS.values() for e in d.events}
+    names = {e.name for d in REGISTRY for e in d.events}
     assert names <= set(PAYLOADS)

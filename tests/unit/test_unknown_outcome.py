@@ -9,6 +9,7 @@ from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.stage import escalation
 from tests.support.direct import answer, checkpoint, to_executing_action
+from tests.support.workflows import REGISTRY
 
 KEY = "support-action:wf-u:v1"
 
@@ -32,7 +33,7 @@ def test_a_stage_giving_up_on_an_unavailable_system_escalates_without_a_key() ->
 
 async def test_the_review_and_its_audit_row_name_the_effect_to_check_first() -> None:
     store = InMemoryWorkflowStore()
-    projector = Projector(store)
+    projector = Projector(store, registry=REGISTRY)
     await to_executing_action(projector, store, "wf-u")
 
     outcome = await answer(

@@ -26,9 +26,9 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock.contracts import registry
 from interlock.contracts.envelope import parse_envelope
 from interlock.contracts.errors import MalformedMessage
+from interlock.plugins import installed
 
 EFFECT_RESULTS = {
     "support": ("ACTION_EXECUTED", "POST_ACTION_INVARIANT_FAILED"),
@@ -150,7 +150,7 @@ async def _rows(engine: AsyncEngine, sql: str, **params: Any) -> list[dict[str, 
 
 def _settled(row: dict[str, Any]) -> bool:
     """Terminal, or in a state that a signal or a timer moves on."""
-    definition = registry.get(row["workflow_type"], row["definition_version"])
+    definition = installed().registry.get(row["workflow_type"], row["definition_version"])
     return definition.is_terminal(row["state"]) or row["state"] in definition.waiting_states
 
 

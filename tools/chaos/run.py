@@ -22,9 +22,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import access, queries
 from interlock.composition import default_stack
-from interlock.contracts import registry, subjects
+from interlock.contracts import subjects
 from interlock.contracts.urls import nats_inbox
 from interlock.messaging.letters import letters
+from interlock.plugins import installed
 from interlock.runtime import supervised
 from interlock.settings import Settings
 from interlock.signals import Clients
@@ -132,7 +133,7 @@ async def _run(
     names = default_stack()
     faults = schedule(seed, duration, names)
     rng = random.Random(seed)
-    work = workloads(random.Random(seed + 1), count, registry.workflow_types())
+    work = workloads(random.Random(seed + 1), count, installed().registry.workflow_types())
     # Components are given settings, not the environment: read them with the run's own.
     component_settings = Settings(home=home, secrets_dir=settings.secrets_dir)
     async with supervised(component_settings, nats_url, database_url, names) as supervisor:

@@ -90,7 +90,7 @@ def demo(
         list[str] | None,
         typer.Option(
             help="Run only these scenarios.",
-            callback=each_of((sc.name for sc in SCENARIOS), "scenario"),
+            callback=each_of(lambda: (sc.name for sc in SCENARIOS), "scenario"),
         ),
     ] = None,
     fixture_file: Annotated[

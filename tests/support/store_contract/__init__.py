@@ -9,6 +9,7 @@ tier, PostgreSQL in the integration tier, so the double fails exactly where Post
 from __future__ import annotations
 
 from tests.support.store_contract.common import CutOff, StoreRecords
+from tests.support.store_contract.history import HistoryContract
 from tests.support.store_contract.refusals import RefusalsContract
 from tests.support.store_contract.tenants import TenantsContract
 from tests.support.store_contract.writes import WritesContract
@@ -16,5 +17,5 @@ from tests.support.store_contract.writes import WritesContract
 __all__ = ["CutOff", "StoreContract", "StoreRecords"]
 
 
-class StoreContract(WritesContract, RefusalsContract, TenantsContract):
+class StoreContract(WritesContract, RefusalsContract, TenantsContract, HistoryContract):
     """The whole contract; a test module subclasses it and provides the fixtures."""

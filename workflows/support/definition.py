@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from interlock.contracts import payloads as p
 from interlock.contracts import rules
-from interlock.contracts import support_payloads as sp
 from interlock.contracts.definition import (
     Announcement,
     Branch,
@@ -25,7 +24,8 @@ from interlock.contracts.definition import (
     WorkflowDefinition,
 )
 from interlock.contracts.payloads import Payload
-from interlock.contracts.support_table import REVIEW, core_rows
+from interlock.workflows.support import payloads as sp
+from interlock.workflows.support.table import REVIEW, core_rows
 
 T = Transition
 PRE_EFFECT = (

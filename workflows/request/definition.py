@@ -16,7 +16,6 @@ Failure rows name their reason, so a failed run says what failed: `unsupported_r
 from __future__ import annotations
 
 from interlock.contracts import payloads as p
-from interlock.contracts import request_payloads as rp
 from interlock.contracts.definition import (
     Announcement,
     DataUpdate,
@@ -27,7 +26,8 @@ from interlock.contracts.definition import (
     TimerSpec,
     WorkflowDefinition,
 )
-from interlock.contracts.request_table import PRE_APPROVAL, flow_rows, recovery_rows
+from interlock.workflows.request import payloads as rp
+from interlock.workflows.request.table import PRE_APPROVAL, flow_rows, recovery_rows
 
 TERMINAL = frozenset({"completed", "blocked", "failed"})
 STATES = (*PRE_APPROVAL, "approved", "executing", *sorted(TERMINAL))

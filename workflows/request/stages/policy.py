@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from interlock.contracts.envelope import summarise
 from interlock.contracts.payloads import PolicyCheck
-from interlock.contracts.request_payloads import APPROVAL_EFFECTS, RoutingProposal
+from interlock.workflows.request.payloads import APPROVAL_EFFECTS, RoutingProposal
 
 POLICY_VERSION = "policy-1"
 ROUTES: dict[str, str] = {

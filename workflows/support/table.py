@@ -3,7 +3,7 @@ model-output repair, recommendation, policy validation, approval or rejection, t
 its reconciliation, notification, and compensation.
 
 Policies shared by many states (retries, cancellation, escalation, deadlines, parallel
-evidence) are added by `contracts.support` through the builders of `contracts.rules`.
+evidence) are added by `definition` through the builders of `contracts.rules`.
 """
 
 from __future__ import annotations

@@ -15,8 +15,14 @@ from dataclasses import dataclass
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
-from interlock.services.request.policy import POLICY_VERSION, ROUTES, checks, revalidate, verdict
 from interlock.services.runtime.stage import StageResult
+from interlock.workflows.request.stages.policy import (
+    POLICY_VERSION,
+    ROUTES,
+    checks,
+    revalidate,
+    verdict,
+)
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from interlock.services.ports import EffectProvider, ModelClient
-from interlock.services.request.classify import ClassifyRequest
-from interlock.services.request.execute import ExecuteEffect
-from interlock.services.request.intake import Enrich, Normalize, Validate
-from interlock.services.request.route import BindApproval, RouteRequest
 from interlock.services.runtime.stage import Handler, StageWorker, stages_of
+from interlock.workflows.request.stages.classify import ClassifyRequest
+from interlock.workflows.request.stages.execute import ExecuteEffect
+from interlock.workflows.request.stages.intake import Enrich, Normalize, Validate
+from interlock.workflows.request.stages.route import BindApproval, RouteRequest
 
 WORKFLOW_TYPE = "request"
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.ids import fingerprint
 from interlock.contracts.jobs import JobPayload
-from interlock.contracts.request_payloads import EFFECTS, NORMALIZATION_VERSION, normalize
 from interlock.services.runtime.stage import StageResult
+from interlock.workflows.request.payloads import EFFECTS, NORMALIZATION_VERSION, normalize
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from interlock.services.ports import AccountApi, ActionProvider, ModelClient, Notifier, PolicyStore
 from interlock.services.runtime.stage import Handler, StageWorker, stages_of
-from interlock.services.support.act import Compensate, ExecuteAction, NotifyCustomer
-from interlock.services.support.classify import Classify
-from interlock.services.support.evidence import InspectAccount, RetrievePolicy
-from interlock.services.support.recommend import Recommend
-from interlock.services.support.validate import ValidatePolicy
+from interlock.workflows.support.stages.act import Compensate, ExecuteAction, NotifyCustomer
+from interlock.workflows.support.stages.classify import Classify
+from interlock.workflows.support.stages.evidence import InspectAccount, RetrievePolicy
+from interlock.workflows.support.stages.recommend import Recommend
+from interlock.workflows.support.stages.validate import ValidatePolicy
 
 WORKFLOW_TYPE = "support"
 

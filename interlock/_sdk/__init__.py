@@ -1,0 +1,1 @@
+"""The implementation of Interlock's public API; import it from `interlock`, never from here."""

@@ -1,0 +1,68 @@
+"""`Plugin`: what a distribution installs under the entry point group `interlock.workflows`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from interlock._sdk.models import ModelTask
+from interlock._sdk.ports import Port
+from interlock._sdk.stages import StageHandler
+from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.guards import GuardInput, GuardPredicate, PluginGuard
+
+ENTRY_POINT_GROUP = "interlock.workflows"
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One workflow type: every executable version of its definition, its stages and ports.
+
+    Register it in the distribution's `pyproject.toml`:
+
+    ```toml
+    [project.entry-points."interlock.workflows"]
+    hello = "hello_workflow:PLUGIN"
+    ```
+    Old versions stay listed for as long as workflows started on them may be in flight.
+    """
+
+    workflow_type: str
+    definitions: tuple[WorkflowDefinition, ...]
+    stages: tuple[StageHandler[Any], ...] = ()
+    ports: tuple[Port[Any], ...] = ()
+    description: str = ""
+    guards: tuple[PluginGuard, ...] = ()
+    """The plugin's own pure guards (`@guard`), usable in its rows beside the built-in ones."""
+    model_tasks: tuple[ModelTask, ...] = ()
+    """The tasks its stages ask a model: their prompts and deterministic rules."""
+    model_stages: frozenset[str] = frozenset()
+    """Of the untyped `handlers`, those that ask the model client (typed stages say so by
+    their ports, `Port.asks_model`)."""
+    handlers: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    """Untyped stage workers built from the bound adapters (port name -> adapter): how the
+    runtime's built-in workflows are wired until their handlers are typed. Not for new
+    plugins: their stages are `stages`, checked against the definitions at load."""
+
+    def guard_predicates(self) -> dict[str, GuardPredicate]:
+        return {g.name: g.predicate for g in self.guards}
+
+    def stages_asking_a_model(self) -> frozenset[str]:
+        typed = {s.name for s in self.stages if any(p.asks_model for p in s.ports)}
+        return frozenset(typed | self.model_stages)
+
+
+def guard(predicate: Callable[[GuardInput], bool]) -> PluginGuard:
+    """Declare a pure guard named after the function, for the plugin's `guards`:
+
+    ```python
+    @guard
+    def polite(g: GuardInput) -> bool:
+        return not g.payload.get("shouting", False)
+
+    wf.on("RECEIVED", "START", "GREETING", guards=(check("polite"),))
+    ```
+    It may read only its `GuardInput`: the same event decided again gets the same answer.
+    """
+    return PluginGuard(predicate.__name__, predicate)

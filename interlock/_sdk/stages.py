@@ -1,0 +1,89 @@
+"""Typed stage handlers: a pydantic model of what the stage reads, one `Result` per event.
+
+```python
+@stage("greet", reads=GreetInput, emits=(Greeted,), ports=(GREETER,))
+async def greet(job: GreetInput, ctx: StageContext) -> Greeted:
+    return Greeted(message=await ctx.port(GREETER).greet(job.request.name))
+```
+The plugin loader checks every stage against the definition: it must be a stage the
+definition dispatches, read only data that stage is given, and emit exactly the events it
+may submit, with the events' payload models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from interlock._sdk.ports import Port
+from interlock._sdk.results import Result
+
+In = TypeVar("In", bound=BaseModel)
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """What a stage may know about its job besides its inputs, and its bound ports."""
+
+    workflow_type: str
+    workflow_id: str
+    tenant_id: str
+    job_id: str
+    attempt: int
+    idempotency_key: str
+    """Stable across redeliveries and retries of the same job: hand it to an effect."""
+    adapters: Mapping[str, Any] = field(default_factory=dict)
+
+    def port(self, port: Port[P]) -> P:
+        try:
+            adapter: P = self.adapters[port.name]
+        except KeyError:
+            raise LookupError(f"port {port.name!r} is not bound for this stage") from None
+        return adapter
+
+
+StageFn = Callable[[In, StageContext], Awaitable[Result]]
+
+
+@dataclass(frozen=True)
+class StageHandler(Generic[In]):
+    """One stage of a plugin: its name, input model, result models and ports."""
+
+    name: str
+    reads: type[In]
+    emits: tuple[type[Result], ...]
+    run: StageFn[In]
+    ports: tuple[Port[Any], ...] = ()
+    effects: bool = False
+    """Acts on the outside world: the runtime consults the open-jobs record before each job."""
+
+    def events(self) -> frozenset[str]:
+        return frozenset(r.event_name() for r in self.emits)
+
+    async def __call__(self, inputs: Mapping[str, Any], ctx: StageContext) -> Result:
+        """Run on a job's `inputs`: validated into `reads`, answered by one of `emits`."""
+        result = await self.run(self.reads.model_validate(dict(inputs)), ctx)
+        if not isinstance(result, self.emits):
+            declared = sorted(self.events())
+            raise TypeError(f"stage {self.name!r} returned {type(result).__name__}; {declared}")
+        return result
+
+
+def stage(
+    name: str,
+    *,
+    reads: type[In],
+    emits: tuple[type[Result], ...],
+    ports: tuple[Port[Any], ...] = (),
+    effects: bool = False,
+) -> Callable[[StageFn[In]], StageHandler[In]]:
+    """Declare a stage handler (see the module's example)."""
+
+    def declare(fn: StageFn[In]) -> StageHandler[In]:
+        return StageHandler(name, reads, tuple(emits), fn, tuple(ports), effects)
+
+    return declare

@@ -1,0 +1,153 @@
+"""`interlock migrate-workflow`: move one workflow to another definition version, as an
+operator's explicit act.
+
+The move is checked against the target definition's graph (`projector.engine.migrate`),
+decided by the engine and committed as a transition would be: one statement writes the
+checkpoint, an audit row naming the operator, the history's row (so a replay re-decides the
+move), the jobs and timers of the state it enters. It commits only if the workflow is still at
+the version it was checked at, so it never races the projector. A refused move prints its
+reason and exits 3.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+import typer
+
+from interlock import access, console, queries
+from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.errors import UnknownDefinition
+from interlock.options import JsonOpt, TenantOpt, with_database
+from interlock.plugins import installed
+from interlock.projector.engine import Context, Workflow
+from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
+from interlock.projector.signing import JobSigner
+from interlock.projector.store import ConcurrencyConflict
+from interlock.projector.store.postgres import open_store
+from interlock.projector.store.types import NO_TRACE
+from interlock.settings import Settings
+
+
+def migrate_workflow(
+    workflow_id: str,
+    *,
+    to_version: Annotated[int, typer.Option(help="The definition version to move to.")],
+    state: Annotated[
+        str | None, typer.Option(help="The state to move to (default: the current one).")
+    ] = None,
+    actor: Annotated[
+        str, typer.Option("--as", help="Operator id, for the audit.")
+    ] = "cli-operator",
+    tenant: TenantOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Move a workflow to another definition version (checked, audited; exit 3 if refused)."""
+    operator = Actor(id=actor, role=access.OPERATOR)
+
+    async def work(s: Settings, database_url: str) -> dict[str, Any]:
+        return await migrate(
+            s,
+            database_url,
+            workflow_id,
+            to_version=to_version,
+            state=state,
+            tenant=tenant,
+            operator=operator,
+        )
+
+    outcome = with_database(work)
+    if json_output:
+        console.print_json(outcome)
+    elif outcome["accepted"]:
+        console.console.print(
+            f"migrated: v{outcome['from_version']} {outcome['from_state']} -> "
+            f"v{outcome['to_version']} {outcome['state']}"
+        )
+    else:
+        console.errors.print(f"[red]{outcome['reason']}[/]: {outcome['detail']}")
+    if not outcome["accepted"]:
+        raise typer.Exit(2 if outcome["reason"] == "ambiguous_workflow" else 3)
+
+
+async def migrate(
+    s: Settings,
+    database_url: str,
+    workflow_id: str,
+    *,
+    to_version: int,
+    state: str | None,
+    tenant: str | None,
+    operator: Actor,
+) -> dict[str, Any]:
+    """Check and commit the move; the outcome as `--json` prints it."""
+    reader = queries.open_reader(database_url)
+    try:
+        view = await queries.workflow_view(reader, workflow_id, tenant)
+    except queries.AmbiguousWorkflow as exc:
+        return _refused("ambiguous_workflow", str(exc))
+    finally:
+        await reader.dispose()
+    if view is None or view["archived"]:
+        return _refused("unknown_workflow", workflow_id)
+    store = await open_store(database_url, size=1)
+    try:
+        stored = await store.load(view["tenant_id"], workflow_id)
+        if stored is None:
+            return _refused("unknown_workflow", workflow_id)
+        wf = stored.workflow
+        try:
+            source = installed().registry.get(wf.workflow_type, wf.definition_version)
+            target = installed().registry.get(wf.workflow_type, to_version)
+        except UnknownDefinition as exc:
+            return _refused("unknown_version", str(exc))
+        into = state or wf.state
+        why = refusal(source, target, wf, into)
+        if why is not None:
+            return _refused("migration_refused", why)
+        ctx = Context(
+            now=utcnow(),
+            parameters=s.parameters.get(wf.workflow_type, {}),
+            guards=installed().registry.guards(wf.workflow_type),
+        )
+        event = _event(wf, target, into, operator, ctx)
+        decision = JobSigner(access.job_signing_key(s)).sign(move(target, wf, into, event, ctx))
+        try:
+            await store.commit(decision, event, NO_TRACE, ctx)
+        except ConcurrencyConflict:
+            return _refused("concurrent_change", f"{workflow_id} moved meanwhile; check it again")
+    finally:
+        await store.close()
+    return {
+        "accepted": True,
+        "workflow_id": workflow_id,
+        "event_id": event.event_id,
+        "from_version": wf.definition_version,
+        "to_version": to_version,
+        "from_state": wf.state,
+        "state": into,
+        "version": decision.workflow.version,
+    }
+
+
+def _event(
+    wf: Workflow, target: WorkflowDefinition, state: str, operator: Actor, ctx: Context
+) -> Envelope:
+    return Envelope(
+        event_id=f"migrate-{uuid.uuid4()}",
+        type=MIGRATE_EVENT,
+        workflow_type=wf.workflow_type,
+        workflow_id=wf.workflow_id,
+        tenant_id=wf.tenant_id,
+        actor=operator,
+        correlation_id=wf.correlation_id,
+        occurred_at=ctx.now,
+        expected_version=wf.version,
+        payload={"to_version": target.version, "state": state},
+    )
+
+
+def _refused(reason: str, detail: str) -> dict[str, Any]:
+    return {"accepted": False, "reason": reason, "detail": detail}

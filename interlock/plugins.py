@@ -1,0 +1,191 @@
+"""Loading the installed workflow plugins: discovery by entry point, then checks.
+
+Every distribution may register `Plugin` objects under the entry point group
+`interlock.workflows` (the runtime's own `support` and `request` are registered the same way).
+A plugin is refused at load, with an error naming the plugin, the row and the problem, when a
+definition fails the graph check, its stages do not match its definition's jobs, a stage's
+models do not match what the definition passes and accepts, or another plugin already claims
+its workflow type. The `Registry` handed to the components is built from what was loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from pydantic import BaseModel
+
+from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin
+from interlock._sdk.stages import StageHandler
+from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.contracts.graphcheck import check
+from interlock.contracts.registry import Registry
+from interlock.projector.engine import ACTIONS, GUARDS
+
+
+class PluginError(InterlockError):
+    """A plugin the runtime refuses to load; the message names plugin, row and problem."""
+
+    code = ErrorCode.INVALID_DEFINITION
+    retryable = False
+
+    def __init__(self, plugin: str, row: str, problem: str) -> None:
+        super().__init__(
+            f"plugin {plugin}: {row}: {problem}", hint="fix or uninstall the plugin's distribution"
+        )
+        self.plugin, self.row, self.problem = plugin, row, problem
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A loaded plugin and where it came from."""
+
+    plugin: Plugin
+    entry_point: str
+    distribution: str
+
+
+@dataclass(frozen=True)
+class Installed:
+    plugins: dict[str, Loaded]
+    """By workflow type."""
+    registry: Registry
+
+    def plugin(self, workflow_type: str) -> Plugin:
+        try:
+            return self.plugins[workflow_type].plugin
+        except KeyError:
+            known = sorted(self.plugins)
+            raise LookupError(f"no plugin for workflow type {workflow_type!r}; {known}") from None
+
+
+def load(found: Iterable[tuple[str, str, object]]) -> Installed:
+    """Check and index `(entry point, distribution, object)` triples."""
+    plugins: dict[str, Loaded] = {}
+    for name, distribution, obj in found:
+        if not isinstance(obj, Plugin):
+            raise PluginError(name, "entry point", f"names a {type(obj).__name__}, not a Plugin")
+        validate(obj, name)
+        claimed = plugins.get(obj.workflow_type)
+        if claimed is not None:
+            raise PluginError(
+                name,
+                f"workflow type {obj.workflow_type!r}",
+                f"already provided by plugin {claimed.entry_point} ({claimed.distribution})",
+            )
+        plugins[obj.workflow_type] = Loaded(obj, name, distribution)
+    registry = Registry(
+        (d for p in plugins.values() for d in p.plugin.definitions),
+        guards={t: p.plugin.guard_predicates() for t, p in plugins.items()},
+    )
+    return Installed(dict(sorted(plugins.items())), registry)
+
+
+def _discovered() -> list[tuple[str, str, object]]:
+    found = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        found.append((ep.name, _distribution(ep), _load(ep)))
+    return found
+
+
+def _distribution(ep: EntryPoint) -> str:
+    dist = ep.dist
+    return f"{dist.name} {dist.version}" if dist is not None else "?"
+
+
+def _load(ep: EntryPoint) -> object:
+    try:
+        return ep.load()
+    except Exception as exc:
+        raise PluginError(ep.name, ep.value, f"cannot be imported: {exc!r}") from exc
+
+
+@cache  # the installed distributions do not change under a running process
+def installed() -> Installed:
+    """The installed plugins and their registry."""
+    return load(_discovered())
+
+
+def validate(plugin: Plugin, name: str) -> None:
+    """Refuse `plugin` (see the module's docstring) with the first problem found."""
+    if not plugin.definitions:
+        raise PluginError(name, "definitions", "none given")
+    for g in plugin.guards:
+        if g.name in GUARDS:
+            raise PluginError(name, f"guard {g.name!r}", "has the name of a built-in guard")
+    for d in plugin.definitions:
+        row = f"{d.workflow_type} v{d.version}"
+        if d.workflow_type != plugin.workflow_type:
+            raise PluginError(name, row, f"is not of the plugin's type {plugin.workflow_type!r}")
+        issues = check(d, {*GUARDS, *plugin.guard_predicates()}, ACTIONS)
+        if issues:
+            raise PluginError(name, row, "; ".join(f"[{i.code}] {i.message}" for i in issues))
+    _model_tasks_unique(plugin, name)
+    if plugin.handlers is None:
+        _stages_match(plugin, name)
+
+
+def _model_tasks_unique(plugin: Plugin, name: str) -> None:
+    """A task or a prompt version declared twice would leave the model's answer to chance."""
+    tasks: set[str] = set()
+    versions: set[str] = set()
+    for task in plugin.model_tasks:
+        if task.name in tasks:
+            raise PluginError(name, f"model task {task.name!r}", "declared twice")
+        tasks.add(task.name)
+        for prompt in task.prompts:
+            if prompt.version in versions:
+                raise PluginError(name, f"prompt {prompt.version!r}", "released twice")
+            versions.add(prompt.version)
+
+
+def _stages_match(plugin: Plugin, name: str) -> None:
+    typed = {s.name: s for s in plugin.stages}
+    dispatched = set()
+    for d in plugin.definitions:
+        for spec in d.all_stages():
+            dispatched.add(spec.name)
+            row = f"{d.workflow_type} v{d.version} stage {spec.name!r}"
+            handler = typed.get(spec.name)
+            if handler is None:
+                raise PluginError(name, row, "the definition dispatches it; no stage handles it")
+            _stage_matches(handler, d, spec.inputs, name=name, row=row)
+    for extra in sorted(set(typed) - dispatched):
+        raise PluginError(name, f"stage {extra!r}", "no definition dispatches it")
+
+
+def _stage_matches(
+    handler: StageHandler[Any],
+    d: WorkflowDefinition,
+    inputs: tuple[str, ...],
+    *,
+    name: str,
+    row: str,
+) -> None:
+    allowed = d.emitted_by(handler.name)
+    unknown = sorted(set(handler.reads.model_fields) - set(inputs))
+    if unknown:
+        raise PluginError(name, row, f"reads {unknown}, which the definition does not pass")
+    for result in handler.emits:
+        event = result.event_name()
+        if event not in allowed:
+            raise PluginError(name, row, f"emits {event}, not a result it may submit")
+        spec = d.event(event)
+        payload = spec.payload if spec is not None else None
+        if payload is not None and not _same_shape(result, payload):
+            raise PluginError(
+                name, row, f"result {result.__name__} does not match {event}'s payload model"
+            )
+
+
+def _same_shape(model: type[BaseModel], payload: type[BaseModel]) -> bool:
+    """`model` is the event's payload model, or declares exactly its fields and types."""
+    if issubclass(model, payload):
+        return True
+    ours = {k: (f.annotation, f.is_required()) for k, f in model.model_fields.items()}
+    theirs = {k: (f.annotation, f.is_required()) for k, f in payload.model_fields.items()}
+    return ours == theirs

@@ -1,0 +1,63 @@
+"""What a decision produced, reduced to what a replay compares: the state and version as they
+are, and a digest of the data, the execution bookkeeping, the jobs, the other outbox messages
+and the timers. The history keeps this beside each decided event, so that re-deciding the
+event later (`interlock replay`) can say which of these came out differently.
+
+Job signatures are left out: they prove who issued a job, not what the decision was, and a
+replay decides without the installation's signing key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from interlock.contracts.jobs import JOB_EVENT_TYPE
+from interlock.projector.engine.model import Decision, OutMessage
+
+FIELDS = ("accepted", "reason", "state", "version", "data", "execution", "jobs", "outbox", "timers")
+"""Every field of an outcome, in the order a replay reports them."""
+
+
+def outcome(decision: Decision) -> dict[str, Any]:
+    """The comparable outcome of `decision`: a refusal's reason, or an acceptance's state,
+    version and digests."""
+    if not decision.accepted:
+        return {"accepted": False, "reason": decision.reason}
+    wf = decision.workflow
+    execution = wf.execution.model_dump(mode="json", exclude={"open_jobs", "timers"})
+    jobs = [m for m in decision.messages if m.envelope.type == JOB_EVENT_TYPE]
+    others = [m for m in decision.messages if m.envelope.type != JOB_EVENT_TYPE]
+    return {
+        "accepted": True,
+        "state": wf.state,
+        "version": wf.version,
+        "data": _digest(wf.data),
+        "execution": _digest(execution),
+        "jobs": _digest(
+            {
+                "open": {k: v.model_dump(mode="json") for k, v in wf.execution.open_jobs.items()},
+                "sent": [_message(m) for m in jobs],
+            }
+        ),
+        "outbox": _digest([_message(m) for m in others]),
+        "timers": _digest(
+            {
+                "armed": {k: t.model_dump(mode="json") for k, t in wf.execution.timers.items()},
+                "new": [t.model_dump(mode="json") for t in decision.timers_armed],
+                "cancelled": list(decision.timers_cancelled),
+            }
+        ),
+    }
+
+
+def _message(message: OutMessage) -> dict[str, Any]:
+    envelope = message.envelope.model_dump(mode="json")
+    envelope["payload"] = {k: v for k, v in envelope["payload"].items() if k != "signature"}
+    return {"subject": message.subject, "envelope": envelope}
+
+
+def _digest(value: Any) -> str:
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -1,0 +1,99 @@
+"""What `migrate-workflow` allows, by the graph of the target definition: support v1 (serial
+evidence) to v2 (parallel evidence). Never out of an effect in flight, into an effect, gate or
+terminal state, or forward past a gate; backward only where no effect would run twice."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from interlock.projector.engine import Context, Workflow
+from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
+from interlock.projector.engine.model import Execution, OpenJob, Review
+from tests.support.payloads import envelope
+from tests.support.workflows import REGISTRY
+
+V1, V2 = REGISTRY.get("support", 1), REGISTRY.get("support", 2)
+NOW = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
+
+
+def at(state: str, version: int = 1, review_from: str | None = None) -> Workflow:
+    review = (
+        Review(reason="escalated", from_state=review_from, event_type="ESCALATE")
+        if review_from
+        else None
+    )
+    return Workflow(
+        workflow_id="wf-1",
+        workflow_type="support",
+        tenant_id="acme",
+        state=state,
+        version=4,
+        definition_version=version,
+        execution=Execution(
+            open_jobs={"job-old": OpenJob(stage="retrieve_policy")},
+            review=review,
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("state", "into", "allowed"),
+    [
+        ("RETRIEVING_POLICY", "GATHERING_EVIDENCE", True),  # the state v2 replaced
+        ("RETRIEVING_POLICY", "RETRIEVING_POLICY", False),  # v2 has no such state
+        ("INSPECTING_ACCOUNT", "CLASSIFYING", True),  # backward: classified again
+        ("VALIDATING_POLICY", "VALIDATING_POLICY", True),  # same state, new version
+        ("VALIDATING_POLICY", "AWAITING_APPROVAL", False),  # a gate not passed
+        ("AWAITING_APPROVAL", "AWAITING_APPROVAL", True),  # a gate already passed
+        ("VALIDATING_POLICY", "EXECUTING_ACTION", False),  # an effect state
+        ("VALIDATING_POLICY", "NOTIFYING_CUSTOMER", False),  # past the approval gate
+        ("EXECUTING_ACTION", "VALIDATING_POLICY", False),  # an effect in flight
+        ("NOTIFYING_CUSTOMER", "GENERATING_RECOMMENDATION", False),  # the effect again
+        ("CLASSIFYING", "COMPLETED", False),  # terminal
+        ("COMPLETED", "COMPLETED", False),  # a finished workflow
+    ],
+)
+def test_a_move_to_v2_is_allowed_only_where_the_graph_allows(
+    state: str, into: str, allowed: bool
+) -> None:
+    why = refusal(V1, V2, at(state), into)
+
+    assert (why is None) == allowed, why
+
+
+def test_a_workflow_in_review_is_judged_from_where_it_escalated() -> None:
+    escalated_early = at("MANUAL_REVIEW", review_from="CLASSIFYING")
+    escalated_late = at("MANUAL_REVIEW", review_from="NOTIFYING_CUSTOMER")
+
+    assert refusal(V1, V2, escalated_early, "GATHERING_EVIDENCE") is None
+    assert refusal(V1, V2, escalated_late, "GATHERING_EVIDENCE") is not None
+    assert refusal(V1, V2, escalated_late, "NOTIFYING_CUSTOMER") is None
+
+
+def test_a_move_enters_the_new_state_as_a_transition_would() -> None:
+    wf = at("RETRIEVING_POLICY")
+    event = envelope(MIGRATE_EVENT, payload={"to_version": 2, "state": "GATHERING_EVIDENCE"})
+
+    decision = move(V2, wf, "GATHERING_EVIDENCE", event, Context(now=NOW))
+
+    moved = decision.workflow
+    assert (moved.state, moved.definition_version, moved.version) == ("GATHERING_EVIDENCE", 2, 5)
+    assert sorted(j.stage for j in moved.execution.open_jobs.values()) == [
+        "inspect_account",
+        "retrieve_policy",
+    ]
+    assert "job-old" not in moved.execution.open_jobs
+    assert {m.envelope.payload["definition_version"] for m in decision.messages} == {2}
+    assert set(moved.execution.branches) == {"policy", "account"}
+
+
+def test_a_move_that_keeps_the_state_keeps_its_jobs() -> None:
+    wf = at("VALIDATING_POLICY")
+    event = envelope(MIGRATE_EVENT, payload={"to_version": 2, "state": "VALIDATING_POLICY"})
+
+    decision = move(V2, wf, "VALIDATING_POLICY", event, Context(now=NOW))
+
+    assert decision.workflow.execution.open_jobs == wf.execution.open_jobs
+    assert decision.messages == ()
