@@ -13,7 +13,13 @@ from urllib.parse import SplitResult, quote, urlsplit
 from interlock.contracts.clients import ANY, ClientPolicy, Publishes, signing_roles
 from interlock.messaging import permissions as broker
 from interlock.plugins import installed
-from interlock.projector.store.roles import PROJECTOR_ROLE, RELAY_ROLE, SIMULATOR_ROLE, TIMER_ROLE
+from interlock.projector.store.roles import (
+    GATEWAY_ROLE,
+    PROJECTOR_ROLE,
+    RELAY_ROLE,
+    SIMULATOR_ROLE,
+    TIMER_ROLE,
+)
 from interlock.secrets import Secrets
 from interlock.settings import Settings
 
@@ -27,6 +33,7 @@ _ROLES = {
     "relay": RELAY_ROLE,
     "timer": TIMER_ROLE,
     broker.SIMULATOR: SIMULATOR_ROLE,
+    broker.GATEWAY: GATEWAY_ROLE,
 }
 DATABASE_ROLES = tuple(_ROLES.values())
 

@@ -33,6 +33,7 @@ from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.service import Projector
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
+from interlock.projector.store.status import StatusReader
 from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.retention import Retention
@@ -224,17 +225,26 @@ async def run_sim(rt: Runtime, stop: asyncio.Event) -> None:
 async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
     settings = rt.settings
     progress = reporting(rt, GATEWAY, stop)
-    await serve_gateway(
-        rt.nats_url,
-        host=settings.gateway_host,
-        port=settings.gateway_port,
-        senders=settings.gateway_senders,
-        stop=stop,
-        workflows=installed().registry,
-        limits=Limits(settings.gateway_sender_rate, settings.gateway_unauthenticated_rate),
-        connection=connection_options(GATEWAY, stop),
-        on_connect=lambda nc: progress.watch(lambda: nc.is_connected, connection_is_progress=True),
-    )
+    # Its role may only run the read of a workflow's state and an event's outcome.
+    reader = StatusReader(rt.database_url_or_none) if rt.database_url_or_none else None
+    try:
+        await serve_gateway(
+            rt.nats_url,
+            host=settings.gateway_host,
+            port=settings.gateway_port,
+            senders=settings.gateway_senders,
+            stop=stop,
+            workflows=installed().registry,
+            limits=Limits(settings.gateway_sender_rate, settings.gateway_unauthenticated_rate),
+            connection=connection_options(GATEWAY, stop),
+            on_connect=lambda nc: progress.watch(
+                lambda: nc.is_connected, connection_is_progress=True
+            ),
+            read_status=reader,
+        )
+    finally:
+        if reader is not None:
+            await reader.close()
 
 
 def stage_component(workflow_type: str, stage: str) -> Component:

@@ -12,7 +12,13 @@ import pytest
 from nats.js import JetStreamContext
 
 from interlock.access import DATABASE_ROLES, with_credentials
-from interlock.projector.store.roles import PROJECTOR_ROLE, RELAY_ROLE, TIMER_ROLE, provision_roles
+from interlock.projector.store.roles import (
+    GATEWAY_ROLE,
+    PROJECTOR_ROLE,
+    RELAY_ROLE,
+    TIMER_ROLE,
+    provision_roles,
+)
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.timers import TimerService
 from interlock.secrets import Secrets
@@ -58,6 +64,12 @@ async def as_role(role_urls: dict[str, str]) -> AsyncIterator[dict[str, asyncpg.
         (PROJECTOR_ROLE, "SELECT * FROM outbox"),
         (PROJECTOR_ROLE, "CREATE TABLE sneaky (n int)"),
         (RELAY_ROLE, "CREATE ROLE intruder"),
+        # The gateway reads a workflow's state and an event's outcome through one function.
+        (GATEWAY_ROLE, "SELECT data FROM workflows"),
+        (GATEWAY_ROLE, "SELECT * FROM audit"),
+        (GATEWAY_ROLE, "SELECT * FROM history"),
+        (GATEWAY_ROLE, "SELECT * FROM processed_events"),
+        (GATEWAY_ROLE, "SELECT interlock_prune_history(now(), 1)"),
     ],
 )
 async def test_a_component_role_may_not_do_another_components_work(
