@@ -218,3 +218,11 @@ def known_states() -> set[str]:
 
 def known_types() -> list[str]:
     return installed().registry.workflow_types()
+
+
+TypeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--type", help="Only workflows of this type.", callback=one_of(known_types, "workflow type")
+    ),
+]

@@ -11,7 +11,7 @@ import typer
 
 from interlock import console
 from interlock.contracts.registry import Registry
-from interlock.options import JsonOpt, known_types, one_of, with_database
+from interlock.options import JsonOpt, TypeOpt, with_database
 from interlock.plugins import installed
 from interlock.projector.replay import Replayed, replay
 from interlock.projector.store.histories import read_histories
@@ -26,14 +26,7 @@ def installed_registry() -> Registry:
 
 def replay_histories(
     *,
-    workflow_type: Annotated[
-        str | None,
-        typer.Option(
-            "--type",
-            help="Only workflows of this type.",
-            callback=one_of(known_types, "workflow type"),
-        ),
-    ] = None,
+    workflow_type: TypeOpt = None,
     since: Annotated[
         str | None,
         typer.Option(help="Only workflows that decided an event at or after this ISO 8601 time."),

@@ -11,8 +11,8 @@ from interlock import console, queries
 from interlock.options import (
     JsonOpt,
     TenantOpt,
+    TypeOpt,
     known_states,
-    known_types,
     load_settings,
     one_of,
     with_stack,
@@ -54,14 +54,7 @@ def list_workflows(
         str | None,
         typer.Option(help="Only workflows in this state.", callback=one_of(known_states, "state")),
     ] = None,
-    workflow_type: Annotated[
-        str | None,
-        typer.Option(
-            "--type",
-            help="Only this type.",
-            callback=one_of(known_types, "workflow type"),
-        ),
-    ] = None,
+    workflow_type: TypeOpt = None,
     tenant: Annotated[str | None, typer.Option(help="Only this tenant's.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=10_000)] = 50,
     json_output: JsonOpt = False,

@@ -84,6 +84,19 @@ async def _awaiting_approval(h: Harness) -> tuple[str, str]:
     return workflow_id, f"/v1/workflows/support/{workflow_id}"
 
 
+@pytest.fixture
+async def awaiting(
+    nats_url: str, database_url: str, reader: StatusReader
+) -> AsyncIterator[tuple[Client_, str, str]]:
+    """A projector running, a support workflow awaiting approval, and a gateway reading it."""
+    async with (
+        projector_running(nats_url, database_url, settings=Settings(gateway_senders=SENDERS)) as h,
+        TestClient(TestServer(_app(h.nc, reader))) as client,
+    ):
+        workflow_id, path = await _awaiting_approval(h)
+        yield client, workflow_id, path
+
+
 async def _decided(client: Client_, path: str, event_id: str) -> dict[str, Any]:
     async def probe() -> dict[str, Any] | None:
         status, body = await _get(client, path, event_id=event_id)
@@ -94,21 +107,17 @@ async def _decided(client: Client_, path: str, event_id: str) -> dict[str, Any]:
 
 
 async def test_a_sender_reads_the_state_and_the_decision_accepted_or_refused_with_its_reason(
-    nats_url: str, database_url: str, reader: StatusReader
+    awaiting: tuple[Client_, str, str],
 ) -> None:
-    async with (
-        projector_running(nats_url, database_url, settings=Settings(gateway_senders=SENDERS)) as h,
-        TestClient(TestServer(_app(h.nc, reader))) as client,
-    ):
-        workflow_id, path = await _awaiting_approval(h)
-        approval = {**APPROVAL, "workflow_id": workflow_id}
-        stale = {**approval, "payload": {**approval["payload"], "recommendation_version": 7}}
-        status, refused_event, _ = await post(client, stale, f"{path}/signals")
-        assert status == 202
-        refused = await _decided(client, path, refused_event["event_id"])
-        status, accepted_event, _ = await post(client, approval, f"{path}/signals")
-        assert status == 202
-        accepted = await _decided(client, path, accepted_event["event_id"])
+    client, workflow_id, path = awaiting
+    approval = {**APPROVAL, "workflow_id": workflow_id}
+    stale = {**approval, "payload": {**approval["payload"], "recommendation_version": 7}}
+    status, refused_event, _ = await post(client, stale, f"{path}/signals")
+    assert status == 202
+    refused = await _decided(client, path, refused_event["event_id"])
+    status, accepted_event, _ = await post(client, approval, f"{path}/signals")
+    assert status == 202
+    accepted = await _decided(client, path, accepted_event["event_id"])
 
     assert refused["event"]["decision"] == "refused"
     assert refused["event"]["reason"] == "guard_rejected"
@@ -156,25 +165,21 @@ async def test_a_webhook_is_pending_until_a_projector_decides_it(
 
 
 async def test_unauthenticated_is_401_and_another_tenant_or_no_workflow_is_the_same_404(
-    nats_url: str, database_url: str, reader: StatusReader
+    awaiting: tuple[Client_, str, str],
 ) -> None:
-    async with (
-        projector_running(nats_url, database_url, settings=Settings(gateway_senders=SENDERS)) as h,
-        TestClient(TestServer(_app(h.nc, reader))) as client,
-    ):
-        workflow_id, path = await _awaiting_approval(h)
-        unsigned = await client.get(path)
-        wrong = await _get(client, path, secret=GLOBEX_SECRET)
-        own = await _get(client, path)
-        other_tenant = await _get(client, path, sender="globex", secret=GLOBEX_SECRET)
-        claimed = await _get(client, path, tenant_id="globex")
-        missing = await _get(client, "/v1/workflows/support/wf-nowhere")
-        bad_type = await _get(client, f"/v1/workflows/suport/{workflow_id}")
-        # A webhook for a workflow that does not exist is stored (202), never decided on one.
-        lost = {**APPROVAL, "workflow_id": "wf-nowhere"}
-        status, sent, _ = await post(client, lost, "/v1/workflows/support/wf-nowhere/signals")
-        asked = await _get(client, "/v1/workflows/support/wf-nowhere", event_id=sent["event_id"])
-        others = await _get(client, path, event_id="gw-ops-msg_1")
+    client, workflow_id, path = awaiting
+    unsigned = await client.get(path)
+    wrong = await _get(client, path, secret=GLOBEX_SECRET)
+    own = await _get(client, path)
+    other_tenant = await _get(client, path, sender="globex", secret=GLOBEX_SECRET)
+    claimed = await _get(client, path, tenant_id="globex")
+    missing = await _get(client, "/v1/workflows/support/wf-nowhere")
+    bad_type = await _get(client, f"/v1/workflows/suport/{workflow_id}")
+    # A webhook for a workflow that does not exist is stored (202), never decided on one.
+    lost = {**APPROVAL, "workflow_id": "wf-nowhere"}
+    status, sent, _ = await post(client, lost, "/v1/workflows/support/wf-nowhere/signals")
+    asked = await _get(client, "/v1/workflows/support/wf-nowhere", event_id=sent["event_id"])
+    others = await _get(client, path, event_id="gw-ops-msg_1")
 
     assert unsigned.status == 401
     assert wrong[0] == 401
