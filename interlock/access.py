@@ -15,6 +15,7 @@ from interlock.messaging import permissions as broker
 from interlock.plugins import installed
 from interlock.projector.store.roles import (
     CONSOLE_ROLE,
+    GATEWAY_ROLE,
     PROJECTOR_ROLE,
     RELAY_ROLE,
     SIMULATOR_ROLE,
@@ -38,6 +39,7 @@ _ROLES = {
     "timer": TIMER_ROLE,
     broker.SIMULATOR: SIMULATOR_ROLE,
     CONSOLE: CONSOLE_ROLE,
+    broker.GATEWAY: GATEWAY_ROLE,
 }
 DATABASE_ROLES = tuple(_ROLES.values())
 

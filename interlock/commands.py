@@ -8,14 +8,19 @@ from collections.abc import Callable
 from typing import Any
 
 import nats
+from nats.js import JetStreamContext
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import queries
+from interlock import queries, signal_watch
 from interlock.access import OPERATOR
 from interlock.contracts.envelope import Actor
 from interlock.contracts.urls import nats_inbox, nats_user
 from interlock.signals import publish, signal_envelope
 
 DECISION_TIMEOUT = 15.0
+QUEUED_AFTER = 2.0
+"""Seconds without a decision after which a signal that no projector is consuming is
+reported queued (a projector between two pulls shows as consuming well within it)."""
 
 
 def caution(view: dict[str, Any]) -> dict[str, str]:
@@ -40,9 +45,12 @@ async def send_and_wait(
     payload: Callable[[dict[str, Any]], dict[str, Any]],
     actor: Actor,
     tenant_id: str | None = None,
+    admin_url: str | None = None,
 ) -> dict[str, Any]:
     """Send `event_type` to the workflow as the client `nats_url` connects as, and wait
-    (bounded) for the recorded decision."""
+    (bounded) for the recorded decision. With `admin_url` (the broker's administrator), a
+    signal that is dead-lettered, or that no projector is there to decide, is reported as
+    such instead of being waited out."""
     engine = queries.open_reader(database_url)
     try:
         try:
@@ -52,25 +60,63 @@ async def send_and_wait(
         if view is None:
             return {"accepted": False, "reason": "unknown_workflow", "detail": workflow_id}
         event = signal_envelope(view, event_type, payload(view), actor)
-        warning = caution(view)
-        nc = await nats.connect(nats_url, name="interlock-cli", inbox_prefix=nats_inbox(nats_url))
+        admin = await nats.connect(admin_url, name="interlock-cli-watch") if admin_url else None
         try:
-            await publish(nc.jetstream(), event, nats_user(nats_url) or OPERATOR)
-        finally:
-            await nc.drain()
-        deadline = time.monotonic() + DECISION_TIMEOUT
-        while time.monotonic() < deadline:
-            decision = await queries.decision_for(
-                engine, workflow_id, event.event_id, view["tenant_id"]
+            js = admin.jetstream() if admin else None
+            mark = await signal_watch.dlq_mark(js) if js else 0
+            nc = await nats.connect(
+                nats_url, name="interlock-cli", inbox_prefix=nats_inbox(nats_url)
             )
-            if decision is not None:
-                return {"event_id": event.event_id, **decision, **warning}
-            await asyncio.sleep(0.1)
-        return {
-            "event_id": event.event_id,
-            "accepted": False,
-            "reason": "no_decision",
-            "detail": f"no decision within {DECISION_TIMEOUT}s; is `interlock up` running?",
-        }
+            try:
+                await publish(nc.jetstream(), event, nats_user(nats_url) or OPERATOR)
+            finally:
+                await nc.drain()
+            outcome = await _outcome(engine, js, view, event.event_id, mark)
+        finally:
+            if admin is not None:
+                await admin.drain()
+        return {"event_id": event.event_id, **outcome, **caution(view)}
     finally:
         await engine.dispose()
+
+
+async def _outcome(
+    engine: AsyncEngine, js: JetStreamContext | None, view: dict[str, Any], event_id: str, mark: int
+) -> dict[str, Any]:
+    """The decision recorded for `event_id`; else its dead letter; else, once no projector
+    has been consuming for a moment, `queued`; else, at the deadline, `no_decision`."""
+    began = time.monotonic()
+    while time.monotonic() - began < DECISION_TIMEOUT:
+        decision = await queries.decision_for(
+            engine, view["workflow_id"], event_id, view["tenant_id"]
+        )
+        if decision is not None:
+            return {**decision, **_failed_guards(decision)}
+        if js is not None:
+            dead = await signal_watch.dead_letter_of(js, event_id, mark)
+            if dead is not None:
+                return {
+                    "accepted": False,
+                    "reason": "dead_lettered",
+                    "detail": f"{dead.reason}: {dead.detail} (`interlock dlq show {dead.id}`)",
+                }
+            waited = time.monotonic() - began
+            if waited > QUEUED_AFTER and not await signal_watch.projector_consuming(js):
+                return {
+                    "accepted": False,
+                    "reason": "queued",
+                    "detail": "no projector is running: the signal is stored and will be "
+                    "decided when the stack runs (`interlock up`)",
+                }
+        await asyncio.sleep(0.1)
+    return {
+        "accepted": False,
+        "reason": "no_decision",
+        "detail": f"no decision within {DECISION_TIMEOUT}s; is `interlock up` running?",
+    }
+
+
+def _failed_guards(decision: dict[str, Any]) -> dict[str, Any]:
+    """The guards a refused transition failed, named (the audit keeps them as `!name`)."""
+    failed = [g[1:] for g in decision.get("guard_results") or () if str(g).startswith("!")]
+    return {"failed_guards": failed} if failed and not decision.get("accepted") else {}

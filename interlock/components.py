@@ -26,6 +26,7 @@ from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.progress import Progress
+from interlock.options import BROKER_LOGGER
 from interlock.plugins import installed
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
@@ -33,6 +34,7 @@ from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.service import Projector
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
+from interlock.projector.store.status import StatusReader
 from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.retention import Retention
@@ -91,6 +93,7 @@ def broker(rt: Runtime, name: str, stop: asyncio.Event) -> NatsBroker:
     return NatsBroker(
         rt.nats_url,
         inbox_prefix=rt.inbox_prefix,
+        logger=logging.getLogger(BROKER_LOGGER),
         log_level=logging.DEBUG,
         graceful_timeout=rt.settings.shutdown_grace / 2,
         **connection_options(name, stop),
@@ -223,17 +226,26 @@ async def run_sim(rt: Runtime, stop: asyncio.Event) -> None:
 async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
     settings = rt.settings
     progress = reporting(rt, GATEWAY, stop)
-    await serve_gateway(
-        rt.nats_url,
-        host=settings.gateway_host,
-        port=settings.gateway_port,
-        senders=settings.gateway_senders,
-        stop=stop,
-        workflows=installed().registry,
-        limits=Limits(settings.gateway_sender_rate, settings.gateway_unauthenticated_rate),
-        connection=connection_options(GATEWAY, stop),
-        on_connect=lambda nc: progress.watch(lambda: nc.is_connected, connection_is_progress=True),
-    )
+    # Its role may only run the read of a workflow's state and an event's outcome.
+    reader = StatusReader(rt.database_url_or_none) if rt.database_url_or_none else None
+    try:
+        await serve_gateway(
+            rt.nats_url,
+            host=settings.gateway_host,
+            port=settings.gateway_port,
+            senders=settings.gateway_senders,
+            stop=stop,
+            workflows=installed().registry,
+            limits=Limits(settings.gateway_sender_rate, settings.gateway_unauthenticated_rate),
+            connection=connection_options(GATEWAY, stop),
+            on_connect=lambda nc: progress.watch(
+                lambda: nc.is_connected, connection_is_progress=True
+            ),
+            read_status=reader,
+        )
+    finally:
+        if reader is not None:
+            await reader.close()
 
 
 async def run_console(rt: Runtime, stop: asyncio.Event) -> None:

@@ -30,6 +30,7 @@ def write_endpoints(
         "database_url": access.redacted(database_url),
         "gateway_url": gateway if GATEWAY in components else None,
         "console_url": console_url(settings) if CONSOLE in components else None,
+        "timings": settings.timings(),
         "clients": {
             name: {"nats_url": access.nats_url_as(server, name, secrets)}
             for name in access.external_clients(settings)

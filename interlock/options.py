@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 import typer
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from interlock import access, terminal
 from interlock.embedded import resolve_urls
+from interlock.failures import settings_problem
 from interlock.health import accepts_anonymous
+from interlock.plugins import installed
+from interlock.reachability import require_database, require_reachable
 from interlock.settings import Settings
 
 T = TypeVar("T")
@@ -32,34 +37,52 @@ def load_settings() -> Settings:
     """The process settings, with logging configured; exit 2 naming what is wrong."""
     try:
         loaded = Settings()
-    except ValidationError as exc:
-        for err in exc.errors():
-            terminal.errors.print(f"[red]configuration:[/] {err['msg']}")
-        raise typer.Exit(2) from None
+    except (ValidationError, SettingsError) as exc:
+        raise settings_problem(exc) from exc
     configure_logging(loaded.log_level)
     return loaded
 
 
+class _IsoFormatter(logging.Formatter):
+    """Timestamps as ISO-8601 with the local offset, so lines from different machines and
+    time zones order and compare."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        moment = datetime.fromtimestamp(record.created).astimezone()
+        return moment.isoformat(timespec="milliseconds")
+
+
+BROKER_LOGGER = "interlock.broker"
+"""Where the components' FastStream brokers log: through the process's own handler (plain
+lines, no terminal colour codes in log files) rather than FastStream's coloured one."""
+
+
 def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(_IsoFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level.upper(), handlers=[handler])
     if level.upper() != "DEBUG":
         # Per-message access logs and migration chatter drown what matters.
-        for chatty in ("faststream", "alembic", "nats"):
+        for chatty in ("faststream", "alembic", "nats", BROKER_LOGGER):
             logging.getLogger(chatty).setLevel(logging.WARNING)
 
 
 def with_stack(
-    work: Callable[[Settings, str, str], Coroutine[Any, Any, T]], settings: Settings | None = None
+    work: Callable[[Settings, str, str], Coroutine[Any, Any, T]],
+    settings: Settings | None = None,
+    *,
+    database: bool = True,
 ) -> T:
     """Run `work(settings, nats_url, database_url)` against the configured or embedded stack,
     as its administrator: the URLs carry the admin's credentials (a configured URL that
-    carries credentials of its own is used as it is). `settings`: already loaded ones."""
+    carries credentials of its own is used as it is). `settings`: already loaded ones;
+    `database=False`: the work uses the broker only, so the database is not required to
+    answer before it starts."""
     s = settings or load_settings()
     with resolve_urls(s) as (nats_url, database_url):
         admin_nats, admin_database = access.as_admin(s, nats_url, database_url)
-        return _run_checked(s, admin_nats, work(s, admin_nats, admin_database))
+        checked_database = admin_database if database else None
+        return _run_checked(s, admin_nats, work(s, admin_nats, admin_database), checked_database)
 
 
 def with_database(work: Callable[[Settings, str], Coroutine[Any, Any, T]]) -> T:
@@ -68,9 +91,21 @@ def with_database(work: Callable[[Settings, str], Coroutine[Any, Any, T]]) -> T:
     s = load_settings()
     secrets = access.secrets_of(s)
     if s.database_url is not None:
-        return asyncio.run(work(s, access.database_url_as(s.database_url, None, secrets)))
+        return _database_checked(s, access.database_url_as(s.database_url, None, secrets), work)
     with resolve_urls(s) as (_, database_url):
-        return asyncio.run(work(s, access.database_url_as(database_url, None, secrets)))
+        return _database_checked(s, access.database_url_as(database_url, None, secrets), work)
+
+
+def _database_checked(
+    s: Settings, database_url: str, work: Callable[[Settings, str], Coroutine[Any, Any, T]]
+) -> T:
+    """Run `work` once the database accepts a connection within the start-up deadline."""
+
+    async def checked() -> T:
+        await require_database(database_url)
+        return await work(s, database_url)
+
+    return asyncio.run(checked())
 
 
 def with_component(
@@ -91,7 +126,9 @@ def with_component(
             database_url = access.database_url_as(s.database_url, None, secrets)
         else:
             database_url = access.database_url_as(base_database, role, secrets)
-        return _run_checked(s, nats_url, work(s, nats_url, database_url))
+        # No start-up deadline here: a component waits out a broker or database that is not
+        # there yet (a restart, a container starting after it) by reconnecting.
+        return _run_checked(s, nats_url, work(s, nats_url, database_url), None, deadline=False)
 
 
 @contextmanager
@@ -105,11 +142,25 @@ def _servers(s: Settings, *, database: bool) -> Iterator[tuple[str, str | None]]
         yield urls
 
 
-def _run_checked(s: Settings, nats_url: str, work: Coroutine[Any, Any, T]) -> T:
-    """Run `work` unless the broker would take anonymous publishers (exit 2), which only an
-    explicit development setting (`INTERLOCK_INSECURE_NATS=1`) allows, with a warning."""
+def _run_checked(
+    s: Settings,
+    nats_url: str,
+    work: Coroutine[Any, Any, T],
+    database_url: str | None,
+    *,
+    deadline: bool = True,
+) -> T:
+    """Run `work` once the broker (and the database, if any) accept a connection within the
+    start-up deadline, unless the broker would take anonymous publishers (exit 2), which only
+    an explicit development setting (`INTERLOCK_INSECURE_NATS=1`) allows, with a warning."""
 
     async def checked() -> T:
+        try:
+            if deadline:
+                await require_reachable(nats_url, database_url)
+        except BaseException:
+            work.close()
+            raise
         if await accepts_anonymous(nats_url):
             if not s.insecure_nats:
                 work.close()
@@ -128,3 +179,50 @@ def _run_checked(s: Settings, nats_url: str, work: Coroutine[Any, Any, T]) -> T:
         return await work
 
     return asyncio.run(checked())
+
+
+# The values an option may take, checked before a command runs: a misspelt state, type or
+# scenario is refused with the valid values (exit 2), never answered with an empty result.
+
+
+def one_of(valid: Callable[[], Iterable[str]], what: str) -> Callable[[str | None], str | None]:
+    """A typer option callback refusing any value not in `valid()` (asked only when the option
+    is given, so that building the CLI loads no plugin)."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in (choices := sorted(set(valid()))):
+            raise typer.BadParameter(f"unknown {what} {value!r}; valid: {', '.join(choices)}")
+        return value
+
+    return check
+
+
+def each_of(
+    valid: Callable[[], Iterable[str]], what: str
+) -> Callable[[list[str] | None], list[str] | None]:
+    """The same for an option given several times."""
+    check = one_of(valid, what)
+
+    def check_each(values: list[str] | None) -> list[str] | None:
+        for value in values or ():
+            check(value)
+        return values
+
+    return check_each
+
+
+def known_states() -> set[str]:
+    """Every state of every installed definition, old versions included."""
+    return {state for d in installed().registry for state in d.states}
+
+
+def known_types() -> list[str]:
+    return installed().registry.workflow_types()
+
+
+TypeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--type", help="Only workflows of this type.", callback=one_of(known_types, "workflow type")
+    ),
+]

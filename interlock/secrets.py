@@ -15,11 +15,12 @@ because that is what it is for.
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from interlock.contracts.errors import ErrorCode, InterlockError
 NATS_FILE = "nats.json"
 POSTGRES_FILE = "postgres.json"
 CONSOLE_FILE = "console.json"
+GATEWAY_FILE = "gateway.json"
 SIGNING_KEY_FILE = "job-signing.key"
 PUBLIC_KEY_FILE = "job-signing.pub"
 
@@ -81,6 +83,11 @@ class Secrets:
             self._ensure_key_pair()
         return (self.directory / PUBLIC_KEY_FILE).read_text()
 
+    def webhook_secret(self, sender: str) -> str:
+        """The Standard Webhooks secret (`whsec_<base64>`) of the gateway sender `sender`,
+        generated on first need."""
+        return self._passwords(GATEWAY_FILE, [sender], make=_webhook_secret)[sender]
+
     def console_secret(self, name: str) -> str:
         """One of the operator console's secrets (its session key, the development
         operator's password), generated on first need."""
@@ -89,14 +96,17 @@ class Secrets:
     def _password(self, file: str, name: str) -> str:
         return self._passwords(file, [name])[name]
 
-    def _passwords(self, file: str, names: list[str]) -> dict[str, str]:
+    def _passwords(
+        self, file: str, names: list[str], make: Callable[[], str] | None = None
+    ) -> dict[str, str]:
         known = self._read_json(file)
         if all(name in known for name in names):
             return {name: known[name] for name in names}
         with self._locked():
             known = self._read_json(file)  # another process may have added them meanwhile
             missing = [name for name in names if name not in known]
-            known |= {name: secrets.token_urlsafe(32) for name in missing}
+            generate = make or (lambda: secrets.token_urlsafe(32))
+            known |= {name: generate() for name in missing}
             self._write(file, json.dumps(known, indent=2, sort_keys=True).encode())
         return {name: known[name] for name in names}
 
@@ -153,3 +163,7 @@ class Secrets:
             out.flush()
             os.fsync(out.fileno())
         partial.replace(self.directory / file)
+
+
+def _webhook_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()

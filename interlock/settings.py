@@ -1,13 +1,25 @@
 """Process settings, read from ``INTERLOCK_*`` environment variables."""
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from interlock.contracts.clients import ClientName, ClientPolicy
 from interlock.contracts.urls import NATS_SCHEMES, asyncpg_dsn, bad_url, scheme, split_postgres_url
+from interlock.setting_checks import (
+    Directory,
+    HttpUrl,
+    LogLevel,
+    ModelSpec,
+    ModelSpecs,
+    NotEmpty,
+    Parameters,
+    PrivateKey,
+    PublicKey,
+    openai_missing,
+)
 
 __all__ = ["Settings", "asyncpg_dsn"]
 
@@ -60,12 +72,12 @@ class Settings(BaseSettings):
             "when unset the embedded PostgreSQL is used."
         ),
     )
-    home: Path = Field(
+    home: Directory = Field(
         default=Path(".interlock"),
         description="Directory where the embedded stack keeps its data, logs and stack.json.",
     )
 
-    secrets_dir: Path | None = Field(
+    secrets_dir: Directory | None = Field(
         default=None,
         description="Directory of the installation's credentials (NATS and PostgreSQL "
         "passwords, the job-signing key), default <home>/secrets; mode 0700, files 0600.",
@@ -87,18 +99,18 @@ class Settings(BaseSettings):
         "`operator` client is always added.",
     )
 
-    job_signing_key: SecretStr | None = Field(
+    job_signing_key: PrivateKey = Field(
         default=None,
         description="PEM of the Ed25519 private key the projector signs jobs with (the "
         "projector's only); unset: the installation's (<secrets>/job-signing.key).",
     )
-    job_public_key: str | None = Field(
+    job_public_key: PublicKey = Field(
         default=None,
         description="PEM of the public key stages verify job signatures with; unset: the "
         "installation's (<secrets>/job-signing.pub).",
     )
 
-    log_level: str = Field(default="INFO", description="Python log level of every process.")
+    log_level: LogLevel = Field(default="INFO", description="Python log level of every process.")
     projector_workers: int = Field(
         default=16, ge=1, description="Events the projector decides concurrently."
     )
@@ -149,21 +161,25 @@ class Settings(BaseSettings):
         description="Seconds a component has to stop after SIGTERM before it exits regardless "
         "(a dead connection must not hold shutdown up).",
     )
-    model: str = Field(
+    model: ModelSpec = Field(
         default="rules",
         description="Model client: `rules` (deterministic, no network), `recorded:PATH` "
         "(answers from a fixture file) or `openai` (an OpenAI-compatible endpoint).",
     )
-    models: dict[str, str] = Field(
+    models: ModelSpecs = Field(
         default_factory=dict,
         description="Per workflow type, a model client for its stages overriding `model`, as "
         'JSON, e.g. {"<type>": "recorded:cases.json"}.',
     )
-    openai_base_url: str | None = Field(
+    openai_base_url: HttpUrl = Field(
         default=None, description="Base URL of the chat-completions endpoint (…/v1)."
     )
-    openai_model: str | None = Field(default=None, description="Model name to request.")
-    openai_api_key: SecretStr | None = Field(default=None, description="Bearer key, if any.")
+    openai_model: Annotated[str | None, NotEmpty] = Field(
+        default=None, description="Model name to request."
+    )
+    openai_api_key: Annotated[SecretStr | None, NotEmpty] = Field(
+        default=None, description="Bearer key, if any."
+    )
     model_timeout: float = Field(default=30.0, gt=0, description="Seconds per model call.")
     external_timeout: float = Field(
         default=2.0, gt=0, description="Seconds per call to an external system (simulators)."
@@ -176,7 +192,7 @@ class Settings(BaseSettings):
         "port not listed gets its plugin's default. Checked at start. Secrets only by reference "
         '({"env": "VAR"} or {"file": "/run/secrets/x"}), never by value.',
     )
-    parameters: dict[str, dict[str, Any]] = Field(
+    parameters: Parameters = Field(
         default_factory=dict,
         description="Per workflow type, overrides of definition parameters, as JSON, e.g. "
         '{"<type>": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.1}}.',
@@ -190,7 +206,7 @@ class Settings(BaseSettings):
     )
 
     # --- the approval/webhook gateway (`interlock service gateway`) ---
-    gateway_host: str = Field(
+    gateway_host: Annotated[str, NotEmpty] = Field(
         default="127.0.0.1",
         description="Address the gateway's HTTP server listens on (0.0.0.0 to accept "
         "connections from other hosts, e.g. in a container).",
@@ -218,7 +234,7 @@ class Settings(BaseSettings):
     )
 
     # --- the operator console (`interlock console`) ---
-    console_host: str = Field(
+    console_host: Annotated[str, NotEmpty] = Field(
         default="127.0.0.1", description="Address the operator console listens on."
     )
     console_port: int = Field(
@@ -244,7 +260,7 @@ class Settings(BaseSettings):
         "jobs), i.e. speak for any client, stage or the relay. Off: the console lists dead "
         "letters and `interlock dlq redrive` (as the administrator) sends them back.",
     )
-    jaeger_url: str | None = Field(
+    jaeger_url: HttpUrl = Field(
         default=None,
         description="Jaeger's UI (http://host:16686): the console links each workflow's trace "
         "there instead of drawing it from the local spans.",
@@ -263,3 +279,16 @@ class Settings(BaseSettings):
         if url is not None:
             split_postgres_url(url, setting="INTERLOCK_DATABASE_URL")
         return url
+
+    def timings(self) -> dict[str, Any]:
+        """The settings a run's timing depends on (what `interlock demo` compares with the
+        `interlock up` it attaches to)."""
+        return {"parameters": self.parameters, "external_timeout": self.external_timeout}
+
+    @model_validator(mode="after")
+    def _check_openai(self) -> Self:
+        if missing := openai_missing(
+            self.model, self.models, self.openai_base_url, self.openai_model
+        ):
+            raise ValueError(missing)
+        return self

@@ -25,7 +25,12 @@ FIRST_RESTART_DELAY = 0.5
 MAX_RESTART_DELAY = 10.0
 STABLE_AFTER = 30.0
 """A child that ran this long before it exited is restarted after the first delay again."""
-EXIT_REASONS = {75: "its broker connection closed for good", 1: "an error (see its log)"}
+EXIT_REASONS = {
+    75: "its broker connection closed for good",
+    1: "an error",
+    2: "a configuration or start-up failure",
+}
+TAIL_LINES = 3
 
 
 def exit_reason(code: int) -> str:
@@ -36,6 +41,19 @@ def exit_reason(code: int) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit status {code}" + (f" ({EXIT_REASONS[code]})" if code in EXIT_REASONS else "")
+
+
+def _last_lines(path: Path, since: int) -> str:
+    """The last lines the child wrote to its log since `since`, indented under the report."""
+    try:
+        with path.open("rb") as out:
+            # Only the end matters; a child that ran for days wrote far more than that.
+            out.seek(max(since, path.stat().st_size - 8192))
+            written = out.read().decode(errors="replace")
+    except OSError:
+        return ""
+    lines = [line for line in written.splitlines() if line.strip()][-TAIL_LINES:]
+    return "".join(f"\n    {line}" for line in lines)
 
 
 @dataclass
@@ -96,7 +114,9 @@ class Supervisor:
     async def _watch(self, child: Child) -> None:
         delay = FIRST_RESTART_DELAY
         loop = asyncio.get_running_loop()
+        log_path = self._log_dir / f"{child.name}.log"
         while not self._stopping:
+            since = log_path.stat().st_size if log_path.exists() else 0
             await self._spawn(child)
             assert child.process is not None
             began = loop.time()
@@ -112,12 +132,13 @@ class Supervisor:
             if loop.time() - began > STABLE_AFTER:
                 delay = FIRST_RESTART_DELAY
             log.warning(
-                "%s (pid %s) exited: %s; restarting in %.1fs (log: %s)",
+                "%s (pid %s) exited: %s; restarting in %.1fs (log: %s)%s",
                 child.name,
                 child.pid,
                 child.last_exit,
                 delay,
-                self._log_dir / f"{child.name}.log",
+                log_path,
+                _last_lines(log_path, since),
             )
             await asyncio.sleep(delay)
             delay = min(MAX_RESTART_DELAY, delay * 2)

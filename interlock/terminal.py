@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 # Not a terminal (CI logs, pipes): keep tables readable instead of squeezing them to 80.
 console = Console(width=None if Console().is_terminal else 160)
@@ -21,7 +22,8 @@ def print_json(value: Any) -> None:
 def workflow(view: dict[str, Any]) -> None:
     console.print(
         f"[bold]{view['workflow_id']}[/]  {view['workflow_type']} v{view['definition_version']}"
-        f"  state [bold cyan]{view['state']}[/]  version {view['version']}"
+        f"  state [bold cyan]{view['state']}[/]  version {view['version']}",
+        soft_wrap=True,  # the id stays whole, to be copied
     )
     execution = view["execution"]
     if execution.get("review"):
@@ -33,7 +35,13 @@ def workflow(view: dict[str, Any]) -> None:
     for timer in (execution.get("timers") or {}).values():
         console.print(f"  timer {timer['kind']}: {timer['event']} at {timer['fire_at']}")
     console.print(f"  data: {', '.join(sorted(view['data'])) or '-'}")
-    table = Table("#", "event", "from", "to", "outcome", "actor", "v", "at", box=None)
+    # Cells wrap (fold) rather than end in an ellipsis: nothing shown is cut.
+    table = Table(
+        *(Column(h, overflow="fold") for h in ("#", "event", "from", "to", "outcome", "actor")),
+        Column("v", overflow="fold"),
+        Column("at", no_wrap=True, min_width=29),
+        box=None,
+    )
     for i, entry in enumerate(view["audit"], 1):
         outcome = "[green]accepted[/]" if entry["accepted"] else f"[red]{entry['reason']}[/]"
         table.add_row(
@@ -44,19 +52,33 @@ def workflow(view: dict[str, Any]) -> None:
             outcome,
             f"{entry['actor']['id']} ({entry['actor']['role']})",
             str(entry["state_version"]),
-            entry["occurred_at"][11:23],
+            iso(entry["occurred_at"]),
         )
     console.print(table)
 
 
 def workflows(rows: list[dict[str, Any]]) -> None:
-    table = Table("workflow", "type", "state", "version", "updated", box=None)
-    for r in rows:
-        table.add_row(
+    """Aligned lines rather than a table: a line too long for the terminal wraps, but an id
+    (pasted into `show`) is never cut or squeezed."""
+    lines = [("workflow", "type", "state", "version", "updated")] + [
+        (
             r["workflow_id"],
             r["workflow_type"],
             r["state"],
             str(r["version"]),
-            r["updated_at"][:19],
+            iso(r["updated_at"], "seconds"),
         )
-    console.print(table)
+        for r in rows
+    ]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    for line in lines:
+        text = "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True))
+        console.print(text.rstrip(), soft_wrap=True, markup=False, highlight=False)
+
+
+def iso(timestamp: str, timespec: str = "milliseconds") -> str:
+    """An ISO-8601 timestamp with its offset, to `timespec` precision."""
+    try:
+        return datetime.fromisoformat(timestamp).isoformat(timespec=timespec)
+    except ValueError:
+        return timestamp

@@ -11,8 +11,12 @@ in the tools (`demo`, `bench`), which share their options through `interlock.opt
 
 from __future__ import annotations
 
+import os
+from typing import Annotated
+
 import typer
 
+from interlock import failures
 from interlock.cli import (
     credentials,
     describe,
@@ -36,6 +40,18 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Log at debug level; show the trace of a failure.")
+    ] = False,
+) -> None:
+    if debug:  # through the environment, so the components `up` starts debug too
+        os.environ["INTERLOCK_LOG_LEVEL"] = "DEBUG"
+
+
 app.command()(run.up)
 app.command()(run.service)
 app.command()(inspect.show)
@@ -60,4 +76,4 @@ for command in operate.COMMANDS:
 
 
 def main() -> None:
-    app(prog_name="interlock")
+    failures.run(lambda: app(prog_name="interlock"))

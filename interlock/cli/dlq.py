@@ -33,7 +33,7 @@ def _on_broker(work: Callable[[JetStreamContext], Awaitable[T]]) -> T:
         finally:
             await nc.drain()
 
-    return with_stack(run)
+    return with_stack(run, database=False)
 
 
 @app.command(name="list")

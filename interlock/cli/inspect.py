@@ -8,7 +8,15 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from interlock import queries, terminal
-from interlock.options import JsonOpt, TenantOpt, load_settings, with_stack
+from interlock.options import (
+    JsonOpt,
+    TenantOpt,
+    TypeOpt,
+    known_states,
+    load_settings,
+    one_of,
+    with_stack,
+)
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble, render
 
@@ -42,8 +50,11 @@ def trace(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = Fal
 
 def list_workflows(
     *,
-    state: Annotated[str | None, typer.Option(help="Only workflows in this state.")] = None,
-    workflow_type: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    state: Annotated[
+        str | None,
+        typer.Option(help="Only workflows in this state.", callback=one_of(known_states, "state")),
+    ] = None,
+    workflow_type: TypeOpt = None,
     tenant: Annotated[str | None, typer.Option(help="Only this tenant's.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=10_000)] = 50,
     json_output: JsonOpt = False,

@@ -7,6 +7,7 @@ as by default, and the options their payload is made of."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from decimal import Decimal, InvalidOperation
 from inspect import Parameter, Signature
 from typing import Annotated, Any
 
@@ -62,6 +63,7 @@ def signal_command(
                 payload=lambda view: payload(view, **chosen),
                 actor=Actor(id=actor, role=role),
                 tenant_id=tenant,
+                admin_url=n,
             )
         )
         _report(outcome, json_output)
@@ -90,9 +92,12 @@ def _report(outcome: dict[str, Any], json_output: bool) -> None:
     elif outcome.get("accepted"):
         terminal.console.print(f"accepted: {outcome['from_state']} -> {outcome['to_state']}")
     else:
-        terminal.errors.print(f"[red]{outcome.get('reason')}[/]: {outcome.get('detail')}")
+        reason = str(outcome.get("reason") or "").replace("_", " ")
+        failed = outcome.get("failed_guards")
+        guards = f"; failed guards: {', '.join(failed)}" if failed else ""
+        terminal.errors.print(f"[red]{reason}[/]: {outcome.get('detail')}{guards}", soft_wrap=True)
     if not outcome.get("accepted"):
-        usage = {"no_decision": 1, "ambiguous_workflow": 2}
+        usage = {"no_decision": 1, "queued": 1, "ambiguous_workflow": 2}
         raise typer.Exit(usage.get(outcome.get("reason") or "", 3))
 
 
@@ -100,9 +105,23 @@ def _reason(help_text: str | None = None) -> Parameter:
     return option("reason", Annotated[str, typer.Option(help=help_text)], "")
 
 
-_VERSION = Annotated[int | None, typer.Option(help="Recommendation version (default: current).")]
+def _amount(value: str | None) -> str | None:
+    """A positive decimal amount, refused here rather than dead-lettered by the projector."""
+    try:
+        ok = value is None or (Decimal(value).is_finite() and Decimal(value) > 0)
+    except InvalidOperation:
+        ok = False
+    if not ok:
+        raise typer.BadParameter(f"{value!r} is not a positive decimal amount, e.g. 20.00")
+    return value
+
+
+_VERSION = Annotated[
+    int | None, typer.Option(min=1, help="Recommendation version (default: current).")
+]
 _AMOUNT = Annotated[
-    str | None, typer.Option(help="Approved amount (default: the recommended one).")
+    str | None,
+    typer.Option(help="Approved amount (default: the recommended one).", callback=_amount),
 ]
 
 COMMANDS = [

@@ -14,11 +14,13 @@ import typer
 from interlock import console, telemetry, terminal
 from interlock.access import component_roles
 from interlock.composition import CONSOLE, GATEWAY, default_stack, resolve_name
+from interlock.devsender import with_dev_sender
 from interlock.endpoints import ENDPOINTS, write_endpoints
 from interlock.health import healthy
 from interlock.options import load_settings, with_component, with_stack
 from interlock.runtime import Runtime, prepare, supervised
 from interlock.settings import Settings
+from interlock.uplock import only_up
 
 
 def up(
@@ -38,6 +40,8 @@ def up(
             )
             for child in supervisor.status():
                 terminal.console.print(f"  {child['name']:<32} pid {child['pid']}")
+            if sender_line and GATEWAY in names:
+                terminal.console.print(sender_line)
             if CONSOLE in names:
                 await console.wait_until_serving(s)
                 banner = console.banner(s, embedded=s.database_url is None)
@@ -45,9 +49,10 @@ def up(
             terminal.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
             await stop.wait()
 
-    settings = load_settings()
+    settings, sender_line = with_dev_sender(load_settings())
     _check_adapters(settings)
-    with_stack(run, settings)
+    with only_up(settings.home):
+        with_stack(run, settings)
 
 
 def service(
@@ -76,17 +81,14 @@ def service(
 
 
 def _check_adapters(s: Settings) -> None:
-    """Exit 2 with one line if `INTERLOCK_ADAPTERS` names an unknown type, port or adapter,
-    or configures one wrongly."""
+    """Refuse (`AdapterConfigError`: one line, exit 2 through the CLI's error path) an
+    `INTERLOCK_ADAPTERS` that names an unknown type, port or adapter, or configures one
+    wrongly."""
     # The plugins are loaded only by the commands that run the stack.
-    from interlock.bindings import AdapterConfigError, check_adapters  # noqa: PLC0415
+    from interlock.bindings import check_adapters  # noqa: PLC0415
     from interlock.plugins import installed  # noqa: PLC0415
 
-    try:
-        check_adapters(s.adapters, installed())
-    except AdapterConfigError as exc:
-        terminal.errors.print(f"[red]configuration:[/] {exc}")
-        raise typer.Exit(2) from None
+    check_adapters(s.adapters, installed())
 
 
 def migrate() -> None:

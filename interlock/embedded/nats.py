@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -63,13 +64,16 @@ class EmbeddedNats:
         startup_timeout: float = 30.0,
         port: int | None = None,
         monitor_port: int | None = None,
+        preferred_port: int | None = None,
     ) -> None:
         """`config`: the server configuration (identities, permissions, JetStream);
         `port`/`monitor_port`: fixed ports (a restart that clients reconnect to), else the
-        server picks free ones."""
+        server picks free ones; `preferred_port`: taken when free (the conventional 4222,
+        so a client's default URL reaches it), else the server picks one."""
         self.data_dir = data_dir.resolve()
         self.config = config
         self.port = port
+        self.preferred_port = preferred_port
         self.monitor_port = monitor_port
         self.log_path = self.data_dir / "nats-server.log"
         self.startup_timeout = startup_timeout
@@ -87,11 +91,19 @@ class EmbeddedNats:
         """Start the server and wait until JetStream is ready; returns ``nats://127.0.0.1:PORT``."""
         if self._ports is not None:
             return self._ports.client
+        if self.port is None and self.preferred_port and _bindable(self.preferred_port):
+            try:
+                return self._start_on(self.preferred_port)
+            except EmbeddedStartError:
+                pass  # taken meanwhile by another process: let the server pick one
+        return self._start_on(self.port or -1)
+
+    def _start_on(self, port: int) -> str:
         binary = nats_server_binary()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         since = self.log_path.stat().st_size if self.log_path.exists() else 0
         argv = [str(binary), *self._config_argv(), "-a", "127.0.0.1"]
-        argv += ["-p", str(self.port or -1), "-m", str(self.monitor_port or -1)]
+        argv += ["-p", str(port), "-m", str(self.monitor_port or -1)]
         argv += ["--ports_file_dir", str(self.data_dir)]
         process = launch(argv, log_path=self.log_path, death_signal=signal.SIGTERM)
         self._process = process
@@ -157,6 +169,15 @@ class EmbeddedNats:
         return None
 
 
+def _bindable(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def _healthy(monitor_url: str) -> bool:
     """``/healthz`` answers 200 only once JetStream has recovered its streams."""
     # An http_proxy in the environment must not capture requests to our loopback server.
@@ -168,6 +189,9 @@ def _healthy(monitor_url: str) -> bool:
     except OSError:
         return False
 
+
+CLIENT_PORT = 4222
+"""nats-server's conventional client port, which the embedded broker takes when it is free."""
 
 MONITOR_PORT = 8222
 """nats-server's conventional monitoring port (compose publishes it), tried for a broker

@@ -214,7 +214,7 @@ def embedded_servers(settings: Settings) -> tuple[EmbeddedNats, EmbeddedPostgres
         permissions=permissions,
     )
     return (
-        EmbeddedNats(home / "nats", config=config),
+        EmbeddedNats(home / "nats", config=config, preferred_port=nats.CLIENT_PORT),
         EmbeddedPostgres(home / "pg", password=secrets.postgres_password(postgres.SUPERUSER)),
     )
 

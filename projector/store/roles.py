@@ -3,8 +3,9 @@
 `interlock migrate` creates or updates them after the schema migrations (idempotent); their
 passwords come from the installation's secrets. The projector decides and records; the relay
 reads the outbox and moves its cursor (and samples the gauges); the timer service claims and
-marks timers; the simulator owns its own schema. Notifications (LISTEN) and advisory locks
-need no grant; identity columns need none on their sequences either.
+marks timers; the simulator owns its own schema; the gateway reads one workflow's state and
+the outcome of an event through a function (no table at all). Notifications (LISTEN) and
+advisory locks need no grant; identity columns need none on their sequences either.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ RELAY_ROLE = "interlock_relay"
 TIMER_ROLE = "interlock_timer"
 SIMULATOR_ROLE = "interlock_sim"
 CONSOLE_ROLE = "interlock_console"
+GATEWAY_ROLE = "interlock_gateway"
 
 GRANTS: dict[str, dict[str, str]] = {
     PROJECTOR_ROLE: {
@@ -54,6 +56,7 @@ GRANTS: dict[str, dict[str, str]] = {
         "outbox": "SELECT",
         "relay_cursor": "SELECT",
     },
+    GATEWAY_ROLE: {},
 }
 """Table privileges per role, on the tables of the `public` schema."""
 
@@ -61,6 +64,9 @@ PRUNE = "interlock_prune(text[], text[], timestamptz, timestamptz, integer)"
 """Retention (migration 0006): archives finished workflows, forgets old processed events."""
 PRUNE_HISTORY = "interlock_prune_history(timestamptz, integer)"
 """History retention (migration 0008): forgets the histories of long-idle workflows."""
+
+WORKFLOW_STATUS = "interlock_workflow_status(text, text, text, text)"
+"""The gateway's only read (migration 0009): state, version, update time, an event's outcome."""
 
 SIMULATOR_SCHEMA = "sim"
 """The simulator's ledgers live in their own schema, which its role owns."""
@@ -81,6 +87,9 @@ async def provision_roles(database_url: str, passwords: Mapping[str, str]) -> No
             # Pruning runs in the relay's process, through a function with its owner's rights.
             for function in (PRUNE, PRUNE_HISTORY):
                 await connection.execute(f"GRANT EXECUTE ON FUNCTION {function} TO {RELAY_ROLE}")
+            await connection.execute(
+                f"GRANT EXECUTE ON FUNCTION {WORKFLOW_STATUS} TO {GATEWAY_ROLE}"
+            )
             await connection.execute(
                 f"CREATE SCHEMA IF NOT EXISTS {SIMULATOR_SCHEMA} AUTHORIZATION {SIMULATOR_ROLE}"
             )

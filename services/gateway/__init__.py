@@ -1,5 +1,6 @@
 """The approval/webhook gateway: authenticated HTTP webhooks become signal messages on
-`wf.in.signal.<workflow_type>`.
+`wf.in.signal.<workflow_type>`, and a sender may ask what became of a workflow and of its
+webhook (`reads`).
 
 It decides nothing (the projector's guards do): it authenticates the sender (Standard
 Webhooks), checks that the sender may speak for the actor role it claims and that the signal
@@ -26,9 +27,11 @@ from interlock.contracts.urls import nats_inbox
 from interlock.services.gateway.app import Publish, create_app
 from interlock.services.gateway.auth import SenderConfig, SenderRegistry
 from interlock.services.gateway.limits import Limits
+from interlock.services.gateway.reads import ReadStatus
 
 __all__ = [
     "Limits",
+    "ReadStatus",
     "SenderConfig",
     "SenderRegistry",
     "create_app",
@@ -63,6 +66,7 @@ async def run_gateway(
     limits: Limits | None = None,
     connection: Mapping[str, Any] | None = None,
     on_connect: Callable[[Client], None] = lambda _nc: None,
+    read_status: ReadStatus | None = None,
 ) -> None:
     """Serve HTTP on `host:port` until `stop` is set, then stop accepting, finish in-flight
     requests and drain the NATS connection.
@@ -70,7 +74,8 @@ async def run_gateway(
     Expects the streams to exist (`interlock migrate`). Raises `ValueError` at start on a
     malformed sender secret (naming the sender, never the secret) and `OSError` if the port
     cannot be bound. `connection`: options for `nats.connect` (reconnecting, callbacks);
-    `on_connect` is given the connection once it is up.
+    `on_connect` is given the connection once it is up; `read_status` answers the reads of
+    workflows.
     """
     registry = SenderRegistry(senders)
     if not registry:
@@ -92,6 +97,7 @@ async def run_gateway(
             workflows=workflows,
             connected=lambda: nc.is_connected,
             limits=limits,
+            read_status=read_status,
         )
         runner = web.AppRunner(app)
         await runner.setup()

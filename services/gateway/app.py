@@ -11,8 +11,10 @@
 * 503 when the broker does not acknowledge: nothing is known to be stored, the sender should
   deliver the same webhook again.
 
-`GET /healthz` answers 200 while the NATS connection is up, else 503. Each signal request
-is one SERVER span continuing the caller's `traceparent`; bodies are never put on spans.
+`GET /v1/workflows/{workflow_type}/{workflow_id}` answers what became of a workflow and of a
+webhook (see `reads`). `GET /healthz` answers 200 while the NATS connection is up, else 503.
+Each request to either route is one SERVER span continuing the caller's `traceparent`;
+bodies are never put on spans.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from interlock.otel import metrics
 from interlock.otel.messaging import publishing
 from interlock.otel.propagation import extract
 from interlock.services.errors import Refusal
-from interlock.services.gateway import signals
+from interlock.services.gateway import reads, signals
 from interlock.services.gateway.auth import HEADER_SENDER, SenderRegistry
 from interlock.services.gateway.limits import Limits, RateLimits
 from interlock.services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, clean
@@ -66,6 +68,7 @@ class Gateway:
     rates: RateLimits
     workflows: Registry
     clock: Callable[[], datetime] = utcnow
+    read_status: reads.ReadStatus | None = None
 
 
 GATEWAY = web.AppKey("gateway", Gateway)
@@ -79,13 +82,16 @@ def create_app(
     connected: Callable[[], bool],
     clock: Callable[[], datetime] = utcnow,
     limits: Limits | None = None,
+    read_status: reads.ReadStatus | None = None,
 ) -> web.Application:
-    """The gateway as an aiohttp application; it creates no connection of its own."""
+    """The gateway as an aiohttp application; it creates no connection of its own.
+    `read_status`: its read of workflows (without it, reading one answers 503)."""
     app = web.Application(client_max_size=MAX_MESSAGE_BYTES)
     app[GATEWAY] = Gateway(
-        publish, senders, connected, RateLimits(limits or Limits()), workflows, clock
+        publish, senders, connected, RateLimits(limits or Limits()), workflows, clock, read_status
     )
     app.router.add_post(ROUTE, _post_signal)
+    app.router.add_get(reads.ROUTE, _get_workflow)
     app.router.add_get("/healthz", _healthz)
     return app
 
@@ -97,13 +103,29 @@ async def _healthz(request: web.Request) -> web.Response:
 
 
 async def _post_signal(request: web.Request) -> web.Response:
-    with _server_span(request) as span:
-        response = await _signal(request.app[GATEWAY], request, span)
-        span.set_attribute("http.response.status_code", response.status)
-        if response.status >= 500:
-            span.set_status(Status(StatusCode.ERROR))
-            span.set_attribute("error.type", str(response.status))
-        return response
+    with _server_span(request, ROUTE) as span:
+        return _answered(span, await _signal(request.app[GATEWAY], request, span))
+
+
+async def _get_workflow(request: web.Request) -> web.Response:
+    gw = request.app[GATEWAY]
+    with _server_span(request, reads.ROUTE) as span:
+        response = await reads.answer(
+            request,
+            senders=gw.senders,
+            rates=gw.rates,
+            workflows=gw.workflows,
+            read=gw.read_status,
+        )
+        return _answered(span, response)
+
+
+def _answered(span: Span, response: web.Response) -> web.Response:
+    span.set_attribute("http.response.status_code", response.status)
+    if response.status >= 500:
+        span.set_status(Status(StatusCode.ERROR))
+        span.set_attribute("error.type", str(response.status))
+    return response
 
 
 async def _signal(gw: Gateway, request: web.Request, span: Span) -> web.Response:
@@ -151,9 +173,7 @@ async def _authenticated(gw: Gateway, headers: Mapping[str, str], body: bytes) -
 def _rate_limited(span: Span) -> web.Response:
     """Refused for its rate: counted, neither recorded nor logged one by one."""
     span.set_attribute("interlock.dead_letter_reason", "rate_limited")
-    metrics.unrecorded_refusal(SOURCE, "rate_limited")
-    detail = "too many requests; retry later"
-    return web.json_response({"error": "rate_limited", "detail": detail}, status=429)
+    return reads.rate_limited()
 
 
 async def _read(request: web.Request) -> bytes:
@@ -205,13 +225,13 @@ async def _record(gw: Gateway, request: web.Request, refusal: Refusal, body: byt
 
 
 @contextmanager
-def _server_span(request: web.Request) -> Iterator[Span]:
+def _server_span(request: web.Request, route: str) -> Iterator[Span]:
     """A SERVER span with HTTP semantic-convention attributes, continuing the caller's
     W3C trace context; ids and outcomes only: no header values, no caller address, no body."""
     carrier = {name.lower(): value for name, value in request.headers.items()}
     attributes: dict[str, Any] = {
         "http.request.method": request.method,
-        "http.route": ROUTE,
+        "http.route": route,
         "url.path": request.url.raw_path,
         "url.scheme": request.scheme,
         "server.address": request.url.host,
@@ -221,7 +241,7 @@ def _server_span(request: web.Request) -> Iterator[Span]:
         "interlock.workflow_id": request.match_info["workflow_id"],
     }
     with tracer.start_as_current_span(
-        f"POST {ROUTE}",
+        f"{request.method} {route}",
         context=extract(carrier),
         kind=SpanKind.SERVER,
         attributes={k: v for k, v in attributes.items() if v is not None},

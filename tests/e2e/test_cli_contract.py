@@ -163,8 +163,63 @@ def test_up_prints_no_password_and_writes_its_endpoints(
     assert endpoints["database_url"] == stack["database_url"]
     assert not [s for s in secrets if s in endpoints["database_url"]]
     assert {"upstream", "approvals", "operator"} <= set(endpoints["clients"])
+    assert endpoints["timings"] == Settings().timings()  # what an attaching demo compares
     upstream = _cli(home, "client-url", "upstream").stdout.strip()
     assert endpoints["clients"]["upstream"]["nats_url"] == upstream
     unknown = _cli(home, "client-url", "mallory")
     assert unknown.returncode == 2
     assert "upstream" in unknown.stderr
+
+
+def _python(home: Path, code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=cli_env(home),
+        cwd=home.parent,
+        text=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _readme_snippet() -> str:
+    """The README's nats-py example, exactly as a reader would copy it."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    after = readme.split("Start a support workflow with nothing but `nats-py`", 1)[1]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+async def test_the_readme_snippet_starts_a_workflow_as_written(
+    running_up: tuple[Path, dict[str, Any], str],
+) -> None:
+    home, _, _ = running_up
+    ran = _python(home, _readme_snippet())
+    assert ran.returncode == 0, ran.stderr
+
+    async def shown() -> dict[str, Any] | None:
+        result = _cli(home, "show", "ticket-1042", "--json")
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
+    workflow = await eventually(shown, within=30, what="the README's workflow")
+    assert workflow["workflow_type"] == "support"
+
+
+def test_a_second_up_on_the_same_home_is_refused_naming_the_first(
+    running_up: tuple[Path, dict[str, Any], str],
+) -> None:
+    home, stack, _ = running_up
+    try:
+        second = subprocess.run(
+            [sys.executable, "-m", "interlock", "up", "--only", "relay"],
+            env=cli_env(home),
+            text=True,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("a second `interlock up` ran on the same home")
+    lines = second.stderr.strip().splitlines()
+    assert (second.returncode, len(lines)) == (2, 1), second.stderr
+    assert f"pid {stack['owner_pid']}" in lines[0]

@@ -15,8 +15,8 @@ import pytest
 
 from interlock.console.devsecrets import ConsoleSecrets
 from interlock.settings import Settings
-from tests.support.cli import interlock_up
-from tests.support.console import csrf_of, free_port
+from tests.support.cli import free_port, interlock_up
+from tests.support.console import csrf_of
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import uuid
@@ -25,7 +24,7 @@ import pytest
 from aiohttp import web
 
 from interlock.contracts.ids import workflow_id_for
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, interlock_up
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(240)
@@ -106,27 +105,10 @@ def running_up(
 ) -> Iterator[dict[str, str]]:
     """`interlock up` on a fresh embedded stack with the plugin on the path: the core and the
     plugin's stage, until the test ends."""
-    env = plugin_env(tmp_path / "home", installed_plugin, greeter)
-    only = ["projector", "relay", "timer", "hello.greet"]
-    up = subprocess.Popen(
-        [sys.executable, "-m", "interlock", "up", *(f"--only={n}" for n in only)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert up.stdout is not None
-        seen = []
-        for line in up.stdout:
-            seen.append(line)
-            if "Ctrl-C stops everything" in line:
-                break
-        assert up.poll() is None, "".join(seen)
+    home = tmp_path / "home"
+    env = plugin_env(home, installed_plugin, greeter)
+    with interlock_up(home, "projector", "relay", "timer", "hello.greet", environment=env):
         yield env
-    finally:
-        up.send_signal(signal.SIGINT)
-        up.wait(60)
 
 
 async def test_the_installed_plugin_is_listed_with_its_distribution(

@@ -14,6 +14,7 @@ from nats.js import JetStreamContext
 from interlock.access import DATABASE_ROLES, with_credentials
 from interlock.projector.store.roles import (
     CONSOLE_ROLE,
+    GATEWAY_ROLE,
     PROJECTOR_ROLE,
     RELAY_ROLE,
     TIMER_ROLE,
@@ -68,6 +69,12 @@ async def as_role(role_urls: dict[str, str]) -> AsyncIterator[dict[str, asyncpg.
         (CONSOLE_ROLE, "INSERT INTO audit (workflow_id) VALUES ('x')"),
         (CONSOLE_ROLE, "DELETE FROM workflow_archive"),
         (CONSOLE_ROLE, "SELECT * FROM processed_events"),
+        # The gateway reads a workflow's state and an event's outcome through one function.
+        (GATEWAY_ROLE, "SELECT data FROM workflows"),
+        (GATEWAY_ROLE, "SELECT * FROM audit"),
+        (GATEWAY_ROLE, "SELECT * FROM history"),
+        (GATEWAY_ROLE, "SELECT * FROM processed_events"),
+        (GATEWAY_ROLE, "SELECT interlock_prune_history(now(), 1)"),
     ],
 )
 async def test_a_component_role_may_not_do_another_components_work(

@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from nats.aio.client import Client
 
 from interlock.embedded import EmbeddedNats, EmbeddedPostgres, EmbeddedStack
 from interlock.embedded._process import port_accepts
+from tests.support.cli import free_port
 
 pytestmark = pytest.mark.timeout(60)
 PASSWORD = "superuser-password"
@@ -316,3 +318,22 @@ async def _assert_table_survived(server: EmbeddedPostgres) -> None:
     finally:
         await connection.close()
         server.stop()
+
+
+def test_the_broker_takes_its_preferred_port_when_free_and_another_when_not(
+    tmp_path: Path,
+) -> None:
+    wanted = free_port()
+    server = EmbeddedNats(tmp_path / "free", preferred_port=wanted)
+    try:
+        assert urlsplit(server.start()).port == wanted
+    finally:
+        server.stop()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", wanted))
+        taken.listen()
+        server = EmbeddedNats(tmp_path / "taken", preferred_port=wanted)
+        try:
+            assert urlsplit(server.start()).port not in (wanted, None)
+        finally:
+            server.stop()

@@ -10,7 +10,6 @@ calls: after an unknown outcome the key is looked up before anything is sent aga
 from __future__ import annotations
 
 import logging
-import socket
 import traceback
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -30,6 +29,7 @@ from interlock.services.errors import (
     OutcomeUnknown,
 )
 from interlock.services.ports import ActionReceipt, ActionRequest
+from tests.support.cli import free_port
 from tests.support.http_service import Fault, LedgerService
 
 KEY = "support-action:wf-1:v1"
@@ -225,13 +225,6 @@ async def test_a_malformed_lookup_answer_is_transient_and_the_retry_reconciles(
 
     assert isinstance(first, ExternalUnavailable)
     assert second == (assert_one_effect(service), True)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 @pytest.mark.parametrize(

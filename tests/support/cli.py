@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,14 +25,25 @@ def cli_env(home: Path, **overrides: str) -> dict[str, str]:
     return env
 
 
+def free_port() -> int:
+    """A port nothing listens on right now (bound, read, released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
 @contextmanager
-def interlock_up(home: Path, *only: str, **env: str) -> Iterator[str]:
+def interlock_up(
+    home: Path, *only: str, environment: dict[str, str] | None = None, **env: str
+) -> Iterator[str]:
     """`interlock up --only …` under `home` until the block ends; yields what it printed
-    up to its "Ctrl-C stops everything" line (printed once every component is ready)."""
+    up to its "Ctrl-C stops everything" line (printed once every component is ready).
+    `environment` replaces the whole environment (default: `cli_env(home, **env)`)."""
     arguments = [a for name in only for a in ("--only", name)]
     up = subprocess.Popen(
         [sys.executable, "-m", "interlock", "up", *arguments],
-        env=cli_env(home, **env),
+        env=environment if environment is not None else cli_env(home, **env),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

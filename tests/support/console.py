@@ -4,7 +4,6 @@ process (over ASGI for page tests, or by uvicorn on a free port for the browser)
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,6 +14,7 @@ from pydantic import SecretStr
 from interlock.console import create_app, serve
 from interlock.console.operators import Operators, hash_password
 from interlock.settings import ConsoleOperator, Settings
+from tests.support.cli import free_port
 from tests.support.polling import eventually
 from tests.support.workflows import REGISTRY
 
@@ -32,12 +32,6 @@ OPERATORS = {
     ),
     "victor": ConsoleOperator(password_hash=SecretStr(hash_password(PASSWORD))),
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def console_settings(settings: Settings, **overrides: Any) -> Settings:

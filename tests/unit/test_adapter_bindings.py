@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
+from interlock import failures
 from interlock.bindings import AdapterConfigError, check_adapters
 from interlock.cli import app
 from interlock.plugins import installed
@@ -88,11 +88,15 @@ def test_a_refused_setting_never_repeats_its_value() -> None:
     assert secret not in found
 
 
-def test_up_refuses_to_start_with_a_wrong_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_up_refuses_to_start_with_a_wrong_setting(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     adapters = {"request": {"effects": {"adapter": "grpc"}}}
     monkeypatch.setenv("INTERLOCK_ADAPTERS", json.dumps(adapters))
 
-    result = CliRunner().invoke(app, ["up"])
+    with pytest.raises(SystemExit) as exited:
+        failures.run(lambda: app(["up"], prog_name="interlock"))
 
-    assert result.exit_code == 2
-    assert "request.effects: unknown adapter 'grpc'" in result.output
+    assert exited.value.code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert "INTERLOCK_ADAPTERS: request.effects: unknown adapter 'grpc'" in line

@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from interlock import access
 from interlock.cli import app, operate
@@ -31,6 +31,7 @@ class Sent:
         payload: Callable[[dict[str, Any]], dict[str, Any]],
         actor: Actor,
         tenant_id: str | None,
+        admin_url: str | None = None,
     ) -> dict[str, Any]:
         nats_url, _, workflow_id, event_type = urls_id_event
         self.calls.append(
@@ -41,14 +42,15 @@ class Sent:
                 "payload": payload(VIEW),
                 "actor": actor,
                 "tenant": tenant_id,
+                "watched_as": admin_url,
             }
         )
         return self.decision
 
 
-def _invoke(
+def _run(
     monkeypatch: pytest.MonkeyPatch, decision: dict[str, Any], *argv: str
-) -> tuple[Sent, int]:
+) -> tuple[Sent, Result]:
     sent = Sent(decision)
 
     def with_stack(work: Callable[[Any, str, str], Coroutine[Any, Any, Any]]) -> Any:
@@ -57,7 +59,13 @@ def _invoke(
     monkeypatch.setattr(operate, "send_and_wait", sent)
     monkeypatch.setattr(operate, "with_stack", with_stack)
     monkeypatch.setattr(access, "as_client", lambda s, url, client: f"{client}@{url}")
-    result = CliRunner().invoke(app, list(argv))
+    return sent, CliRunner().invoke(app, list(argv))
+
+
+def _invoke(
+    monkeypatch: pytest.MonkeyPatch, decision: dict[str, Any], *argv: str
+) -> tuple[Sent, int]:
+    sent, result = _run(monkeypatch, decision, *argv)
     return sent, result.exit_code
 
 
@@ -101,6 +109,7 @@ def test_a_signal_command_sends_its_event_with_the_payload_of_its_options(
             "payload": payload,
             "actor": actor,
             "tenant": None,
+            "watched_as": "nats://n",  # the administrator watches for its dead letter
         }
     ]
 
@@ -126,3 +135,39 @@ def test_options_another_command_owns_are_refused(monkeypatch: pytest.MonkeyPatc
     sent, code = _invoke(monkeypatch, ACCEPTED, "retry", "wf", "--reason", "x")
     assert code == 2
     assert sent.calls == []
+
+
+@pytest.mark.parametrize(
+    "options", ["--amount abc", "--amount -5", "--amount 0", "--amount NaN", "--version 0"]
+)
+def test_approval_options_are_checked_before_anything_is_sent(
+    monkeypatch: pytest.MonkeyPatch, options: str
+) -> None:
+    sent, result = _run(monkeypatch, ACCEPTED, "approve", "wf", *options.split())
+    assert result.exit_code == 2
+    assert options.split(maxsplit=1)[0].removeprefix("--") in result.output
+    assert sent.calls == []
+
+
+def test_a_guard_refusal_names_the_failed_guards(monkeypatch: pytest.MonkeyPatch) -> None:
+    refused = {
+        "accepted": False,
+        "reason": "guard_rejected",
+        "detail": "APPROVED refused in AWAITING_APPROVAL",
+        "guard_results": ["role_allowed", "!version_current", "!within_limit"],
+        "failed_guards": ["version_current", "within_limit"],
+    }
+    _, result = _run(monkeypatch, refused, "approve", "wf", "--version", "7")
+    assert result.exit_code == 3
+    assert "failed guards: version_current, within_limit" in result.output
+
+
+@pytest.mark.parametrize(("reason", "code"), [("dead_lettered", 3), ("queued", 1)])
+def test_a_dead_lettered_or_queued_signal_says_so(
+    monkeypatch: pytest.MonkeyPatch, reason: str, code: int
+) -> None:
+    _, result = _run(
+        monkeypatch, {"accepted": False, "reason": reason, "detail": "d"}, "retry", "wf"
+    )
+    assert result.exit_code == code
+    assert reason.replace("_", " ") in result.output

@@ -25,6 +25,9 @@ class Servers:
         """The servers of the embedded stack under `settings.home`, secured as `up`'s are."""
         self._home = settings.home
         self.nats, self.postgres = embedded_servers(settings)
+        # Restarts reuse the first port: leave 4222 to a user's `interlock up`, which could
+        # take it while the broker is down.
+        self.nats.preferred_port = None
         self.nats_url = ""
         self.database_url = ""
 

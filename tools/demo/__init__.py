@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 import uuid
@@ -19,7 +20,7 @@ from interlock import queries, telemetry, terminal
 from interlock.access import component_roles
 from interlock.composition import default_stack
 from interlock.health import attached
-from interlock.options import JsonOpt, load_settings, with_stack
+from interlock.options import JsonOpt, each_of, load_settings, with_stack
 from interlock.runtime import prepare, supervised
 from interlock.settings import Settings
 from interlock.signals import Clients
@@ -41,6 +42,24 @@ DEMO_ENV = {
     "INTERLOCK_EXTERNAL_TIMEOUT": "0.5",
 }
 SCENARIO_TIMEOUT = 120.0
+TIMED = frozenset({"approval_expiry"})
+"""Scenarios that wait out a timer of the demo's length; every scenario with faults also
+depends on the retry backoff or the external timeout the demo sets."""
+
+
+def scenarios_for(
+    chosen: list[Scenario], mine: dict[str, Any], running: dict[str, Any] | None
+) -> tuple[list[Scenario], list[Scenario], str]:
+    """`(to run, skipped, why)`: attached to components whose timings (`running`, None when
+    unknown) differ from the demo's (`mine`), the scenarios that depend on them are skipped."""
+    if running == mine:
+        return chosen, [], ""
+    timed = [sc for sc in chosen if sc.faults or sc.name in TIMED]
+    why = (
+        "the running `interlock up` has other timings than the demo's; to run them all, stop "
+        "it, or start it with " + " ".join(f"{key}='{value}'" for key, value in DEMO_ENV.items())
+    )
+    return [sc for sc in chosen if sc not in timed], timed, why if timed else ""
 
 
 @dataclass
@@ -67,7 +86,13 @@ class ScenarioResult:
 
 def demo(
     json_output: JsonOpt = False,
-    only: Annotated[list[str] | None, typer.Option(help="Run only these scenarios.")] = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Run only these scenarios.",
+            callback=each_of(lambda: (sc.name for sc in SCENARIOS), "scenario"),
+        ),
+    ] = None,
     fixture_file: Annotated[
         Path | None,
         typer.Option(
@@ -124,6 +149,14 @@ async def _run_all(
     await prepare(nats_url, database_url, component_roles(s))
     names = None if chosen else fixture.COMPONENTS
     async with _components(s, nats_url, database_url, names) as supervisor:
+        if supervisor is None and chosen:
+            chosen, skipped, why = scenarios_for(chosen, s.timings(), _running_timings(s))
+            if skipped:
+                terminal.errors.print(
+                    f"skipped {', '.join(sc.name for sc in skipped)}: {why}",
+                    soft_wrap=True,
+                    markup=False,
+                )
         outcomes = await _scenarios(s, nats_url, database_url, chosen, quiet) if chosen else []
         return outcomes, await fixture.play(s, cases, supervisor, nats_url, database_url)
 
@@ -165,6 +198,15 @@ async def _scenarios(
         await desk.stop()
         await engine.dispose()
         await bus.close()
+
+
+def _running_timings(s: Settings) -> dict[str, Any] | None:
+    """The timings the running `interlock up` wrote to its endpoints file; None if unknown."""
+    try:
+        found = json.loads((s.home / "endpoints.json").read_text()).get("timings")
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 @asynccontextmanager

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import nats
-from rich.table import Table
+from rich.table import Column, Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import queries, terminal
@@ -257,11 +257,18 @@ async def _report(
 def show(report: FixtureReport) -> None:
     """The cases as a table, then the counters one per line (as the case runner prints them)."""
     out = terminal.console
+    out.print()  # apart from the scenarios' table above
     if report.skipped:
         out.print(f"[yellow]request cases skipped:[/] {report.skipped}")
         return
-    out.print()
-    table = Table("case", "scenario", "expected", "outcome", "result", "workflow", box=None)
+    # Ids are pasted into `show`: their column never wraps; the others fold.
+    longest = max((len(c.workflow_id or "-") for c in report.cases), default=1)
+    table = Table(
+        *(Column(h, overflow="fold") for h in ("case", "scenario", "expected", "outcome")),
+        Column("result", overflow="fold"),
+        Column("workflow", no_wrap=True, min_width=longest),
+        box=None,
+    )
     for c in report.cases:
         verdict = "[green]ok[/]" if c.ok else "[red]MISMATCH[/]"
         table.add_row(c.id, c.scenario, c.expected, c.outcome, verdict, c.workflow_id or "-")

@@ -1,0 +1,75 @@
+"""`interlock.client`: an upstream system starts a workflow, signals it, reads it, waits for a
+state and receives its tasks without building envelopes by hand."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+import nats
+import pytest
+
+from interlock.client import Client
+from interlock.contracts.envelope import Actor
+from tests.support.harness import projector_running
+
+pytestmark = pytest.mark.timeout(90)
+REQUEST = {
+    "customer_id": "c-1",
+    "subject": "Refund for a double charge",
+    "body": "Charged twice.",
+    "amount": "20.00",
+    "currency": "EUR",
+}
+
+
+async def test_a_client_starts_reads_waits_and_signals(
+    nats_url: str, database_url: str, identity_url: Callable[[str], str]
+) -> None:
+    async with projector_running(nats_url, database_url):
+        upstream = await Client.connect(identity_url("upstream"), database_url=database_url)
+        operator = await Client.connect(identity_url("operator"), database_url=database_url)
+        try:
+            workflow_id = await upstream.start("support", REQUEST, tenant_id="acme")
+            view = await upstream.wait_for_state(workflow_id, {"CLASSIFYING"}, within=30)
+            assert view["state"] == "CLASSIFYING"
+            shown = await upstream.get(workflow_id)
+            assert shown is not None
+            assert shown["workflow_type"] == "support"
+            await operator.signal(
+                "support",
+                workflow_id,
+                "CANCEL_REQUESTED",
+                {"reason": "test"},
+                tenant_id="acme",
+                actor=Actor(id="ops", role="operator"),
+            )
+            done = await operator.wait_for_state(workflow_id, {"CANCELLED"}, within=30)
+            assert done["state"] == "CANCELLED"
+        finally:
+            await upstream.close()
+            await operator.close()
+
+
+async def test_a_client_receives_its_tasks(
+    nats_url: str, identity_url: Callable[[str], str]
+) -> None:
+    client = await Client.connect(identity_url("approvals"))
+    admin = await nats.connect(nats_url)
+    try:
+        tasks = client.tasks("support", "approval_requested")
+        first = asyncio.ensure_future(anext(tasks))
+        task = {"workflow_id": "wf-9", "payload": {"amount": "20.00"}}
+
+        async def delivered() -> dict[str, object]:
+            while not first.done():
+                await admin.publish("wf.out.support.approval_requested", json.dumps(task).encode())
+                await asyncio.wait({first}, timeout=0.2)
+            return first.result()
+
+        assert (await asyncio.wait_for(delivered(), 10))["workflow_id"] == "wf-9"
+        await tasks.aclose()
+    finally:
+        await admin.close()
+        await client.close()

@@ -1,0 +1,141 @@
+"""One error path for the whole CLI: a bad setting, an unreachable server, a port in use is one
+line naming the variable or resource and what to do, and exit status 2; `--debug` (or
+INTERLOCK_LOG_LEVEL=debug) shows the trace."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from interlock.settings import Settings
+from tests.support.cli import cli_env, free_port
+
+pytestmark = pytest.mark.timeout(120)
+
+BAD_VALUES = {
+    "nats_url": "http://broker:4222",
+    "database_url": "mysql://db/interlock",
+    "home": "/dev/null/home",
+    "secrets_dir": "/dev/null/secrets",
+    "insecure_nats": "maybe",
+    "clients": '{"crm": {"publish": ["request"]',
+    "job_signing_key": "not a key",
+    "job_public_key": "not a key",
+    "log_level": "loud",
+    "projector_workers": "0",
+    "stage_workers": "many",
+    "relay_batch_size": "0",
+    "archive_after": "-1",
+    "forget_after": "soon",
+    "history_retention": "-1",
+    "retention_interval": "0",
+    "stuck_after": "-5",
+    "sweep_after": "x",
+    "unknown_workflow_grace": "-1",
+    "shutdown_grace": "0",
+    "model": "gpt",
+    "models": '{"support": "gpt"}',
+    "openai_base_url": "not a url",
+    "openai_model": "",
+    "openai_api_key": "",
+    "model_timeout": "0",
+    "external_timeout": "-1",
+    "adapters": '{"request": "http"}',
+    "parameters": '{"support": {"approval_sla_secs": 60}}',
+    "local_traces": "perhaps",
+    "gateway_host": "",
+    "gateway_port": "99999",
+    "gateway_senders": '{"tickets": {"secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", '
+    '"tenants": ["acme"], "actors": ["*"]}}',
+    "gateway_sender_rate": "0",
+    "gateway_unauthenticated_rate": "fast",
+    "console_host": "",
+    "console_port": "0",
+    "console_operators": '{"victor": {"roles": ["approver"]}}',
+    "console_redact": "body",
+    "console_redrive": "maybe",
+    "jaeger_url": "jaeger:16686",
+}
+"""A bad value for every setting; a new setting without one here fails the test below."""
+
+EXPLAINED = {
+    "parameters": "approval_sla_seconds",
+    "gateway_senders": "roles",
+    "console_operators": "password_hash",
+}
+"""What the message must mention beyond the variable's name: the valid key, the missing field."""
+
+
+def _interlock(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "interlock", *args],
+        env=cli_env(home, **env),
+        text=True,
+        capture_output=True,
+        timeout=90,
+        check=False,
+    )
+
+
+def _one_line(result: subprocess.CompletedProcess[str]) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert (result.returncode, len(lines)) == (2, 1), result.stderr
+    return lines[0]
+
+
+def test_every_setting_has_a_bad_value_below() -> None:
+    assert set(BAD_VALUES) == set(Settings.model_fields)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_VALUES))
+def test_a_bad_setting_is_one_line_naming_it_and_exit_2(name: str, tmp_path: Path) -> None:
+    variable = f"INTERLOCK_{name.upper()}"
+    line = _one_line(_interlock(tmp_path / "home", "list", **{variable: BAD_VALUES[name]}))
+    assert variable in line
+    assert EXPLAINED.get(name, "") in line
+
+
+def test_openai_without_its_settings_names_what_is_missing(tmp_path: Path) -> None:
+    line = _one_line(_interlock(tmp_path / "home", "list", INTERLOCK_MODEL="openai"))
+    assert "INTERLOCK_OPENAI_BASE_URL" in line
+    assert "INTERLOCK_OPENAI_MODEL" in line
+
+
+def test_unreachable_servers_fail_after_a_bounded_deadline(
+    tmp_path: Path, stack_urls: tuple[str, str]
+) -> None:
+    nats_url = f"nats://127.0.0.1:{free_port()}"
+    database_url = f"postgresql://interlock@127.0.0.1:{free_port()}/interlock"
+    for env, resource in (
+        ({"INTERLOCK_NATS_URL": nats_url, "INTERLOCK_DATABASE_URL": stack_urls[1]}, "NATS"),
+        (
+            {"INTERLOCK_NATS_URL": stack_urls[0], "INTERLOCK_DATABASE_URL": database_url},
+            "PostgreSQL",
+        ),
+    ):
+        began = time.monotonic()
+        line = _one_line(_interlock(tmp_path / "home", "list", **env))
+        assert time.monotonic() - began < 30
+        assert resource in line
+        assert "127.0.0.1" in line
+
+
+def test_debug_shows_the_trace(tmp_path: Path, stack_urls: tuple[str, str]) -> None:
+    database_url = f"postgresql://interlock@127.0.0.1:{free_port()}/interlock"
+    for args, env in (
+        (("--debug", "list"), {}),
+        (("list",), {"INTERLOCK_LOG_LEVEL": "debug"}),
+    ):
+        result = _interlock(
+            tmp_path / "home",
+            *args,
+            INTERLOCK_NATS_URL=stack_urls[0],
+            INTERLOCK_DATABASE_URL=database_url,
+            **env,
+        )
+        assert result.returncode == 2
+        assert "Traceback" in result.stderr
