@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from interlock._sdk.results import Result
     from interlock._sdk.stages import StageContext, StageHandler, stage
     from interlock.contracts.definition import (
+        REVIEW_TARGET,
         Announcement,
         Branch,
         Guard,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "REVIEW_TARGET",
     "AdapterContext",
     "Announcement",
     "Branch",
@@ -88,6 +90,7 @@ _WHERE = {
     "interlock._sdk.results": ("Result",),
     "interlock._sdk.stages": ("StageContext", "StageHandler", "stage"),
     "interlock.contracts.definition": (
+        "REVIEW_TARGET",
         "Announcement",
         "Branch",
         "Guard",

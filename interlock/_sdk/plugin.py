@@ -10,6 +10,7 @@ from interlock._sdk.ports import Port
 from interlock._sdk.stages import StageHandler
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.guards import GuardInput, GuardPredicate, PluginGuard
+from interlock.contracts.registry import WorkflowKey
 
 ENTRY_POINT_GROUP = "interlock.workflows"
 
@@ -34,6 +35,10 @@ class Plugin:
     description: str = ""
     guards: tuple[PluginGuard, ...] = ()
     """The plugin's own pure guards (`@guard`), usable in its rows beside the built-in ones."""
+    workflow_key: WorkflowKey | None = None
+    """A pure function of the start request's payload giving its business key: requests of
+    one tenant with the same key are the same workflow (a repeat is an `idempotent_replay`),
+    whatever their event ids. None (or a None key): the event id decides."""
     model_stages: frozenset[str] = frozenset()
     """Of the untyped `handlers`, those that ask the model client (typed stages say so by
     their ports, `Port.asks_model`)."""

@@ -117,7 +117,9 @@ def schedule_retry(f: Facts, d: Draft) -> None:
     seconds = backoff_seconds(
         f.definition.retry[source], failures, rand, f.parameters["retry_delay_scale"]
     )
-    d.arm(f, "retry", "RETRY_DUE", seconds, scope=f.definition.retry_wait_state)
+    # The backoff timer lives in the state the workflow waits in: a separate wait state, or
+    # the working state itself when a definition retries several states in place.
+    d.arm(f, "retry", "RETRY_DUE", seconds, scope=d.target)
 
 
 def resume_retry(f: Facts, d: Draft) -> None:

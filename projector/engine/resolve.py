@@ -133,6 +133,8 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
     update = definition.data_updates.get(f.event.type)
     if update is not None:
         d.data[update.key] = f.event.payload
+        if update.merge:
+            d.data.update(f.event.payload)
         if update.versioned:
             d.data[f"{update.key}_version"] = int(d.data.get(f"{update.key}_version", 0)) + 1
     if spec.answers_job:
