@@ -215,9 +215,9 @@ def _gates(d: WorkflowDefinition) -> list[GraphIssue]:
                     )
                 )
     for effect in d.effect_states:
-        gate = gates.get(effect)
-        if gate is not None and gate.any_of:
-            required = [frozenset(gate.events)]  # at least one of them on every path
+        entry = gates.get(effect)
+        if entry is not None and entry.any_of:
+            required = [frozenset(entry.events)]  # at least one of them on every path
         else:
             required = [frozenset({e}) for e in _required_events(d, effect, gates)]
         for events in required:

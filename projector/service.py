@@ -154,7 +154,9 @@ class Projector:
         # A type keyed by content says when two requests are the same: when their keys are.
         key = self._registry.request_key(checked)
         same_as = {"key": key} if key is not None else {"payload": checked.payload}
-        request_fp = fingerprint({"tenant": event.tenant_id, "type": event.workflow_type, **same_as})
+        request_fp = fingerprint(
+            {"tenant": event.tenant_id, "type": event.workflow_type, **same_as}
+        )
         for _ in range(self._max_conflicts):
             stored = await self._store.load(event.tenant_id, workflow_id)
             if stored is not None:

@@ -11,7 +11,6 @@ interlock workflows        # invoice v1: stages extract, validate, post, notify
 from __future__ import annotations
 
 from interlock import Plugin
-
 from interlock_invoice.definition import PLUGIN_GUARDS, STAGES, build
 from interlock_invoice.document import document_key
 from interlock_invoice.ports import EXTRACTOR, FINANCE, NOTIFIER

@@ -18,7 +18,6 @@ from interlock import (
     check,
     guard,
 )
-
 from interlock_invoice.document import InvoiceRequest
 from interlock_invoice.results import (
     Approval,
@@ -72,7 +71,9 @@ def approval_covers_total(g: GuardInput) -> bool:
     """The approver's role has a limit covering the total, and they approve that total."""
     limit = _amount(g.parameters.get("approver_limits", {}).get(g.actor_role))
     total, approved = _total(g), _amount(g.payload.get("total"))
-    return None not in (limit, total) and approved == total and total <= limit  # type: ignore[operator]
+    if limit is None or total is None:
+        return False
+    return approved == total and total <= limit
 
 
 @guard
@@ -91,6 +92,15 @@ TERMINAL = ("POSTED", "REJECTED", "CANCELLED")
 def build() -> Workflow:
     wf = Workflow("invoice", version=1, description="From invoice file to posting")
     wf.settings(parameters=dict(PARAMETERS))
+    _events(wf)
+    _states(wf)
+    _rows(wf)
+    _cancellation_and_review(wf)
+    _announcements(wf)
+    return wf
+
+
+def _events(wf: Workflow) -> None:
     wf.request(InvoiceRequest)
     wf.result(Extracted, into="extracted", merge=True)
     wf.result(ExtractionFailed, into="extraction_failure", merge=True)
@@ -113,6 +123,9 @@ def build() -> Workflow:
             state="AWAITING_APPROVAL",
         )
     )
+
+
+def _states(wf: Workflow) -> None:
     wf.states(
         "RECEIVED",
         *WORK,
@@ -130,6 +143,8 @@ def build() -> Workflow:
     wf.stage("POSTING", post, inputs=("invoice",))
     wf.stage("NOTIFYING", notify, inputs=("invoice", "posting_number"))
 
+
+def _rows(wf: Workflow) -> None:
     wf.on("RECEIVED", "START", "EXTRACTING")
     wf.on("EXTRACTING", Extracted, "VALIDATING")
     wf.on("EXTRACTING", ExtractionFailed, REVIEW, reason="extraction_failed")
@@ -167,6 +182,8 @@ def build() -> Workflow:
     for state in WORK:
         wf.on(state, "ESCALATE", REVIEW, reason="escalated")
 
+
+def _cancellation_and_review(wf: Workflow) -> None:
     # cancellation: at once before posting; during posting it waits for the posting's outcome
     for state in ("RECEIVED", "EXTRACTING", "VALIDATING", *WAITING):
         wf.on(state, "CANCEL_REQUESTED", "CANCELLED")
@@ -184,6 +201,8 @@ def build() -> Workflow:
     # an unconfirmed posting is a person's to investigate, never resumed from review
     wf.gate("POSTING", "INVOICE_VALID", "APPROVED", any_of=True)
 
+
+def _announcements(wf: Workflow) -> None:
     fields = {
         "supplier": "invoice.supplier",
         "invoice_number": "invoice.invoice_number",
@@ -207,7 +226,6 @@ def build() -> Workflow:
     )
     for outcome in ("REJECTED", "CANCELLED"):
         wf.announce(Announcement(state=outcome, name=outcome.lower(), fields=fields))
-    return wf
 
 
 PLUGIN_GUARDS = (needs_approval, approval_covers_total, not_posted)

@@ -145,9 +145,7 @@ def render(invoice: Mapping[str, Any]) -> str:
 def request_for(text: str, filename: str = "invoice.txt") -> dict[str, Any]:
     """A START payload carrying `text` as the document."""
     content = base64.b64encode(text.encode()).decode()
-    return {
-        "document": {"filename": filename, "media_type": "text/plain", "content_b64": content}
-    }
+    return {"document": {"filename": filename, "media_type": "text/plain", "content_b64": content}}
 
 
 def as_json(fields: Mapping[str, Any]) -> str:

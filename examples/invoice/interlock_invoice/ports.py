@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from interlock import AdapterContext, ExternalTimeout, Port
-
 from interlock_invoice.document import as_json, parse_plain_text
 
 DEFAULT_SUPPLIERS = ("Acme Paper GmbH", "Globex Logistics Ltd", "Initech Software Inc")

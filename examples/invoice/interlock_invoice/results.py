@@ -8,7 +8,6 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from interlock import Result
-
 from interlock_invoice.document import Invoice, Money
 
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]

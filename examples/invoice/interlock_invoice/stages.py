@@ -6,7 +6,6 @@ from __future__ import annotations
 from pydantic import BaseModel, ValidationError
 
 from interlock import ExternalTimeout, StageContext, stage
-
 from interlock_invoice.document import SCHEMA_VERSION, Invoice, InvoiceRequest, decoded
 from interlock_invoice.document import sha256_of as digest
 from interlock_invoice.ports import EXTRACTOR, FINANCE, NOTIFIER
@@ -148,5 +147,7 @@ class NotifyInputs(BaseModel):
 
 @stage("notify", reads=NotifyInputs, emits=(Notified,), ports=(NOTIFIER,))
 async def notify(job: NotifyInputs, ctx: StageContext) -> Notified:
-    sent = await ctx.port(NOTIFIER).notify(ctx.workflow_id, job.invoice.supplier, job.posting_number)
+    sent = await ctx.port(NOTIFIER).notify(
+        ctx.workflow_id, job.invoice.supplier, job.posting_number
+    )
     return Notified(notification_id=sent)
