@@ -5,13 +5,9 @@ another event id, is the same workflow and an audited `idempotent_replay`."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import json
-import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -25,6 +21,7 @@ from interlock.contracts.envelope import parse_envelope
 from interlock.plugins import installed
 from tests.support.cli import cli_env
 from tests.support.polling import eventually
+from tests.support.up import cli, interlock_up
 
 pytestmark = pytest.mark.timeout(240)
 STAGES = ["invoice.extract", "invoice.validate", "invoice.post", "invoice.notify"]
@@ -41,43 +38,11 @@ Total: 148.51
 """
 
 
-async def cli(env: dict[str, str], *args: str) -> tuple[int, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "interlock",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    return process.returncode or 0, out.decode() or err.decode()
-
-
 @pytest.fixture
 def running_up(tmp_path: Path) -> Iterator[dict[str, str]]:
     env = cli_env(tmp_path / "home")
-    only = ["projector", "relay", "timer", *STAGES]
-    up = subprocess.Popen(
-        [sys.executable, "-m", "interlock", "up", *(f"--only={n}" for n in only)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert up.stdout is not None
-        seen = []
-        for line in up.stdout:
-            seen.append(line)
-            if "Ctrl-C stops everything" in line:
-                break
-        assert up.poll() is None, "".join(seen)
+    with interlock_up(env, ["projector", "relay", "timer", *STAGES]):
         yield env
-    finally:
-        up.send_signal(signal.SIGINT)
-        up.wait(60)
 
 
 def start(event_id: str, filename: str) -> dict[str, Any]:

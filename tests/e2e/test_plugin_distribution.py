@@ -8,10 +8,8 @@ its one stage calling a real HTTP greeting service bound by `INTERLOCK_ADAPTERS`
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import uuid
@@ -27,6 +25,7 @@ from aiohttp import web
 from interlock.contracts.ids import workflow_id_for
 from tests.support.cli import cli_env
 from tests.support.polling import eventually
+from tests.support.up import cli, interlock_up
 
 pytestmark = pytest.mark.timeout(240)
 HELLO = Path(__file__).parents[1] / "fixtures" / "plugins" / "hello"
@@ -84,22 +83,6 @@ def plugin_env(home: Path, site: Path, greeter: Greeter | None = None) -> dict[s
     return cli_env(home, PYTHONPATH=str(site), INTERLOCK_ADAPTERS=json.dumps(adapters))
 
 
-async def cli(env: dict[str, str], *args: str) -> tuple[int, str]:
-    """Run the CLI without blocking the loop (the greeting service answers meanwhile)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "interlock",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode is not None
-    return process.returncode, out.decode() or err.decode()
-
-
 @pytest.fixture
 def running_up(
     tmp_path: Path, installed_plugin: Path, greeter: Greeter
@@ -107,26 +90,8 @@ def running_up(
     """`interlock up` on a fresh embedded stack with the plugin on the path: the core and the
     plugin's stage, until the test ends."""
     env = plugin_env(tmp_path / "home", installed_plugin, greeter)
-    only = ["projector", "relay", "timer", "hello.greet"]
-    up = subprocess.Popen(
-        [sys.executable, "-m", "interlock", "up", *(f"--only={n}" for n in only)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert up.stdout is not None
-        seen = []
-        for line in up.stdout:
-            seen.append(line)
-            if "Ctrl-C stops everything" in line:
-                break
-        assert up.poll() is None, "".join(seen)
+    with interlock_up(env, ["projector", "relay", "timer", "hello.greet"]):
         yield env
-    finally:
-        up.send_signal(signal.SIGINT)
-        up.wait(60)
 
 
 async def test_the_installed_plugin_is_listed_with_its_distribution(
