@@ -60,6 +60,9 @@ class ErrorReport(Payload):
 
     error_class: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
     detail: Text = ""
+    retry_after_s: Annotated[float, Field(ge=0)] | None = None
+    """With a transient failure: how long the failing system asked to be left alone (its
+    `Retry-After`); the durable retry waits at least that, within its policy's cap."""
 
 
 class Escalation(Payload):

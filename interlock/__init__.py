@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from interlock._sdk.builder import Retry, Timer, Workflow, check
+    from interlock._sdk.models import ModelTask, Prompt, Rules
     from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin, guard
-    from interlock._sdk.ports import AdapterContext, Port
+    from interlock._sdk.ports import Adapter, AdapterContext, Port
     from interlock._sdk.results import Result
     from interlock._sdk.stages import StageContext, StageHandler, stage
     from interlock.contracts.definition import (
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "REVIEW_TARGET",
+    "Adapter",
     "AdapterContext",
     "Announcement",
     "Branch",
@@ -63,12 +65,15 @@ __all__ = [
     "HttpReader",
     "KeyedRequest",
     "Limit",
+    "ModelTask",
     "Parallel",
     "Plugin",
     "PluginGuard",
     "Port",
+    "Prompt",
     "Result",
     "Retry",
+    "Rules",
     "SecretRef",
     "StageContext",
     "StageHandler",
@@ -85,8 +90,9 @@ __all__ = [
 _WHERE = {
     "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check"),
     "interlock._sdk.plugin": ("ENTRY_POINT_GROUP", "Plugin", "guard"),
+    "interlock._sdk.models": ("ModelTask", "Prompt", "Rules"),
     "interlock.contracts.guards": ("GuardInput", "PluginGuard"),
-    "interlock._sdk.ports": ("AdapterContext", "Port"),
+    "interlock._sdk.ports": ("Adapter", "AdapterContext", "Port"),
     "interlock._sdk.results": ("Result",),
     "interlock._sdk.stages": ("StageContext", "StageHandler", "stage"),
     "interlock.contracts.definition": (

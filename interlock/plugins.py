@@ -125,8 +125,23 @@ def validate(plugin: Plugin, name: str) -> None:
         issues = check(d, {*GUARDS, *plugin.guard_predicates()}, ACTIONS)
         if issues:
             raise PluginError(name, row, "; ".join(f"[{i.code}] {i.message}" for i in issues))
+    _model_tasks_unique(plugin, name)
     if plugin.handlers is None:
         _stages_match(plugin, name)
+
+
+def _model_tasks_unique(plugin: Plugin, name: str) -> None:
+    """A task or a prompt version declared twice would leave the model's answer to chance."""
+    tasks: set[str] = set()
+    versions: set[str] = set()
+    for task in plugin.model_tasks:
+        if task.name in tasks:
+            raise PluginError(name, f"model task {task.name!r}", "declared twice")
+        tasks.add(task.name)
+        for prompt in task.prompts:
+            if prompt.version in versions:
+                raise PluginError(name, f"prompt {prompt.version!r}", "released twice")
+            versions.add(prompt.version)
 
 
 def _stages_match(plugin: Plugin, name: str) -> None:

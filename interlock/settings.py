@@ -153,9 +153,10 @@ class Settings(BaseSettings):
     )
     adapters: dict[str, dict[str, dict[str, Any]]] = Field(
         default_factory=dict,
-        description="Per workflow type and port, the configuration of the port's adapter, as "
-        'JSON, e.g. {"hello": {"greeter": {"base_url": "https://greet.example.com/v1/"}}}; a '
-        "port not listed gets its plugin's default. Secrets only by reference "
+        description="Per workflow type and port, the port's adapter and its configuration, as "
+        'JSON: {"<type>": {"<port>": {"adapter": "<kind>", ...}}} binds a generic adapter the '
+        'port offers (e.g. "http"); without "adapter" the plugin\'s default gets the keys; a '
+        "port not listed gets its plugin's default. Checked at start. Secrets only by reference "
         '({"env": "VAR"} or {"file": "/run/secrets/x"}), never by value.',
     )
     parameters: dict[str, dict[str, Any]] = Field(

@@ -15,28 +15,44 @@ from pydantic import ValidationError
 from interlock._sdk.plugin import Plugin
 from interlock._sdk.ports import AdapterContext
 from interlock._sdk.stages import StageContext, StageHandler
+from interlock.bindings import chosen
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.plugins import installed
 from interlock.runtime import Runtime
 from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
-from interlock.services.models import model_client
+from interlock.services.models import PromptTemplate, TaskCatalog, model_client
 from interlock.services.ports import ModelClient
 from interlock.services.runtime.calls import refused, transient
 from interlock.services.runtime.stage import Handler, StageResult, StageWorker
 
 
-def model_from_settings(rt: Runtime, workflow_type: str | None = None) -> ModelClient:
-    """The model client for `workflow_type`'s stages: its entry in `models`, else `model`."""
+def model_from_settings(rt: Runtime, plugin: Plugin) -> ModelClient:
+    """The model client for `plugin`'s stages (its workflow type's entry in `models`, else
+    `model`), serving the model tasks the plugin declares."""
     s = rt.settings
     client: ModelClient = model_client(
-        s.models.get(workflow_type or "", s.model),
+        s.models.get(plugin.workflow_type, s.model),
+        tasks=task_catalog(plugin),
         base_url=s.openai_base_url,
         model=s.openai_model,
         api_key=s.openai_api_key.get_secret_value() if s.openai_api_key else None,
         timeout=s.model_timeout,
     )
     return client
+
+
+def task_catalog(plugin: Plugin) -> TaskCatalog:
+    """The prompts and rules of the model tasks `plugin` declares, as the model clients take
+    them."""
+    return TaskCatalog(
+        templates={
+            p.version: PromptTemplate(version=p.version, task=t.name, instructions=p.instructions)
+            for t in plugin.model_tasks
+            for p in t.prompts
+        },
+        rules={t.name: t.rules for t in plugin.model_tasks if t.rules is not None},
+    )
 
 
 def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, StageWorker]:
@@ -52,21 +68,21 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
 
 
 def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
-    """Every port of `plugin` bound to its adapter, built with the port's configuration
-    (`INTERLOCK_ADAPTERS`) by the plugin's default factory."""
+    """Every port of `plugin` bound to its adapter: the generic one `INTERLOCK_ADAPTERS`
+    picks by kind, else the plugin's default, built with the port's configuration."""
     found: dict[str, Any] = {}
     for port in plugin.ports:
-        if port.default is None:
-            raise ValueError(f"{plugin.workflow_type}: port {port.name!r} has no adapter")
+        configured = rt.settings.adapters.get(plugin.workflow_type, {}).get(port.name, {})
+        build, config = chosen(port, configured, plugin.workflow_type)
         ctx = AdapterContext(
             workflow_type=plugin.workflow_type,
             port=port.name,
             nats=nc,
             timeout=rt.settings.external_timeout,
-            config=rt.settings.adapters.get(plugin.workflow_type, {}).get(port.name, {}),
-            model=lambda: model_from_settings(rt, plugin.workflow_type),
+            config=config,
+            model=lambda: model_from_settings(rt, plugin),
         )
-        found[port.name] = port.default(ctx)
+        found[port.name] = build(ctx)
     return found
 
 

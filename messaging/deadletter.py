@@ -71,9 +71,15 @@ def deliveries(raw: Msg) -> int:
     return raw.metadata.num_delivered if raw.metadata else 1
 
 
-def redelivery_delay(raw: Msg, first: float) -> float:
-    """Seconds to wait before the next delivery: `first`, doubling per delivery, at most 60."""
-    return min(60.0, first * 2.0 ** (deliveries(raw) - 1))
+MAX_REDELIVERY_DELAY = 60.0
+"""Longest wait (seconds) before a redelivery, whatever the failure or the system asked for."""
+
+
+def redelivery_delay(raw: Msg, first: float, asked: float | None = None) -> float:
+    """Seconds to wait before the next delivery: `first`, doubling per delivery, but at least
+    `asked` (what the failing system asked for, e.g. its `Retry-After`); at most 60."""
+    backoff = first * 2.0 ** (deliveries(raw) - 1)
+    return min(MAX_REDELIVERY_DELAY, max(backoff, asked or 0.0))
 
 
 def is_last_delivery(raw: Msg, max_deliver: int) -> bool:

@@ -26,7 +26,8 @@ class ModelRequest(_Value):
     """A schema-constrained model call. `prompt_version` names the template used; the
     rendered prompt never leaves the model client (no prompts in logs or spans)."""
 
-    task: Literal["classify", "recommend", "classify_request"]
+    task: str = Field(min_length=1)
+    """One of the model tasks the workflow's plugin declares (`ModelTask.name`)."""
     prompt_version: str
     inputs: dict[str, Any]
     output_schema: dict[str, Any]

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from interlock._sdk.models import ModelTask
 from interlock._sdk.ports import Port
 from interlock._sdk.stages import StageHandler
 from interlock.contracts.definition import WorkflowDefinition
@@ -39,6 +40,8 @@ class Plugin:
     """A pure function of the start request's payload giving its business key: requests of
     one tenant with the same key are the same workflow (a repeat is an `idempotent_replay`),
     whatever their event ids. None (or a None key): the event id decides."""
+    model_tasks: tuple[ModelTask, ...] = ()
+    """The tasks its stages ask a model: their prompts and deterministic rules."""
     model_stages: frozenset[str] = frozenset()
     """Of the untyped `handlers`, those that ask the model client (typed stages say so by
     their ports, `Port.asks_model`)."""

@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from pydantic import BaseModel
+
 T = TypeVar("T")
 
 
@@ -25,13 +27,33 @@ class AdapterContext:
 
 
 @dataclass(frozen=True)
+class Adapter(Generic[T]):
+    """A generic adapter (HTTP, NATS request/reply, …) a port may be bound to by
+    configuration: ``INTERLOCK_ADAPTERS='{"<type>": {"<port>": {"adapter": "<kind>", …}}}'``
+    picks it by kind from `Port.adapters`, and the other keys are its `AdapterContext.config`,
+    checked against `config` when the runtime starts.
+
+    ```python
+    EFFECTS = Port("effects", default=nats_effects, protocol=EffectProvider, adapters={
+        "http": Adapter(lambda c: HttpEffects(HttpEffectConfig.model_validate(c.config),
+                                              EffectReceipt), config=HttpEffectConfig),
+    })
+    ```
+    """
+
+    build: Callable[[AdapterContext], T]
+    config: type[BaseModel] | None = None
+    """The model its configuration must satisfy; None: it takes none."""
+
+
+@dataclass(frozen=True)
 class Port(Generic[T]):
     """An outside system a stage calls, typed by the protocol its adapter implements.
 
     ```python
     GREETER: Port[Greeter] = Port("greeter", default=http_greeter, protocol=Greeter)
     ```
-    `default` builds the adapter when the installation configures none for this port. A stage
+    `default` builds the adapter unless the installation picks one of `adapters` by kind. A stage
     asks for it with `ctx.port(GREETER)`, which is typed `Greeter`.
     """
 
@@ -40,6 +62,8 @@ class Port(Generic[T]):
     protocol: object = None
     """The protocol class adapters implement (shown by `interlock workflows`)."""
     description: str = ""
+    adapters: Mapping[str, Adapter[T]] = field(default_factory=dict)
+    """Generic adapters the installation may bind instead of `default`, by kind."""
     asks_model: bool = False
     """The adapter is the configured model client (`ctx.model()`): a stage using this port
     is given the model settings and key, which no other stage is."""

@@ -41,7 +41,9 @@ def up(
             console.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
             await stop.wait()
 
-    with_stack(run)
+    settings = load_settings()
+    _check_adapters(settings)
+    with_stack(run, settings)
 
 
 def service(
@@ -58,6 +60,7 @@ def service(
     component = components()[component_name]
 
     async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
+        _check_adapters(s)
         telemetry.start(s, component_name)
         stop = _stop_on_signals()
         try:
@@ -66,6 +69,20 @@ def service(
             telemetry.stop()
 
     with_component(component_name, run)
+
+
+def _check_adapters(s: Settings) -> None:
+    """Exit 2 with one line if `INTERLOCK_ADAPTERS` names an unknown type, port or adapter,
+    or configures one wrongly."""
+    # The plugins are loaded only by the commands that run the stack.
+    from interlock.bindings import AdapterConfigError, check_adapters  # noqa: PLC0415
+    from interlock.plugins import installed  # noqa: PLC0415
+
+    try:
+        check_adapters(s.adapters, installed())
+    except AdapterConfigError as exc:
+        console.errors.print(f"[red]configuration:[/] {exc}")
+        raise typer.Exit(2) from None
 
 
 def migrate() -> None:

@@ -108,15 +108,23 @@ def backoff_seconds(policy: RetryPolicy, failures: int, rand: float, scale: floa
     return float((delay + delay * policy.jitter * rand) * scale)
 
 
+def asked_seconds(f: Facts, policy: RetryPolicy, scale: float) -> float:
+    """The wait the failing system asked for (`ErrorReport.retry_after_s`, from its
+    `Retry-After`), within the policy's cap; 0 when it asked for none."""
+    asked = f.payload.get("retry_after_s")
+    if isinstance(asked, bool) or not isinstance(asked, int | float) or asked <= 0:
+        return 0.0
+    return float(min(policy.cap_seconds, asked) * scale)
+
+
 def schedule_retry(f: Facts, d: Draft) -> None:
     source = f.workflow.state
     failures = d.attempts.get(source, 0) + 1
     d.attempts[source] = failures
     d.retry_target = source
     rand = jitter_fraction(f.workflow.workflow_id, d.version, failures)
-    seconds = backoff_seconds(
-        f.definition.retry[source], failures, rand, f.parameters["retry_delay_scale"]
-    )
+    policy, scale = f.definition.retry[source], f.parameters["retry_delay_scale"]
+    seconds = max(backoff_seconds(policy, failures, rand, scale), asked_seconds(f, policy, scale))
     # The backoff timer lives in the state the workflow waits in: a separate wait state, or
     # the working state itself when a definition retries several states in place.
     d.arm(f, "retry", "RETRY_DUE", seconds, scope=d.target)
@@ -148,7 +156,11 @@ def branch_retry(f: Facts, d: Draft) -> None:
     failures = current.attempts + 1
     d.branches[branch.name] = BranchState(status="retry_wait", attempts=failures)
     rand = jitter_fraction(f.workflow.workflow_id, d.version, failures, branch.name)
-    seconds = backoff_seconds(branch.retry, failures, rand, f.parameters["retry_delay_scale"])
+    scale = f.parameters["retry_delay_scale"]
+    seconds = max(
+        backoff_seconds(branch.retry, failures, rand, scale),
+        asked_seconds(f, branch.retry, scale),
+    )
     d.arm(
         f, f"retry:{branch.name}", "RETRY_DUE", seconds, scope=f.workflow.state, branch=branch.name
     )

@@ -1,36 +1,32 @@
 """Implementations of the `ModelClient` port, and `model_client`, which picks one by name.
 
-- ``rules`` — `RulesModel`: deterministic keyword rules, no network (the default);
+- ``rules`` — `RulesModel`: the plugins' deterministic rules, no network (the default);
 - ``recorded:<path>`` — `RecordedModel`: outcomes replayed from a fixture file;
 - ``openai`` — `OpenAIChatModel`: any OpenAI-compatible chat-completions endpoint.
 
-Nothing is created at import time; the composition root calls `model_client` with its
-settings.
+Every client serves the model tasks of a `TaskCatalog`: the prompts and rules the workflows'
+plugins declare. Nothing is created at import time; the composition root calls `model_client`
+with its settings and the catalog of the workflow type's plugin.
 """
 
 from __future__ import annotations
 
 from interlock.services.errors import RecordedFixtureError
+from interlock.services.models.catalog import RulesFn, TaskCatalog
 from interlock.services.models.openai import OpenAIChatModel
-from interlock.services.models.prompts import (
-    REQUEST_CLASSIFY_V1,
-    SUPPORT_CLASSIFY_V1,
-    SUPPORT_RECOMMEND_V1,
-    TEMPLATES,
-)
+from interlock.services.models.prompts import PromptTemplate
 from interlock.services.models.recorded import RecordedModel
 from interlock.services.models.rules import RulesModel
 from interlock.services.ports import ModelClient
 
 __all__ = [
-    "REQUEST_CLASSIFY_V1",
-    "SUPPORT_CLASSIFY_V1",
-    "SUPPORT_RECOMMEND_V1",
-    "TEMPLATES",
     "OpenAIChatModel",
+    "PromptTemplate",
     "RecordedFixtureError",
     "RecordedModel",
+    "RulesFn",
     "RulesModel",
+    "TaskCatalog",
     "model_client",
 ]
 
@@ -40,12 +36,14 @@ SPECS = ("rules", "recorded:<path>", "openai")
 def model_client(
     spec: str,
     *,
+    tasks: TaskCatalog,
     base_url: str | None = None,
     model: str | None = None,
     api_key: str | None = None,
     timeout: float = 30.0,
 ) -> ModelClient:
-    """The model client `spec` names: ``rules``, ``recorded:<path>`` or ``openai``.
+    """The model client `spec` names (``rules``, ``recorded:<path>`` or ``openai``), serving
+    the model tasks of `tasks`.
 
     Raises `ValueError` for any other spec, for ``recorded:`` without a path and for
     ``openai`` without `base_url` and `model`; `RecordedFixtureError` if the fixture file is
@@ -53,16 +51,20 @@ def model_client(
     """
     name, _, argument = spec.strip().partition(":")
     if name == "rules" and not argument:
-        return RulesModel()
+        return RulesModel(tasks.rules)
     if name == "recorded" and argument.strip():
         return RecordedModel(argument.strip())
     if name == "openai" and not argument:
-        return _openai(base_url, model, api_key, timeout)
+        return _openai(tasks, base_url, model, api_key, timeout)
     raise ValueError(f"unknown model client {spec!r}: use one of {', '.join(SPECS)}")
 
 
 def _openai(
-    base_url: str | None, model: str | None, api_key: str | None, timeout: float
+    tasks: TaskCatalog,
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    timeout: float,
 ) -> OpenAIChatModel:
     if not base_url or not model:
         raise ValueError(
@@ -72,4 +74,6 @@ def _openai(
             f"bearer token (missing: {'base URL' if not base_url else 'model'}"
             f"{' and model' if not base_url and not model else ''})"
         )
-    return OpenAIChatModel(base_url=base_url, model=model, api_key=api_key, timeout=timeout)
+    return OpenAIChatModel(
+        base_url=base_url, model=model, templates=tasks.templates, api_key=api_key, timeout=timeout
+    )

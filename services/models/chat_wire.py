@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from interlock.services.models.prompts import render_messages
+from interlock.services.models.prompts import Templates, render_messages
 from interlock.services.ports import ModelRequest
 
 SNIPPET = 200
@@ -48,14 +48,15 @@ class Completion(_Open):
     usage: Usage | None = None
 
 
-def request_body(model: str, request: ModelRequest) -> dict[str, Any]:
-    """The JSON body of a schema-constrained, deterministic (temperature 0) completion.
+def request_body(model: str, templates: Templates, request: ModelRequest) -> dict[str, Any]:
+    """The JSON body of a schema-constrained, deterministic (temperature 0) completion, with
+    the prompt of `templates` the request names.
 
     Raises `ExternalRejected` if the request's prompt version is unknown or for another task.
     """
     return {
         "model": model,
-        "messages": render_messages(request),
+        "messages": render_messages(templates, request),
         "temperature": 0,
         "response_format": {
             "type": "json_schema",

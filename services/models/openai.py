@@ -1,8 +1,9 @@
 """`OpenAIChatModel`: a client for any OpenAI-compatible chat-completions endpoint (httpx).
 
 One call is ``POST {base_url}/chat/completions`` with the configured model, the messages of
-the request's prompt version (see `services.models.prompts`), ``temperature: 0`` and a strict
-``json_schema`` response format built from `ModelRequest.output_schema`.
+the request's prompt version (one of the `templates` it is given: the plugins' prompts),
+``temperature: 0`` and a strict ``json_schema`` response format built from
+`ModelRequest.output_schema`.
 
 Failures, in Interlock's terms:
 
@@ -51,6 +52,7 @@ from interlock.services.models.chat_wire import (
     provider_error,
     request_body,
 )
+from interlock.services.models.prompts import Templates
 from interlock.services.ports import ModelReply, ModelRequest
 
 log = logging.getLogger("interlock.models.openai")
@@ -67,6 +69,7 @@ class OpenAIChatModel:
         *,
         base_url: str,
         model: str,
+        templates: Templates,
         api_key: str | None = None,
         timeout: float = 30.0,
         max_retries: int = 2,
@@ -80,6 +83,7 @@ class OpenAIChatModel:
             # The URL itself is not repeated: it may carry credentials.
             raise ValueError("the model base URL must look like http(s)://host[:port][/path]")
         self.model = model
+        self._templates = templates
         self._host = url.host
         self._timeout = timeout
         self._max_retries = max_retries
@@ -104,7 +108,7 @@ class OpenAIChatModel:
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         """One schema-constrained completion (see the module docstring for failures)."""
-        body = request_body(self.model, request)
+        body = request_body(self.model, self._templates, request)
         started = time.perf_counter()
         response = await self._post_retrying(body)
         latency_ms = (time.perf_counter() - started) * 1000

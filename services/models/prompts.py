@@ -1,7 +1,8 @@
-"""Versioned prompt templates for the model tasks, keyed by `prompt_version`.
+"""Versioned prompt templates for the model tasks, keyed by `prompt_version`. The templates
+themselves belong to the workflows' plugins (their model tasks); this renders them.
 
 A template is immutable once released: changing what a model is asked means adding a new
-version (``support-classify-v2``), so a recorded `ModelCall.prompt_version` always names the
+version (``<task>-v2``), so a recorded `ModelCall.prompt_version` always names the
 exact words that produced its output. The rendered prompt stays inside the model client: it
 is never logged, put in a span or carried by an exception.
 
@@ -12,15 +13,12 @@ instructions say to treat it as data, so text inside a ticket cannot pose as ins
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from interlock.services.errors import ExternalRejected
 from interlock.services.ports import ModelRequest
-
-SUPPORT_CLASSIFY_V1 = "support-classify-v1"
-SUPPORT_RECOMMEND_V1 = "support-recommend-v1"
-REQUEST_CLASSIFY_V1 = "request-classify-v1"
 
 _SYSTEM = (
     "You are one bounded step inside an automated business workflow. You only propose; "
@@ -40,64 +38,22 @@ class PromptTemplate:
     system: str = _SYSTEM
 
 
-_TEMPLATES = (
-    PromptTemplate(
-        version=SUPPORT_CLASSIFY_V1,
-        task="classify",
-        instructions=(
-            "Classify the customer support ticket below into exactly one category:\n"
-            '- "billing": charges, refunds, invoices, payments, subscriptions;\n'
-            '- "access": logging in, passwords, locked accounts, two-factor authentication;\n'
-            '- "technical": errors, crashes, bugs, slowness, outages.\n'
-            "Return category, confidence (0 to 1: how sure you are that the category is "
-            "right; use a low value when the ticket is ambiguous or fits none) and a one-"
-            "sentence rationale."
-        ),
-    ),
-    PromptTemplate(
-        version=SUPPORT_RECOMMEND_V1,
-        task="recommend",
-        instructions=(
-            "Propose one resolution for the support request below, using only the evidence "
-            "given: the request, its classification, the policy and the account.\n"
-            'action_type is one of "refund", "account_credit" or "no_action"; amount is a '
-            'decimal string with two places (e.g. "25.00"); currency is the ISO 4217 code. '
-            "Do not invent a policy limit or an exception: a reviewer and a policy check "
-            "decide whether your proposal is allowed. If revision_feedback is present, revise "
-            "your proposal to address it. Cite the evidence you relied on in evidence_refs as "
-            '"policy:<policy_id>:v<policy_version>" and "account:<account_ref>", and explain '
-            "the proposal in a short rationale."
-        ),
-    ),
-    PromptTemplate(
-        version=REQUEST_CLASSIFY_V1,
-        task="classify_request",
-        instructions=(
-            "Classify the inbound business request below.\n"
-            'category is one of "support", "billing", "sales" or "security"; '
-            'recommended_route is the team for it: "service_desk", "finance", "commercial" or '
-            '"security_review"; requested_effect is the operation the request asks for: '
-            '"create_follow_up", "queue_account_review" or "send_internal_notification"; '
-            "reason_code is a short snake_case reason for your classification."
-        ),
-    ),
-)
-
-TEMPLATES: dict[str, PromptTemplate] = {t.version: t for t in _TEMPLATES}
-"""Every released template by version."""
+Templates = Mapping[str, PromptTemplate]
+"""Released templates by version: those of the tasks the workflows' plugins declare."""
 
 
-def template_for(request: ModelRequest) -> PromptTemplate:
-    """The template `request.prompt_version` names, checked against `request.task`.
+def template_for(templates: Templates, request: ModelRequest) -> PromptTemplate:
+    """The template of `templates` that `request.prompt_version` names, checked against
+    `request.task`.
 
     Raises `ExternalRejected` (`unknown_prompt_version` or `prompt_task_mismatch`): asking
     again with the same request cannot succeed.
     """
-    template = TEMPLATES.get(request.prompt_version)
+    template = templates.get(request.prompt_version)
     if template is None:
         raise ExternalRejected(
             f"unknown prompt version {request.prompt_version!r}; released versions: "
-            f"{', '.join(sorted(TEMPLATES))}",
+            f"{', '.join(sorted(templates))}",
             error_class="unknown_prompt_version",
         )
     if template.task != request.task:
@@ -109,13 +65,13 @@ def template_for(request: ModelRequest) -> PromptTemplate:
     return template
 
 
-def render_messages(request: ModelRequest) -> list[dict[str, str]]:
+def render_messages(templates: Templates, request: ModelRequest) -> list[dict[str, str]]:
     """The chat messages for `request`: the system text, then instructions plus inputs.
 
     On a repair attempt (`request.repair_errors` non-empty) the validation errors of the
     previous answer are appended, with the instruction to return a corrected object.
     """
-    template = template_for(request)
+    template = template_for(templates, request)
     parts = [template.instructions, "Input (JSON):\n" + _as_json(request.inputs)]
     if request.repair_errors:
         errors = "\n".join(f"- {error}" for error in request.repair_errors)

@@ -18,8 +18,12 @@ T = TypeVar("T")
 
 
 def transient(error: Exception, what: str) -> StageResult:
+    """`RETRYABLE_ERROR`, with the wait an unavailable system asked for (`Retry-After`)."""
     kind = "timeout" if isinstance(error, ExternalTimeout) else "unavailable"
-    return StageResult("RETRYABLE_ERROR", {"error_class": f"{what}_{kind}"})
+    report: dict[str, object] = {"error_class": f"{what}_{kind}"}
+    if isinstance(error, ExternalUnavailable) and error.retry_after is not None:
+        report["retry_after_s"] = error.retry_after
+    return StageResult("RETRYABLE_ERROR", report)
 
 
 def refused(error: ExternalRejected) -> StageResult:

@@ -9,7 +9,8 @@ Per job, in order:
    NATS user may publish on) whose event id is derived from the job id, so a redelivered or
    doubly consumed job yields the same event and is deduplicated;
 5. ack.
-A handler failure naks with a growing delay; on the last permitted delivery the stage submits
+A handler failure naks with a growing delay (longer when the failing system's `Retry-After`
+asks for it); on the last permitted delivery the stage submits
 an `ESCALATE` instead, so the workflow goes to manual review rather than hanging. An effect
 whose outcome is still unknown then escalates as `effect_outcome_unknown` with its
 idempotency key: the reviewer checks the provider before anything else. A broker that is
@@ -30,6 +31,7 @@ from typing import Any
 from faststream.middlewares import AckPolicy
 from faststream.nats import JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsMessage as NatsMessageType
+from nats.aio.msg import Msg
 from opentelemetry import trace
 from pydantic import ValidationError
 
@@ -48,7 +50,7 @@ from interlock.messaging.deadletter import (
 )
 from interlock.messaging.patience import waited_out
 from interlock.otel.messaging import consuming, publishing
-from interlock.services.errors import OutcomeUnknown
+from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.admission import JobAdmission
 
 log = logging.getLogger("interlock.stage")
@@ -211,13 +213,21 @@ async def _run(
             delivered,
             described(exc),
         )
-        delay = redelivery_delay(msg.raw_message, 1.0)
+        delay = nak_delay(exc, msg.raw_message)
         await settle(lambda: msg.nack(delay=delay), msg.raw_message.subject)
         return None
     finally:
         heartbeat.cancel()
         with suppress(asyncio.CancelledError):
             await heartbeat
+
+
+def nak_delay(exc: Exception, raw: Msg) -> float:
+    """How long the failed job waits before its redelivery: the growing backoff, or longer
+    if the unavailable system asked for it (an HTTP `Retry-After` on 429/503), within the
+    redelivery cap. The job waits in the broker, not in the handler: nothing is held."""
+    asked = exc.retry_after if isinstance(exc, ExternalUnavailable) else None
+    return redelivery_delay(raw, 1.0, asked)
 
 
 def escalation(exc: Exception) -> StageResult:

@@ -15,9 +15,12 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
-from interlock.services.models import SUPPORT_CLASSIFY_V1, TEMPLATES, OpenAIChatModel
+from interlock.services.models import OpenAIChatModel
 from interlock.services.ports import ModelRequest
 from tests.support.fake_openai import FakeOpenAI, Reply, completion, error
+from tests.support.model_requests import BUILT_IN, SUPPORT_CLASSIFY_V1
+
+TEMPLATES = BUILT_IN.templates
 
 API_KEY = "sk-test-7c1e-never-print-me"
 SECRET_SUBJECT = "Refund for order ZX-99431-confidential"
@@ -56,7 +59,12 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 async def client(fake: FakeOpenAI) -> AsyncIterator[OpenAIChatModel]:
     async with OpenAIChatModel(
-        base_url=fake.base_url, model=MODEL, api_key=API_KEY, timeout=2.0, retry_backoff=0.01
+        base_url=fake.base_url,
+        model=MODEL,
+        templates=TEMPLATES,
+        api_key=API_KEY,
+        timeout=2.0,
+        retry_backoff=0.01,
     ) as model:
         yield model
 
@@ -208,7 +216,9 @@ async def test_a_reply_that_is_not_a_chat_completion_is_unavailable(
 
 async def test_slow_answer_is_a_timeout(fake: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
     fake.enqueue(Reply(stall=True))
-    model = OpenAIChatModel(base_url=fake.base_url, model=MODEL, api_key=API_KEY, timeout=0.3)
+    model = OpenAIChatModel(
+        base_url=fake.base_url, model=MODEL, templates=TEMPLATES, api_key=API_KEY, timeout=0.3
+    )
 
     try:
         with caplog.at_level(logging.DEBUG), pytest.raises(ExternalTimeout) as raised:
@@ -241,7 +251,11 @@ async def test_unreachable_endpoint_is_unavailable_after_bounded_retries(
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed again before the client connects
     model = OpenAIChatModel(
-        base_url=f"http://127.0.0.1:{port}/v1", model=MODEL, api_key=API_KEY, retry_backoff=0.01
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model=MODEL,
+        templates=TEMPLATES,
+        api_key=API_KEY,
+        retry_backoff=0.01,
     )
 
     async with model:
@@ -256,7 +270,9 @@ async def test_unreachable_endpoint_is_unavailable_after_bounded_retries(
 async def test_without_an_api_key_no_authorization_header_is_sent() -> None:
     with FakeOpenAI(model=MODEL, api_key=None) as fake:
         fake.enqueue(completion(json.dumps(ANSWER)))
-        async with OpenAIChatModel(base_url=fake.base_url, model=MODEL) as model:
+        async with OpenAIChatModel(
+            base_url=fake.base_url, model=MODEL, templates=TEMPLATES
+        ) as model:
             reply = await model.complete(classify_request())
 
     assert reply.output == ANSWER

@@ -7,8 +7,38 @@ import json
 from pathlib import Path
 from typing import Any
 
-from interlock.services.models import SUPPORT_CLASSIFY_V1
+from interlock.plugins import installed
+from interlock.services.models import RulesModel, TaskCatalog
 from interlock.services.ports import ModelRequest
+from interlock.wiring import task_catalog
+from interlock.workflows.request.prompts import REQUEST_CLASSIFY_V1
+from interlock.workflows.support.prompts import SUPPORT_CLASSIFY_V1, SUPPORT_RECOMMEND_V1
+
+__all__ = [
+    "BUILT_IN",
+    "REQUEST_CLASSIFY_V1",
+    "SUPPORT_CLASSIFY_V1",
+    "SUPPORT_RECOMMEND_V1",
+    "classify",
+    "rules_model",
+    "seed_fixture",
+]
+
+
+def _built_in() -> TaskCatalog:
+    support, request = (task_catalog(installed().plugin(t)) for t in ("support", "request"))
+    return TaskCatalog(
+        templates={**support.templates, **request.templates},
+        rules={**support.rules, **request.rules},
+    )
+
+
+BUILT_IN = _built_in()
+"""The model tasks of the built-in plugins, as the runtime hands them to a model client."""
+
+
+def rules_model() -> RulesModel:
+    return RulesModel(BUILT_IN.rules)
 
 
 def classify(subject: str, body: str = "", repair: list[str] | None = None) -> ModelRequest:

@@ -176,7 +176,7 @@ def test_the_model_stages_are_the_stages_wired_to_a_model(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     model = object()
-    monkeypatch.setattr(wiring, "model_from_settings", lambda rt, workflow_type=None: model)
+    monkeypatch.setattr(wiring, "model_from_settings", lambda rt, plugin: model)
     rt = Runtime(Settings(), "nats://h:1")
     wired = {
         f"{workflow_type}.{name}"

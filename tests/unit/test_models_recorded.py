@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from interlock.services.errors import ExternalRejected, ExternalTimeout
-from interlock.services.models import REQUEST_CLASSIFY_V1, RecordedFixtureError, RecordedModel
+from interlock.services.models import RecordedFixtureError, RecordedModel
 from interlock.services.ports import ModelRequest
-from tests.support.model_requests import seed_fixture
+from tests.support.model_requests import REQUEST_CLASSIFY_V1, seed_fixture
 
 DECISION = {"category": "billing", "recommended_route": "finance", "reason_code": "billing"}
 

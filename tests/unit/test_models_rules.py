@@ -9,10 +9,14 @@ from typing import Any, get_args
 import pytest
 
 from interlock.services.errors import ExternalRejected
-from interlock.services.models import REQUEST_CLASSIFY_V1, SUPPORT_RECOMMEND_V1, RulesModel
 from interlock.services.ports import ModelRequest
 from interlock.workflows.support.payloads import ActionType, Category
-from tests.support.model_requests import classify
+from tests.support.model_requests import (
+    REQUEST_CLASSIFY_V1,
+    SUPPORT_RECOMMEND_V1,
+    classify,
+    rules_model,
+)
 
 CATEGORIES = set(get_args(Category))
 ACTIONS = set(get_args(ActionType))
@@ -55,7 +59,7 @@ def recommend(
 
 
 async def answer(request: ModelRequest) -> dict[str, Any]:
-    return (await RulesModel().complete(request)).output
+    return (await rules_model().complete(request)).output
 
 
 # --- rules: classify --------------------------------------------------------------------
@@ -111,7 +115,7 @@ async def test_classification_is_deterministic() -> None:
 
 
 async def test_rules_reply_names_the_model_and_reports_no_tokens() -> None:
-    reply = await RulesModel().complete(classify("Refund"))
+    reply = await rules_model().complete(classify("Refund"))
 
     assert (reply.model, reply.model_version) == ("rules", "rules-1")
     assert (reply.prompt_tokens, reply.completion_tokens) == (0, 0)
@@ -144,7 +148,7 @@ async def test_request_classification_is_not_supported_by_rules() -> None:
     )
 
     with pytest.raises(ExternalRejected) as raised:
-        await RulesModel().complete(request)
+        await rules_model().complete(request)
 
     assert raised.value.error_class == "unsupported_task"
 
@@ -153,7 +157,7 @@ async def test_malformed_inputs_are_rejected_naming_the_field_not_its_value() ->
     request = classify("Refund").model_copy(update={"inputs": {"subject": ["secret-value"]}})
 
     with pytest.raises(ExternalRejected) as raised:
-        await RulesModel().complete(request)
+        await rules_model().complete(request)
 
     assert raised.value.error_class == "invalid_model_input"
     assert "subject" in str(raised.value)

@@ -15,12 +15,6 @@ NAMED = re.compile(
     r"""|\w\(\s*["']request["']\s*,"""
     r"""|["']request\.(validate|normalize|enrich|classify_request|route|bind_approval|execute_effect)"""
 )
-STILL_NAMED = {
-    # The deterministic "rules" model and the prompts answer the built-in workflows' model
-    # tasks; both move into their plugins when the model port is typed.
-    "services/models/rules.py": "the support classifier's keywords (one is 'invoice')",
-    "services/models/prompts.py": "the request classifier's categories (one is 'support')",
-}
 
 
 def runtime_files() -> list[Path]:
@@ -42,20 +36,15 @@ def named_in(path: Path) -> list[str]:
 
 def test_the_runtime_names_no_workflow_type() -> None:
     found = {
-        str(path.relative_to(ROOT)): hits
-        for path in runtime_files()
-        if (hits := named_in(path)) and str(path.relative_to(ROOT)) not in STILL_NAMED
+        str(path.relative_to(ROOT)): hits for path in runtime_files() if (hits := named_in(path))
     }
 
     assert found == {}
 
 
-def test_the_files_still_naming_a_type_do_so() -> None:
-    """The list of exceptions only shrinks: an entry whose file is clean must go."""
-    assert all(named_in(ROOT / path) for path in STILL_NAMED)
-
-
 def test_the_search_finds_the_names_where_they_belong() -> None:
     assert named_in(ROOT / "workflows" / "support" / "definition.py")
     assert named_in(ROOT / "workflows" / "request" / "definition.py")
+    assert named_in(ROOT / "workflows" / "support" / "rules.py")
+    assert named_in(ROOT / "workflows" / "request" / "prompts.py")
     assert len(runtime_files()) > 100

@@ -181,6 +181,17 @@ def test_a_model_timeout_is_retried_durably_then_exhausts() -> None:
     assert (second.workflow.state, second.note) == ("failed", "retry_exhausted")
 
 
+@pytest.mark.parametrize(("asked", "waits"), [(12.0, 12.0), (3600.0, 30.0)])
+def test_a_retry_waits_what_the_failing_system_asked_within_the_policy_cap(
+    asked: float, waits: float
+) -> None:
+    decision = _decide(_workflow("enriched", job=True), "RETRYABLE_ERROR", {"retry_after_s": asked})
+
+    assert isinstance(decision, Accepted)
+    (timer,) = decision.timers_armed
+    assert timer.fire_at - NOW == timedelta(seconds=waits)
+
+
 def test_the_attempt_limit_is_a_deployment_parameter() -> None:
     wf = _workflow("enriched", job=True, attempts={"enriched": 1})
     decision = _decide(wf, "RETRYABLE_ERROR", parameters={"max_classifier_attempts": 3})

@@ -15,6 +15,7 @@ from interlock.services.adapters.sim import (
 )
 from interlock.services.ports import AccountApi, ActionProvider, ModelClient, Notifier, PolicyStore
 from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2
+from interlock.workflows.support.prompts import MODEL_TASKS
 from interlock.workflows.support.stages import SupportPorts, stages
 
 
@@ -49,6 +50,7 @@ PLUGIN = Plugin(
     definitions=(SUPPORT_V1, SUPPORT_V2),
     ports=(MODEL, ACCOUNTS, POLICIES, ACTIONS, NOTIFIER),
     description="Customer support: classify, gather evidence, recommend, approve, act, notify.",
+    model_tasks=MODEL_TASKS,
     model_stages=frozenset({"classify", "generate_recommendation"}),
     handlers=_workers,
 )

@@ -15,10 +15,10 @@ from typing import Any
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.contracts.payloads import ModelCall
-from interlock.services.models.prompts import REQUEST_CLASSIFY_V1
 from interlock.services.ports import ModelClient, ModelRequest, output_schema
 from interlock.services.runtime.stage import StageResult
 from interlock.workflows.request.payloads import RoutingProposal
+from interlock.workflows.request.prompts import REQUEST_CLASSIFY_V1
 from interlock.workflows.support.stages.modelnode import ask
 
 MODEL_FIELDS = ("source", "request_type", "subject", "body", "account_tier", "requested_action")

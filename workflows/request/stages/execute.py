@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from interlock import ExternalRejected
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.services.effects import execute_once
-from interlock.services.errors import ExternalRejected
 from interlock.services.ports import EffectProvider, EffectRequest
 from interlock.services.runtime.calls import refused
 from interlock.services.runtime.stage import StageResult

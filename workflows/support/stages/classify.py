@@ -12,10 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
-from interlock.services.models.prompts import SUPPORT_CLASSIFY_V1
 from interlock.services.ports import ModelClient, ModelRequest, output_schema
 from interlock.services.runtime.stage import StageResult
 from interlock.workflows.support.payloads import Category
+from interlock.workflows.support.prompts import SUPPORT_CLASSIFY_V1
 from interlock.workflows.support.stages.modelnode import ask
 
 

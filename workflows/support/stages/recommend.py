@@ -14,10 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.contracts.payloads import Currency
-from interlock.services.models.prompts import SUPPORT_RECOMMEND_V1
 from interlock.services.ports import ModelClient, ModelRequest, output_schema
 from interlock.services.runtime.stage import StageResult
 from interlock.workflows.support.payloads import ActionType
+from interlock.workflows.support.prompts import SUPPORT_RECOMMEND_V1
 from interlock.workflows.support.stages.modelnode import ask
 
 
