@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from interlock._sdk.models import ModelTask
 from interlock._sdk.ports import Port
+from interlock._sdk.scenarios import Scenario
 from interlock._sdk.stages import StageHandler
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.guards import GuardInput, GuardPredicate, PluginGuard
@@ -45,6 +46,11 @@ class Plugin:
     model_stages: frozenset[str] = frozenset()
     """Of the untyped `handlers`, those that ask the model client (typed stages say so by
     their ports, `Port.asks_model`)."""
+    scenarios: tuple[Scenario, ...] = ()
+    """Named end-to-end cases `interlock demo` runs on the real stack (`Scenario`)."""
+    scenario_parameters: Mapping[str, Any] = field(default_factory=dict)
+    """Parameter overrides the demo starts the stack with for this type, so its scenarios
+    finish in seconds (short SLAs, fast retries); unless the installation sets its own."""
     handlers: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """Untyped stage workers built from the bound adapters (port name -> adapter): how the
     runtime's built-in workflows are wired until their handlers are typed. Not for new

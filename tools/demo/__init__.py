@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,6 +33,15 @@ from interlock.simulators.db import connection
 from interlock.supervisor import Supervisor
 from interlock.tools.demo import casefile, fixture
 from interlock.tools.demo.display import Progress
+from interlock.tools.demo.plugins import (
+    Announcements,
+    PluginRun,
+    PluginScenario,
+    play,
+    plugin_scenarios,
+    scenario_parameters,
+)
+from interlock.tools.demo.results import ScenarioResult
 from interlock.tools.demo.runner import ApprovalDesk, Run, start_request
 from interlock.tools.demo.scenarios import SCENARIOS, Scenario
 
@@ -40,29 +49,16 @@ DEMO_ENV = {
     "INTERLOCK_PARAMETERS": '{"support": {"approval_sla_seconds": 6, "retry_delay_scale": 0.02}}',
     "INTERLOCK_EXTERNAL_TIMEOUT": "0.5",
 }
+__all__ = ["ScenarioResult", "demo", "demo_environment", "run_demo"]
+
+
+def demo_environment() -> dict[str, str]:
+    """`DEMO_ENV` with every installed plugin's scenario parameters added."""
+    parameters = {**json.loads(DEMO_ENV["INTERLOCK_PARAMETERS"]), **scenario_parameters()}
+    return {**DEMO_ENV, "INTERLOCK_PARAMETERS": json.dumps(parameters)}
+
+
 SCENARIO_TIMEOUT = 120.0
-
-
-@dataclass
-class ScenarioResult:
-    name: str
-    expected: str
-    actual: str
-    ok: bool
-    workflow_id: str
-    seconds: float
-    failed_checks: list[str]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "expected": self.expected,
-            "actual": self.actual,
-            "ok": self.ok,
-            "workflow_id": self.workflow_id,
-            "seconds": round(self.seconds, 3),
-            "failed_checks": self.failed_checks,
-        }
 
 
 def demo(
@@ -77,15 +73,16 @@ def demo(
 ) -> None:
     """Run the built-in scenarios and request cases end to end and report each outcome
     (exit 1 on a mismatch)."""
-    for key, value in DEMO_ENV.items():
+    for key, value in demo_environment().items():
         os.environ.setdefault(key, value)
     cases = _cases(fixture_file or casefile.SHIPPED)
     s = load_settings()
     telemetry.start(s, "demo")
     chosen = [] if fixture_file else [sc for sc in SCENARIOS if not only or sc.name in only]
+    theirs = [] if fixture_file else plugin_scenarios(only)
     outcomes, report = with_stack(
         lambda s, nats_url, database_url: _run_all(
-            s, nats_url, database_url, chosen, cases, quiet=json_output
+            s, nats_url, database_url, (chosen, theirs), cases, quiet=json_output
         ),
         s,
     )
@@ -115,56 +112,92 @@ async def _run_all(
     s: Settings,
     nats_url: str,
     database_url: str,
-    chosen: list[Scenario],
+    chosen: tuple[list[Scenario], list[PluginScenario]],
     cases: casefile.Fixture,
     *,
     quiet: bool,
 ) -> tuple[list[ScenarioResult], fixture.FixtureReport]:
     """The scenarios, then the request cases, on one set of components."""
     await prepare(nats_url, database_url, component_roles(s))
-    names = None if chosen else fixture.COMPONENTS
+    any_chosen = bool(chosen[0] or chosen[1])
+    names = None if any_chosen else fixture.COMPONENTS
     async with _components(s, nats_url, database_url, names) as supervisor:
-        outcomes = await _scenarios(s, nats_url, database_url, chosen, quiet) if chosen else []
+        outcomes = (
+            await _scenarios(s, nats_url, database_url, *chosen, quiet=quiet) if any_chosen else []
+        )
         return outcomes, await fixture.play(s, cases, supervisor, nats_url, database_url)
 
 
 async def run_demo(
-    s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], *, quiet: bool = False
+    s: Settings,
+    nats_url: str,
+    database_url: str,
+    chosen: list[Scenario],
+    *,
+    quiet: bool = False,
+    plugins: list[PluginScenario] | None = None,
 ) -> list[ScenarioResult]:
+    """The chosen built-in scenarios and `plugins`' scenarios on their own components."""
     await prepare(nats_url, database_url, component_roles(s))
     async with _components(s, nats_url, database_url):
-        return await _scenarios(s, nats_url, database_url, chosen, quiet)
+        return await _scenarios(s, nats_url, database_url, chosen, plugins or [], quiet=quiet)
 
 
 async def _scenarios(
-    s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], quiet: bool
+    s: Settings,
+    nats_url: str,
+    database_url: str,
+    chosen: list[Scenario],
+    theirs: list[PluginScenario],
+    *,
+    quiet: bool,
 ) -> list[ScenarioResult]:
     bus = await Clients.connect(s, nats_url, "interlock-demo")
     engine = queries.open_reader(database_url, pool_size=4)
     desk = ApprovalDesk(bus.approvals)
+    routes = Announcements(bus, {p.workflow_type for p in theirs})
     await desk.start()
+    await routes.start()
     try:
-        progress = Progress(chosen, enabled=not quiet)
+        progress = Progress([*chosen, *theirs], enabled=not quiet)
+        ours = (
+            _play(sc, bus=bus, engine=engine, desk=desk, dsn=database_url, progress=progress)
+            for sc in chosen
+        )
+        plugin_runs = (
+            _play_plugin(p, s, bus=bus, engine=engine, routes=routes, progress=progress)
+            for p in theirs
+        )
         async with progress.live():
-            return list(
-                await asyncio.gather(
-                    *(
-                        _play(
-                            sc,
-                            bus=bus,
-                            engine=engine,
-                            desk=desk,
-                            dsn=database_url,
-                            progress=progress,
-                        )
-                        for sc in chosen
-                    )
-                )
-            )
+            return list(await asyncio.gather(*ours, *plugin_runs))
     finally:
+        await routes.stop()
         await desk.stop()
         await engine.dispose()
         await bus.close()
+
+
+async def _play_plugin(
+    entry: PluginScenario,
+    s: Settings,
+    *,
+    bus: Clients,
+    engine: Any,
+    routes: Announcements,
+    progress: Progress,
+) -> ScenarioResult:
+    run = PluginRun(
+        entry.name,
+        entry.workflow_type,
+        "demo",
+        s.home.resolve(),
+        bus,
+        engine,
+        on_start=routes.watch,
+    )
+    outcome = await play(entry, run, progress.track)
+    progress.finish(run, outcome.ok)
+    return outcome
 
 
 @asynccontextmanager

@@ -14,6 +14,7 @@ from interlock import Plugin
 from interlock_invoice.definition import PLUGIN_GUARDS, STAGES, build
 from interlock_invoice.document import document_key
 from interlock_invoice.ports import EXTRACTOR, FINANCE, NOTIFIER
+from interlock_invoice.scenarios import PARAMETERS, SCENARIOS
 
 DEFINITION = build().build()
 
@@ -25,6 +26,8 @@ PLUGIN = Plugin(
     description="Invoice file -> extraction -> validation -> approval -> posting -> notice",
     guards=PLUGIN_GUARDS,
     workflow_key=document_key,
+    scenarios=SCENARIOS,
+    scenario_parameters=PARAMETERS,
 )
 
 __all__ = ["DEFINITION", "PLUGIN"]

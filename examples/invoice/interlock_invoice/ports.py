@@ -1,5 +1,7 @@
 """The outside systems the invoice stages call: the extractor (the model node), the finance
-system (suppliers, ledger, postings) and the notifier, each with an in-memory default.
+system (suppliers, ledger, postings) and the notifier. The defaults are the deterministic
+extractor and the simulators on the installation's shared ledger (`simulator`); the in-memory
+ones are for in-process tests.
 
 A finance adapter raises `ExternalTimeout` when a posting's outcome is unknown (the request
 went out, no answer came back), `ExternalUnavailable` when nothing was sent and
@@ -15,6 +17,7 @@ from typing import Protocol
 
 from interlock import AdapterContext, ExternalTimeout, Port
 from interlock_invoice.document import as_json, parse_plain_text
+from interlock_invoice.simulator import LedgerFinance, LedgerNotifier, fault_of, ledger_of
 
 DEFAULT_SUPPLIERS = ("Acme Paper GmbH", "Globex Logistics Ltd", "Initech Software Inc")
 
@@ -32,14 +35,22 @@ class Extractor(Protocol):
 
 class PlainTextExtractor:
     """The deterministic default: reads the contract's plain-text format. Asked to repair,
-    it reads the document again and gives the same answer."""
+    it reads the document again and gives the same answer.
+
+    It also plays a model that misreads, when the invoice number asks for it (as the
+    simulators' faults, `simulator.fault_of`): ``~invalid-output`` gives an answer without
+    its total first, then repairs it; ``~invalid-output-always`` never answers validly."""
 
     name = "plain-text/1"
 
     async def extract(
         self, text: str, *, previous: str | None = None, problems: str | None = None
     ) -> str:
-        return as_json(parse_plain_text(text))
+        fields = parse_plain_text(text)
+        fault = fault_of(str(fields.get("invoice_number", "")))
+        if fault == "invalid-output-always" or (fault == "invalid-output" and previous is None):
+            fields.pop("total", None)
+        return as_json(fields)
 
 
 @dataclass(frozen=True)
@@ -136,19 +147,16 @@ class InMemoryNotifier:
         return f"note-{len(self.sent)}"
 
 
-# One in-memory finance system per process: the stage processes of an installation without a
-# configured adapter share nothing else, so this default is for demos, not for production.
-_DEFAULT_FINANCE = InMemoryFinance()
-
-
 def default_finance(ctx: AdapterContext) -> Finance:
-    return _DEFAULT_FINANCE
+    return LedgerFinance(ledger_of(ctx, DEFAULT_SUPPLIERS))
+
+
+def default_notifier(ctx: AdapterContext) -> Notifier:
+    return LedgerNotifier(ledger_of(ctx, DEFAULT_SUPPLIERS))
 
 
 EXTRACTOR: Port[Extractor] = Port(
     "extractor", default=lambda ctx: PlainTextExtractor(), protocol=Extractor
 )
 FINANCE: Port[Finance] = Port("finance", default=default_finance, protocol=Finance)
-NOTIFIER: Port[Notifier] = Port(
-    "notifier", default=lambda ctx: InMemoryNotifier(), protocol=Notifier
-)
+NOTIFIER: Port[Notifier] = Port("notifier", default=default_notifier, protocol=Notifier)

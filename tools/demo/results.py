@@ -1,0 +1,28 @@
+"""One scenario's outcome, as the demo's table and `--json` report it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    expected: str
+    actual: str
+    ok: bool
+    workflow_id: str
+    seconds: float
+    failed_checks: list[str]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "expected": self.expected,
+            "actual": self.actual,
+            "ok": self.ok,
+            "workflow_id": self.workflow_id,
+            "seconds": round(self.seconds, 3),
+            "failed_checks": self.failed_checks,
+        }
