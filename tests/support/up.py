@@ -36,7 +36,7 @@ def interlock_up(env: dict[str, str], only: Sequence[str]) -> Iterator[str]:
         up.wait(60)
 
 
-async def cli(env: dict[str, str], *args: str) -> tuple[int, str]:
+async def cli(env: dict[str, str], *args: str, within: float = 120) -> tuple[int, str]:
     """Exit code and output (stdout, else stderr) of `interlock ARGS`."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -47,6 +47,6 @@ async def cli(env: dict[str, str], *args: str) -> tuple[int, str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
+    out, err = await asyncio.wait_for(process.communicate(), within)
     assert process.returncode is not None
     return process.returncode, out.decode() or err.decode()
