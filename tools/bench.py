@@ -31,8 +31,8 @@ from interlock.options import JsonOpt, load_settings, with_stack
 from interlock.runtime import supervised
 from interlock.settings import Settings
 from interlock.signals import Clients
-from interlock.tools.bench_plugin import NoWorkload, run_plugin_bench, workload
-from interlock.tools.bench_stats import ResourceSampler, hop_latencies
+from interlock.tools.bench_plugin import NoWorkload, measure, run_plugin_bench, workload
+from interlock.tools.bench_stats import hop_latencies
 from interlock.tools.demo.plugins import PluginScenario
 
 APPROVER = Actor(id="bench-approver", role="support_approver")
@@ -163,27 +163,6 @@ class Driver:
         )
         return workflow_id, (await finished - started) * 1000
 
-    async def many(self, count: int, concurrency: int) -> tuple[list[str], list[float], int]:
-        gate = asyncio.Semaphore(concurrency)
-        ids: list[str] = []
-        latencies: list[float] = []
-        failures = 0
-
-        async def guarded() -> None:
-            nonlocal failures
-            async with gate:
-                try:
-                    async with asyncio.timeout(120.0):
-                        workflow_id, ms = await self.one()
-                except TimeoutError:
-                    failures += 1
-                    return
-                ids.append(workflow_id)
-                latencies.append(ms)
-
-        await asyncio.gather(*(guarded() for _ in range(count)))
-        return ids, latencies, failures
-
 
 async def run_bench(
     s: Settings,
@@ -220,24 +199,16 @@ async def run_bench(
         driver = Driver(bus)
         await driver.start()
         try:
-            await driver.many(warmup, concurrency)
-            sampler = ResourceSampler(supervisor.pids())
-            async with sampler.running():
-                t0 = time.perf_counter()
-                ids, latencies, failures = await driver.many(workflows, concurrency)
-                wall = time.perf_counter() - t0
+            run = await measure(
+                driver.one,
+                supervisor.pids(),
+                workflows=workflows,
+                concurrency=concurrency,
+                warmup=warmup,
+            )
         finally:
             await bus.close()
-    return await _measured(
-        database_url,
-        workflows,
-        concurrency,
-        ids=ids,
-        latencies=latencies,
-        failures=failures,
-        wall=wall,
-        resources=sampler.summary(wall),
-    )
+    return await _measured(database_url, workflows, concurrency, **run)
 
 
 async def _measured(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -67,26 +68,56 @@ class PluginDriver:
         await run.wait_state(sc.expected)
         return run.workflow_id, (time.perf_counter() - started) * 1000
 
-    async def many(self, count: int, concurrency: int) -> tuple[list[str], list[float], int]:
-        gate = asyncio.Semaphore(concurrency)
-        ids: list[str] = []
-        latencies: list[float] = []
-        failures = 0
 
-        async def guarded() -> None:
-            nonlocal failures
-            async with gate:
-                try:
-                    async with asyncio.timeout(120.0):
-                        workflow_id, ms = await self.one()
-                except TimeoutError:
-                    failures += 1
-                    return
-                ids.append(workflow_id)
-                latencies.append(ms)
+async def drive(
+    one: Callable[[], Awaitable[tuple[str, float]]], count: int, concurrency: int
+) -> tuple[list[str], list[float], int]:
+    """`count` workflows by `one`, `concurrency` at a time: their ids, latencies (ms) and
+    how many did not finish within two minutes."""
+    gate = asyncio.Semaphore(concurrency)
+    ids: list[str] = []
+    latencies: list[float] = []
+    failures = 0
 
-        await asyncio.gather(*(guarded() for _ in range(count)))
-        return ids, latencies, failures
+    async def guarded() -> None:
+        nonlocal failures
+        async with gate:
+            try:
+                async with asyncio.timeout(120.0):
+                    workflow_id, ms = await one()
+            except TimeoutError:
+                failures += 1
+                return
+            ids.append(workflow_id)
+            latencies.append(ms)
+
+    await asyncio.gather(*(guarded() for _ in range(count)))
+    return ids, latencies, failures
+
+
+async def measure(
+    one: Callable[[], Awaitable[tuple[str, float]]],
+    pids: dict[str, int],
+    *,
+    workflows: int,
+    concurrency: int,
+    warmup: int,
+) -> dict[str, Any]:
+    """`warmup` unmeasured workflows, then `workflows` measured, with the components'
+    (`pids`) CPU and memory sampled meanwhile."""
+    await drive(one, warmup, concurrency)
+    sampler = ResourceSampler(pids)
+    async with sampler.running():
+        t0 = time.perf_counter()
+        ids, latencies, failures = await drive(one, workflows, concurrency)
+        wall = time.perf_counter() - t0
+    return {
+        "ids": ids,
+        "latencies": latencies,
+        "failures": failures,
+        "wall": wall,
+        "resources": sampler.summary(wall),
+    }
 
 
 async def run_plugin_bench(
@@ -107,20 +138,14 @@ async def run_plugin_bench(
         driver = PluginDriver(entry, s, bus, engine)
         await driver.routes.start()
         try:
-            await driver.many(warmup, concurrency)
-            sampler = ResourceSampler(supervisor.pids())
-            async with sampler.running():
-                t0 = time.perf_counter()
-                ids, latencies, failures = await driver.many(workflows, concurrency)
-                wall = time.perf_counter() - t0
+            return await measure(
+                driver.one,
+                supervisor.pids(),
+                workflows=workflows,
+                concurrency=concurrency,
+                warmup=warmup,
+            )
         finally:
             await driver.routes.stop()
             await engine.dispose()
             await bus.close()
-    return {
-        "ids": ids,
-        "latencies": latencies,
-        "failures": failures,
-        "wall": wall,
-        "resources": sampler.summary(wall),
-    }

@@ -228,15 +228,13 @@ async def _play(
     view = await run.view()
     ledger = await _ledger(dsn, customer)
     failed = [name for name, check in sc.checks if view is None or not _holds(check, view, ledger)]
-    actual = view["state"] if view else "NOT_CREATED"
-    outcome = ScenarioResult(
+    outcome = ScenarioResult.judged(
         sc.name,
         sc.expected,
-        actual,
-        actual == sc.expected and not failed,
-        run.workflow_id,
-        time.monotonic() - started,
-        failed,
+        view,
+        workflow_id=run.workflow_id,
+        seconds=time.monotonic() - started,
+        failed_checks=failed,
     )
     progress.finish(run, outcome.ok)
     return outcome

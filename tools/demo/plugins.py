@@ -194,15 +194,13 @@ async def play(
     failed = [
         name for name, check in sc.checks if view is None or not await _holds(check, run, view)
     ]
-    actual = view["state"] if view else "NOT_CREATED"
-    return ScenarioResult(
+    return ScenarioResult.judged(
         entry.name,
         sc.expected,
-        actual,
-        actual == sc.expected and not failed,
-        run.workflow_id,
-        time.monotonic() - started,
-        failed,
+        view,
+        workflow_id=run.workflow_id,
+        seconds=time.monotonic() - started,
+        failed_checks=failed,
     )
 
 
