@@ -10,7 +10,7 @@ from typing import Protocol
 from rich.live import Live
 from rich.table import Table
 
-from interlock.console import console
+from interlock.terminal import console
 
 
 class Named(Protocol):
