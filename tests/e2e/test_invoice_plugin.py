@@ -19,9 +19,8 @@ import pytest
 
 from interlock.contracts.envelope import parse_envelope
 from interlock.plugins import installed
-from tests.support.cli import cli_env
+from tests.support.cli import cli, cli_env, interlock_up
 from tests.support.polling import eventually
-from tests.support.up import cli, interlock_up
 
 pytestmark = pytest.mark.timeout(240)
 STAGES = ["invoice.extract", "invoice.validate", "invoice.post", "invoice.notify"]
@@ -40,9 +39,8 @@ Total: 148.51
 
 @pytest.fixture
 def running_up(tmp_path: Path) -> Iterator[dict[str, str]]:
-    env = cli_env(tmp_path / "home")
-    with interlock_up(env, ["projector", "relay", "timer", *STAGES]):
-        yield env
+    with interlock_up(tmp_path / "home", "projector", "relay", "timer", *STAGES):
+        yield cli_env(tmp_path / "home")
 
 
 def start(event_id: str, filename: str) -> dict[str, Any]:

@@ -14,8 +14,7 @@ import pytest
 from interlock.settings import Settings
 from interlock.tools.demo import ScenarioResult, run_demo
 from interlock.tools.demo.plugins import plugin_scenarios
-from tests.support.cli import cli_env
-from tests.support.up import cli
+from tests.support.cli import cli, cli_env
 from tests.support.workflow_rows import workflow_views
 
 pytest.importorskip("interlock_invoice")

@@ -23,9 +23,8 @@ import pytest
 from aiohttp import web
 
 from interlock.contracts.ids import workflow_id_for
-from tests.support.cli import cli_env
+from tests.support.cli import cli, cli_env, interlock_up
 from tests.support.polling import eventually
-from tests.support.up import cli, interlock_up
 
 pytestmark = pytest.mark.timeout(240)
 HELLO = Path(__file__).parents[1] / "fixtures" / "plugins" / "hello"
@@ -78,9 +77,14 @@ async def greeter() -> AsyncIterator[Greeter]:
         await runner.cleanup()
 
 
-def plugin_env(home: Path, site: Path, greeter: Greeter | None = None) -> dict[str, str]:
+def plugin_settings(site: Path, greeter: Greeter | None = None) -> dict[str, str]:
+    """The environment over `cli_env` that puts the plugin on the path (and binds its port)."""
     adapters = {"hello": {"greeter": {"base_url": greeter.base_url}}} if greeter else {}
-    return cli_env(home, PYTHONPATH=str(site), INTERLOCK_ADAPTERS=json.dumps(adapters))
+    return {"PYTHONPATH": str(site), "INTERLOCK_ADAPTERS": json.dumps(adapters)}
+
+
+def plugin_env(home: Path, site: Path, greeter: Greeter | None = None) -> dict[str, str]:
+    return cli_env(home, **plugin_settings(site, greeter))
 
 
 @pytest.fixture
@@ -89,9 +93,9 @@ def running_up(
 ) -> Iterator[dict[str, str]]:
     """`interlock up` on a fresh embedded stack with the plugin on the path: the core and the
     plugin's stage, until the test ends."""
-    env = plugin_env(tmp_path / "home", installed_plugin, greeter)
-    with interlock_up(env, ["projector", "relay", "timer", "hello.greet"]):
-        yield env
+    home, settings = tmp_path / "home", plugin_settings(installed_plugin, greeter)
+    with interlock_up(home, "projector", "relay", "timer", "hello.greet", **settings):
+        yield cli_env(home, **settings)
 
 
 async def test_the_installed_plugin_is_listed_with_its_distribution(

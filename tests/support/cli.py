@@ -1,7 +1,9 @@
-"""The environment a test gives an `interlock` CLI subprocess."""
+"""The environment a test gives an `interlock` CLI subprocess, `interlock up` as one, and the
+CLI run without blocking the event loop (services the test serves keep answering meanwhile)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -48,3 +50,19 @@ def interlock_up(home: Path, *only: str, **env: str) -> Iterator[str]:
     finally:
         up.send_signal(signal.SIGINT)
         up.wait(60)
+
+
+async def cli(env: dict[str, str], *args: str, within: float = 120) -> tuple[int, str]:
+    """Exit code and output (stdout, else stderr) of `interlock ARGS`."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "interlock",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), within)
+    assert process.returncode is not None
+    return process.returncode, out.decode() or err.decode()
