@@ -29,7 +29,7 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 
 # Then the project itself (.dockerignore keeps tests, venvs and local state out).
 COPY . .
-RUN pip install --no-deps . \
+RUN pip install --no-deps . ./examples/invoice \
     && interlock --help > /dev/null
 
 # ---- runtime ---------------------------------------------------------------------------
@@ -40,12 +40,14 @@ LABEL org.opencontainers.image.title="interlock" \
       org.opencontainers.image.licenses="Apache-2.0"
 
 # A fixed numeric uid, so `runAsNonRoot`-style checks can verify it without /etc/passwd.
-# INTERLOCK_HOME, the credentials directory and the generated NATS configuration's directory
-# exist and are the user's, so volumes mounted there start writable (by it alone).
+# INTERLOCK_HOME, the credentials directory, the generated NATS configuration's directory and
+# the invoice example's ledger directory exist and are the user's, so volumes mounted there
+# start writable (by it alone).
 RUN groupadd --system --gid 10001 interlock \
     && useradd --system --uid 10001 --gid interlock --create-home \
         --home-dir /home/interlock --shell /usr/sbin/nologin interlock \
     && install -d -o interlock -g interlock /home/interlock/.interlock \
+        /home/interlock/invoice-ledger \
     && install -d -o interlock -g interlock -m 700 /home/interlock/secrets /home/interlock/nats
 
 COPY --from=build /opt/interlock /opt/interlock

@@ -145,6 +145,9 @@ class DataUpdate(_Frozen):
 
     key: str
     versioned: bool = False
+    merge: bool = False
+    """Also set each of the payload's fields as a top-level data key (a result carrying
+    `posting_number` makes it `data.posting_number`)."""
 
 
 class Announcement(_Frozen):
@@ -161,11 +164,14 @@ class Announcement(_Frozen):
 
 
 class Gate(_Frozen):
-    """Safety gate: `state` may only be entered through `events`, each under `guard`."""
+    """Safety gate: `state` may only be entered through `events`, each under `guard`; every
+    path into it passes all of them, or with `any_of` at least one (alternative ways in, such
+    as an approval or an amount below the approval threshold)."""
 
     state: str
     events: tuple[str, ...]
     guard: str | None = None
+    any_of: bool = False
 
 
 class EventSpec(_Frozen):

@@ -215,13 +215,18 @@ def _gates(d: WorkflowDefinition) -> list[GraphIssue]:
                     )
                 )
     for effect in d.effect_states:
-        for event in _required_events(d, effect, gates):
-            graph = _successors(d, skip_events=frozenset({event}))
-            if effect in _reachable(graph, d.initial_state):
+        entry = gates.get(effect)
+        if entry is not None and entry.any_of:
+            required = [frozenset(entry.events)]  # at least one of them on every path
+        else:
+            required = [frozenset({e}) for e in _required_events(d, effect, gates)]
+        for events in required:
+            if effect in _reachable(_successors(d, skip_events=events), d.initial_state):
                 found.append(
                     GraphIssue(
                         code="gate_bypass",
-                        message=f"{effect} is reachable from {d.initial_state} without {event}",
+                        message=f"{effect} is reachable from {d.initial_state} without "
+                        f"{'/'.join(sorted(events))}",
                     )
                 )
     return found

@@ -10,11 +10,18 @@ gateway, stream topology, gauges, tools). Nothing here knows any particular work
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.envelope import Envelope, workflow_id_of
 from interlock.contracts.errors import UnknownDefinition
 from interlock.contracts.guards import GuardPredicate
+from interlock.contracts.ids import derive
+
+WorkflowKey = Callable[[Mapping[str, Any]], str | None]
+"""A pure function of a request's payload: requests of one tenant with the same key are the
+same workflow, whatever their event ids (None: no key, the event id decides)."""
 
 
 class Registry:
@@ -24,9 +31,12 @@ class Registry:
         self,
         definitions: Iterable[WorkflowDefinition],
         guards: Mapping[str, Mapping[str, GuardPredicate]] | None = None,
+        keys: Mapping[str, WorkflowKey] | None = None,
     ) -> None:
-        """`guards`: per workflow type, its plugin's own guards by name."""
+        """`guards`: per workflow type, its plugin's own guards by name; `keys`: the types
+        whose workflow id derives from the request's content rather than its event id."""
         self._guards = {t: dict(g) for t, g in (guards or {}).items()}
+        self._keys = dict(keys or {})
         self._by_key: dict[tuple[str, int], WorkflowDefinition] = {}
         for d in definitions:
             key = (d.workflow_type, d.version)
@@ -61,6 +71,19 @@ class Registry:
     def guards(self, workflow_type: str) -> Mapping[str, GuardPredicate]:
         """The plugin guards of `workflow_type` (none for most types)."""
         return self._guards.get(workflow_type, {})
+
+    def request_key(self, request: Envelope) -> str | None:
+        """The content key of a request whose type defines one (else None)."""
+        key = self._keys.get(request.workflow_type)
+        return None if key is None else key(request.payload)
+
+    def workflow_id(self, event: Envelope) -> str:
+        """The workflow `event` addresses: its `workflow_id`; for a request without one, the
+        id its type derives from the content key, or else from the event id."""
+        key = None if event.workflow_id else self.request_key(event)
+        if key is None:
+            return workflow_id_of(event)
+        return derive("workflow-key", event.workflow_type, event.tenant_id, key)
 
     def versions(self, workflow_type: str) -> list[int]:
         return sorted(v for (t, v) in self._by_key if t == workflow_type)

@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin, guard
     from interlock._sdk.ports import Adapter, AdapterContext, Port
     from interlock._sdk.results import Result
+    from interlock._sdk.scenarios import Scenario, ScenarioRun
     from interlock._sdk.stages import StageContext, StageHandler, stage
     from interlock.contracts.definition import (
+        REVIEW_TARGET,
         Announcement,
         Branch,
         Guard,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "REVIEW_TARGET",
     "Adapter",
     "AdapterContext",
     "Announcement",
@@ -72,6 +75,8 @@ __all__ = [
     "Result",
     "Retry",
     "Rules",
+    "Scenario",
+    "ScenarioRun",
     "SecretRef",
     "StageContext",
     "StageHandler",
@@ -92,16 +97,13 @@ _WHERE = {
     "interlock.contracts.guards": ("GuardInput", "PluginGuard"),
     "interlock._sdk.ports": ("Adapter", "AdapterContext", "Port"),
     "interlock._sdk.results": ("Result",),
+    "interlock._sdk.scenarios": ("Scenario", "ScenarioRun"),
     "interlock._sdk.stages": ("StageContext", "StageHandler", "stage"),
     "interlock.contracts.definition": (
+        "REVIEW_TARGET",
         "Announcement",
         "Branch",
         "Guard",
-        "HttpEffectConfig",
-        "HttpEffects",
-        "HttpReadConfig",
-        "HttpReader",
-        "KeyedRequest",
         "Limit",
         "Parallel",
         "Transition",

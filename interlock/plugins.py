@@ -81,6 +81,7 @@ def load(found: Iterable[tuple[str, str, object]]) -> Installed:
     registry = Registry(
         (d for p in plugins.values() for d in p.plugin.definitions),
         guards={t: p.plugin.guard_predicates() for t, p in plugins.items()},
+        keys={t: k for t, p in plugins.items() if (k := p.plugin.workflow_key) is not None},
     )
     return Installed(dict(sorted(plugins.items())), registry)
 

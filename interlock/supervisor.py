@@ -146,9 +146,14 @@ class Supervisor:
     def kill(self, name: str, sig: int = signal.SIGKILL) -> int:
         """Send `sig` to a child (chaos tests); returns the pid it was sent to."""
         child = self.children[name]
-        if child.process is None or child.pid is None:
+        process = child.process
+        # exited and not yet restarted: there is nothing to signal
+        if process is None or child.pid is None or process.returncode is not None:
             raise LookupError(f"{name} is not running")
-        child.process.send_signal(sig)
+        try:
+            process.send_signal(sig)
+        except ProcessLookupError:
+            raise LookupError(f"{name} is not running") from None
         return child.pid
 
     async def hold(self, name: str) -> None:

@@ -63,7 +63,9 @@ class WorkflowTestEnv:
         self.now = now or datetime(2030, 1, 1, tzinfo=UTC)
         self.store = InMemoryWorkflowStore(clock=lambda: self.now)
         self.registry = Registry(
-            plugin.definitions, guards={plugin.workflow_type: plugin.guard_predicates()}
+            plugin.definitions,
+            guards={plugin.workflow_type: plugin.guard_predicates()},
+            keys={plugin.workflow_type: plugin.workflow_key} if plugin.workflow_key else None,
         )
         self.projector = Projector(
             self.store,

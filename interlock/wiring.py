@@ -81,6 +81,7 @@ def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
             timeout=rt.settings.external_timeout,
             config=config,
             model=lambda: model_from_settings(rt, plugin),
+            home=rt.settings.home.resolve(),
         )
         found[port.name] = build(ctx)
     return found

@@ -149,10 +149,13 @@ class Projector:
         self, definition: WorkflowDefinition, event: Envelope, trace: TraceInfo
     ) -> EventOutcome:
         checked = validated(definition, event)
-        workflow_id = workflow_id_of(event)
+        workflow_id = self._registry.workflow_id(checked)
         checked = checked.model_copy(update={"workflow_id": workflow_id})
+        # A type keyed by content says when two requests are the same: when their keys are.
+        key = self._registry.request_key(checked)
+        same_as = {"key": key} if key is not None else {"payload": checked.payload}
         request_fp = fingerprint(
-            {"tenant": event.tenant_id, "type": event.workflow_type, "payload": checked.payload}
+            {"tenant": event.tenant_id, "type": event.workflow_type, **same_as}
         )
         for _ in range(self._max_conflicts):
             stored = await self._store.load(event.tenant_id, workflow_id)
@@ -184,7 +187,7 @@ class Projector:
     ) -> EventOutcome:
         """Audit a refusal on the workflow `event` addresses, if its tenant has one of that
         type; else there is nothing to audit it on, and it is dead-lettered."""
-        stored = await self._store.load(event.tenant_id, workflow_id_of(event))
+        stored = await self._store.load(event.tenant_id, self._registry.workflow_id(event))
         if stored is None or stored.workflow.workflow_type != event.workflow_type:
             metrics.transition(event.workflow_type, event.type, False, rejection.reason)
             raise MalformedMessage(rejection.reason, rejection.detail)

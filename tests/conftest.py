@@ -28,7 +28,7 @@ from interlock.messaging.permissions import ADMIN  # noqa: E402
 from interlock.projector.store.migrate import upgrade  # noqa: E402
 from interlock.secrets import Secrets  # noqa: E402
 from interlock.settings import Settings, asyncpg_dsn  # noqa: E402
-from interlock.tools.demo import DEMO_ENV  # noqa: E402
+from interlock.tools.demo import demo_environment as demo_env  # noqa: E402
 
 _TIERS = ("unit", "integration", "e2e", "chaos")
 
@@ -178,7 +178,7 @@ def _with_database(server_url: str, name: str) -> str:
 def demo_environment() -> Iterator[None]:
     """The demo's short timings, inherited by the component processes."""
     with pytest.MonkeyPatch.context() as patch:
-        for key, value in DEMO_ENV.items():
+        for key, value in demo_env().items():
             patch.setenv(key, value)
         yield
 

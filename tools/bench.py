@@ -1,4 +1,5 @@
-"""`interlock bench`: happy-path support workflows through the real stack, measured.
+"""`interlock bench`: happy-path support workflows through the real stack, measured (with
+`--type`, another type's own workload: `bench_plugin`).
 
 Each workflow: publish a request, approve as soon as the approval task appears on
 `wf.out.support.approval_requested`, and stop the clock when `wf.out.support.completed`
@@ -30,8 +31,10 @@ from interlock.options import JsonOpt, load_settings, with_stack
 from interlock.runtime import supervised
 from interlock.settings import Settings
 from interlock.signals import Clients
-from interlock.tools.bench_stats import ResourceSampler, hop_latencies
+from interlock.tools.bench_plugin import NoWorkload, measure, run_plugin_bench, workload
+from interlock.tools.bench_stats import hop_latencies
 from interlock.tools.console_pages import page_times
+from interlock.tools.demo.plugins import PluginScenario
 
 APPROVER = Actor(id="bench-approver", role="support_approver")
 REQUEST = {
@@ -43,9 +46,16 @@ REQUEST = {
 
 
 def bench(
+    *,
     workflows: Annotated[int, typer.Option(min=1, help="Workflows to measure.")] = 200,
     concurrency: Annotated[int, typer.Option(min=1, help="Workflows in flight.")] = 20,
     warmup: Annotated[int, typer.Option(min=0, help="Unmeasured workflows first.")] = 20,
+    workflow_type: Annotated[
+        str, typer.Option("--type", help="The workflow type (another: its plugin's scenario).")
+    ] = "support",
+    scenario: Annotated[
+        str, typer.Option(help="Of a plugin's scenarios, the one to run (`--type` not support).")
+    ] = "happy_path",
     console_pages: Annotated[
         bool, typer.Option(help="Also time each operator console page over the results.")
     ] = False,
@@ -54,6 +64,7 @@ def bench(
     """Drive happy-path workflows and print throughput, latency, CPU and memory."""
     s = load_settings()
     try:
+        entry = None if workflow_type == "support" else workload(workflow_type, scenario)
 
         async def measured(s: Settings, nats_url: str, database_url: str) -> dict[str, Any]:
             report = await run_bench(
@@ -63,6 +74,7 @@ def bench(
                 workflows=workflows,
                 concurrency=concurrency,
                 warmup=warmup,
+                entry=entry,
             )
             report["broker_sync"] = broker_sync(nats_url, s.home)
             if console_pages:
@@ -72,7 +84,7 @@ def bench(
             return report
 
         report = with_stack(measured, s)
-    except BenchRefused as exc:
+    except (BenchRefused, NoWorkload) as exc:
         terminal.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
     del report["workflow_ids"]
@@ -160,31 +172,18 @@ class Driver:
         )
         return workflow_id, (await finished - started) * 1000
 
-    async def many(self, count: int, concurrency: int) -> tuple[list[str], list[float], int]:
-        gate = asyncio.Semaphore(concurrency)
-        ids: list[str] = []
-        latencies: list[float] = []
-        failures = 0
-
-        async def guarded() -> None:
-            nonlocal failures
-            async with gate:
-                try:
-                    async with asyncio.timeout(120.0):
-                        workflow_id, ms = await self.one()
-                except TimeoutError:
-                    failures += 1
-                    return
-                ids.append(workflow_id)
-                latencies.append(ms)
-
-        await asyncio.gather(*(guarded() for _ in range(count)))
-        return ids, latencies, failures
-
 
 async def run_bench(
-    s: Settings, nats_url: str, database_url: str, *, workflows: int, concurrency: int, warmup: int
+    s: Settings,
+    nats_url: str,
+    database_url: str,
+    *,
+    workflows: int,
+    concurrency: int,
+    warmup: int,
+    entry: PluginScenario | None = None,
 ) -> dict[str, Any]:
+    """Support's happy path, or with `entry` that plugin scenario, measured."""
     busy, _ = await attached("projector", nats_url)
     if busy:
         raise BenchRefused(
@@ -193,19 +192,45 @@ async def run_bench(
             "and the figures would describe neither. Stop them, or point INTERLOCK_NATS_URL "
             "and INTERLOCK_DATABASE_URL at servers no Interlock component uses."
         )
+    if entry is not None:
+        run = await run_plugin_bench(
+            s,
+            nats_url,
+            database_url,
+            entry,
+            workflows=workflows,
+            concurrency=concurrency,
+            warmup=warmup,
+        )
+        return await _measured(database_url, workflows, concurrency, **run)
     async with supervised(s, nats_url, database_url, default_stack("support")) as supervisor:
         bus = await Clients.connect(s, nats_url, "interlock-bench")
         driver = Driver(bus)
         await driver.start()
         try:
-            await driver.many(warmup, concurrency)
-            sampler = ResourceSampler(supervisor.pids())
-            async with sampler.running():
-                t0 = time.perf_counter()
-                ids, latencies, failures = await driver.many(workflows, concurrency)
-                wall = time.perf_counter() - t0
+            run = await measure(
+                driver.one,
+                supervisor.pids(),
+                workflows=workflows,
+                concurrency=concurrency,
+                warmup=warmup,
+            )
         finally:
             await bus.close()
+    return await _measured(database_url, workflows, concurrency, **run)
+
+
+async def _measured(
+    database_url: str,
+    n: int,
+    concurrency: int,
+    *,
+    ids: list[str],
+    latencies: list[float],
+    failures: int,
+    wall: float,
+    resources: dict[str, Any],
+) -> dict[str, Any]:
     engine = queries.open_reader(database_url, pool_size=2)
     try:
         transitions = await queries.accepted_transitions(engine, ids)
@@ -213,14 +238,14 @@ async def run_bench(
     finally:
         await engine.dispose()
     return {"workflow_ids": ids} | _report(
-        n=workflows,
+        n=n,
         concurrency=concurrency,
         wall=wall,
         latencies=latencies,
         failures=failures,
         transitions=transitions,
         hops=hops,
-        resources=sampler.summary(wall),
+        resources=resources,
     )
 
 

@@ -95,8 +95,10 @@ class Workflow:
         *,
         into: str | None = None,
         versioned: bool = False,
+        merge: bool = False,
     ) -> Workflow:
-        """Declare an event; `into` stores its payload as workflow data under that key."""
+        """Declare an event; `into` stores its payload as workflow data under that key (and
+        with `merge`, each of its fields as a top-level data key too)."""
         if name in self._events:
             raise ValueError(f"event {name!r} declared twice")
         answers_job = source == "result"
@@ -104,7 +106,7 @@ class Workflow:
             name=name, source=source, answers_job=answers_job, payload=payload
         )
         if into is not None:
-            self._updates[name] = DataUpdate(key=into, versioned=versioned)
+            self._updates[name] = DataUpdate(key=into, versioned=versioned, merge=merge)
         return self
 
     def request(
@@ -115,10 +117,16 @@ class Workflow:
         return self.event(name, "request", payload, into=into)
 
     def result(
-        self, model: type[Result], *, into: str | None = None, versioned: bool = False
+        self,
+        model: type[Result],
+        *,
+        into: str | None = None,
+        versioned: bool = False,
+        merge: bool = False,
     ) -> Workflow:
         """A stage result event whose payload is `model` (its name is `model.__event__`)."""
-        return self.event(model.event_name(), "result", model, into=into, versioned=versioned)
+        name = model.event_name()
+        return self.event(name, "result", model, into=into, versioned=versioned, merge=merge)
 
     def signal(
         self, name: str, payload: type[BaseModel] = payloads.Empty, *, into: str | None = None
@@ -246,9 +254,13 @@ class Workflow:
         self._lists.setdefault("announcements", []).append(announcement)
         return self
 
-    def gate(self, state: str, *events: str, guard: str | None = None) -> Workflow:
-        """`state` may only be entered through `events`, each under `guard`."""
-        self._lists.setdefault("gates", []).append(Gate(state=state, events=events, guard=guard))
+    def gate(
+        self, state: str, *events: str, guard: str | None = None, any_of: bool = False
+    ) -> Workflow:
+        """`state` may only be entered through `events`, each under `guard`; every path in
+        passes all of them (or with `any_of`, at least one)."""
+        gate = Gate(state=state, events=events, guard=guard, any_of=any_of)
+        self._lists.setdefault("gates", []).append(gate)
         return self
 
     def settings(self, **fields: Any) -> Workflow:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from interlock._sdk.models import ModelTask
 from interlock._sdk.ports import Port
+from interlock._sdk.scenarios import Scenario
 from interlock._sdk.stages import StageHandler
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.guards import GuardInput, GuardPredicate, PluginGuard
+from interlock.contracts.registry import WorkflowKey
 
 ENTRY_POINT_GROUP = "interlock.workflows"
 
@@ -35,11 +37,20 @@ class Plugin:
     description: str = ""
     guards: tuple[PluginGuard, ...] = ()
     """The plugin's own pure guards (`@guard`), usable in its rows beside the built-in ones."""
+    workflow_key: WorkflowKey | None = None
+    """A pure function of the start request's payload giving its business key: requests of
+    one tenant with the same key are the same workflow (a repeat is an `idempotent_replay`),
+    whatever their event ids. None (or a None key): the event id decides."""
     model_tasks: tuple[ModelTask, ...] = ()
     """The tasks its stages ask a model: their prompts and deterministic rules."""
     model_stages: frozenset[str] = frozenset()
     """Of the untyped `handlers`, those that ask the model client (typed stages say so by
     their ports, `Port.asks_model`)."""
+    scenarios: tuple[Scenario, ...] = ()
+    """Named end-to-end cases `interlock demo` runs on the real stack (`Scenario`)."""
+    scenario_parameters: Mapping[str, Any] = field(default_factory=dict)
+    """Parameter overrides the demo starts the stack with for this type, so its scenarios
+    finish in seconds (short SLAs, fast retries); unless the installation sets its own."""
     handlers: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """Untyped stage workers built from the bound adapters (port name -> adapter): how the
     runtime's built-in workflows are wired until their handlers are typed. Not for new

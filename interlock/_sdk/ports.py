@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -15,8 +16,8 @@ T = TypeVar("T")
 class AdapterContext:
     """What an adapter factory may use to build an adapter for one port: the stage's broker
     connection (for NATS request/reply adapters), the installation's timeout for outside
-    calls, the port's configuration (from `INTERLOCK_ADAPTERS`, else empty) and the model
-    client configured for the workflow type."""
+    calls, the port's configuration (from `INTERLOCK_ADAPTERS`, else empty), the model
+    client configured for the workflow type and the installation's home."""
 
     workflow_type: str
     port: str
@@ -24,6 +25,9 @@ class AdapterContext:
     timeout: float
     config: Mapping[str, Any] = field(default_factory=dict)
     model: Callable[[], Any] = field(default=lambda: None)
+    home: Path = field(default_factory=Path.cwd)
+    """The installation's home directory (`INTERLOCK_HOME`): where an adapter may keep local
+    state that the installation's processes share, such as a simulator's ledger."""
 
 
 @dataclass(frozen=True)

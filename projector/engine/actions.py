@@ -125,7 +125,9 @@ def schedule_retry(f: Facts, d: Draft) -> None:
     rand = jitter_fraction(f.workflow.workflow_id, d.version, failures)
     policy, scale = f.definition.retry[source], f.parameters["retry_delay_scale"]
     seconds = max(backoff_seconds(policy, failures, rand, scale), asked_seconds(f, policy, scale))
-    d.arm(f, "retry", "RETRY_DUE", seconds, scope=f.definition.retry_wait_state)
+    # The backoff timer lives in the state the workflow waits in: a separate wait state, or
+    # the working state itself when a definition retries several states in place.
+    d.arm(f, "retry", "RETRY_DUE", seconds, scope=d.target)
 
 
 def resume_retry(f: Facts, d: Draft) -> None:

@@ -130,11 +130,7 @@ def _verdict(f: Facts, guard: Guard) -> Verdict:
 def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) -> Accepted:
     wf, definition = f.workflow, f.definition
     d = Draft.of(wf, row.target)
-    update = definition.data_updates.get(f.event.type)
-    if update is not None:
-        d.data[update.key] = f.event.payload
-        if update.versioned:
-            d.data[f"{update.key}_version"] = int(d.data.get(f"{update.key}_version", 0)) + 1
+    _update_data(f, d)
     if spec.answers_job:
         d.open_jobs.pop(f.event.causation_id or "", None)
     if spec.source == "timer":
@@ -170,6 +166,17 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
         note=d.review.note if in_review and d.review else row.reason,
         jobs_changed=set(d.open_jobs) != set(wf.execution.open_jobs),
     )
+
+
+def _update_data(f: Facts, d: Draft) -> None:
+    update = f.definition.data_updates.get(f.event.type)
+    if update is None:
+        return
+    d.data[update.key] = f.event.payload
+    if update.merge:
+        d.data.update(f.event.payload)
+    if update.versioned:
+        d.data[f"{update.key}_version"] = int(d.data.get(f"{update.key}_version", 0)) + 1
 
 
 def freeze(wf: Workflow, d: Draft, keep_review: bool) -> Workflow:

@@ -72,6 +72,38 @@ async def test_bench_reports_the_documented_figures(
     assert sync in ("always", "unknown") or sync.endswith("s")
 
 
+async def test_bench_of_a_plugin_type_runs_its_happy_path_scenario(
+    tmp_path: Path, module_nats: str, module_database: str
+) -> None:
+    pytest.importorskip("interlock_invoice")
+    code, out, err = await _bench(
+        tmp_path,
+        module_nats,
+        module_database,
+        *("--type", "invoice", "--workflows", "4", "--concurrency", "2", "--warmup", "1"),
+        "--json",
+    )
+
+    assert code == 0, err
+    report = json.loads(out)
+    assert (report["workflows"], report["failures"]) == (4, 0)
+    # receive, extract, validate, post, notify: five accepted transitions per invoice
+    assert round(report["transitions_per_s"] / report["workflows_per_s"]) == 5
+    assert {"invoice.extract", "invoice.post"} <= set(report["cpu_by_component"])
+
+
+async def test_bench_of_a_type_without_that_scenario_is_refused(
+    tmp_path: Path, module_nats: str, module_database: str
+) -> None:
+    pytest.importorskip("interlock_invoice")
+    code, out, err = await _bench(
+        tmp_path, module_nats, module_database, "--type", "invoice", "--scenario", "nope"
+    )
+
+    assert (code, out) == (2, "")
+    assert "ships no scenario 'nope'" in " ".join(err.split())
+
+
 async def test_bench_refuses_to_run_beside_other_components(
     tmp_path: Path, module_nats: str, module_database: str
 ) -> None:

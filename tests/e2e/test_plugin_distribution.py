@@ -8,7 +8,6 @@ its one stage calling a real HTTP greeting service bound by `INTERLOCK_ADAPTERS`
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import subprocess
@@ -24,7 +23,7 @@ import pytest
 from aiohttp import web
 
 from interlock.contracts.ids import workflow_id_for
-from tests.support.cli import cli_env, interlock_up
+from tests.support.cli import cli, cli_env, interlock_up
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(240)
@@ -78,25 +77,14 @@ async def greeter() -> AsyncIterator[Greeter]:
         await runner.cleanup()
 
 
-def plugin_env(home: Path, site: Path, greeter: Greeter | None = None) -> dict[str, str]:
+def plugin_settings(site: Path, greeter: Greeter | None = None) -> dict[str, str]:
+    """The environment over `cli_env` that puts the plugin on the path (and binds its port)."""
     adapters = {"hello": {"greeter": {"base_url": greeter.base_url}}} if greeter else {}
-    return cli_env(home, PYTHONPATH=str(site), INTERLOCK_ADAPTERS=json.dumps(adapters))
+    return {"PYTHONPATH": str(site), "INTERLOCK_ADAPTERS": json.dumps(adapters)}
 
 
-async def cli(env: dict[str, str], *args: str) -> tuple[int, str]:
-    """Run the CLI without blocking the loop (the greeting service answers meanwhile)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "interlock",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode is not None
-    return process.returncode, out.decode() or err.decode()
+def plugin_env(home: Path, site: Path, greeter: Greeter | None = None) -> dict[str, str]:
+    return cli_env(home, **plugin_settings(site, greeter))
 
 
 @pytest.fixture
@@ -105,10 +93,9 @@ def running_up(
 ) -> Iterator[dict[str, str]]:
     """`interlock up` on a fresh embedded stack with the plugin on the path: the core and the
     plugin's stage, until the test ends."""
-    home = tmp_path / "home"
-    env = plugin_env(home, installed_plugin, greeter)
-    with interlock_up(home, "projector", "relay", "timer", "hello.greet", environment=env):
-        yield env
+    home, settings = tmp_path / "home", plugin_settings(installed_plugin, greeter)
+    with interlock_up(home, "projector", "relay", "timer", "hello.greet", **settings):
+        yield cli_env(home, **settings)
 
 
 async def test_the_installed_plugin_is_listed_with_its_distribution(

@@ -1,7 +1,9 @@
-"""The environment a test gives an `interlock` CLI subprocess."""
+"""The environment a test gives an `interlock` CLI subprocess, `interlock up` as one, and the
+CLI run without blocking the event loop (services the test serves keep answering meanwhile)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -34,16 +36,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def interlock_up(
-    home: Path, *only: str, environment: dict[str, str] | None = None, **env: str
-) -> Iterator[str]:
+def interlock_up(home: Path, *only: str, **env: str) -> Iterator[str]:
     """`interlock up --only …` under `home` until the block ends; yields what it printed
-    up to its "Ctrl-C stops everything" line (printed once every component is ready).
-    `environment` replaces the whole environment (default: `cli_env(home, **env)`)."""
+    up to its "Ctrl-C stops everything" line (printed once every component is ready)."""
     arguments = [a for name in only for a in ("--only", name)]
     up = subprocess.Popen(
         [sys.executable, "-m", "interlock", "up", *arguments],
-        env=environment if environment is not None else cli_env(home, **env),
+        env=cli_env(home, **env),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -60,3 +59,19 @@ def interlock_up(
     finally:
         up.send_signal(signal.SIGINT)
         up.wait(60)
+
+
+async def cli(env: dict[str, str], *args: str, within: float = 120) -> tuple[int, str]:
+    """Exit code and output (stdout, else stderr) of `interlock ARGS`."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "interlock",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), within)
+    assert process.returncode is not None
+    return process.returncode, out.decode() or err.decode()

@@ -14,7 +14,7 @@ import pytest
 from interlock.access import database_role
 from interlock.components import components
 from interlock.settings import Settings
-from interlock.tools.demo import DEMO_ENV
+from interlock.tools.demo import demo_environment
 from tests.support.compose_files import (
     COMPOSE,
     DOCKERFILE,
@@ -92,7 +92,7 @@ def test_migrate_runs_once_before_the_components() -> None:
 
 
 def test_demo_parameters_are_the_demos_own() -> None:
-    assert compose()["x-demo-parameters"] == DEMO_ENV
+    assert compose()["x-demo-parameters"] == demo_environment()
 
 
 # --- settings and environment ------------------------------------------------------------

@@ -3,7 +3,8 @@ scenarios that do not depend on them, and names the ones it skipped and why."""
 
 from __future__ import annotations
 
-from interlock.tools.demo import DEMO_ENV, scenarios_for
+from interlock.tools.demo import demo_environment, scenarios_for
+from interlock.tools.demo.plugins import plugin_scenarios
 from interlock.tools.demo.scenarios import SCENARIOS
 
 DEMO_TIMINGS = {
@@ -25,10 +26,19 @@ def test_other_timings_skip_the_timed_scenarios_and_say_why() -> None:
     assert {"happy_path", "policy_invalid", "reviewer_rejects"} <= {sc.name for sc in run}
     assert not names & {sc.name for sc in run}
     assert "INTERLOCK_PARAMETERS" in why
-    assert DEMO_ENV["INTERLOCK_PARAMETERS"] in why
+    assert demo_environment()["INTERLOCK_PARAMETERS"] in why
 
 
 def test_unknown_timings_count_as_other_timings() -> None:
     _, skipped, why = scenarios_for(list(SCENARIOS), DEMO_TIMINGS, None)
     assert skipped
+    assert why
+
+
+def test_other_timings_skip_every_plugin_scenario() -> None:
+    """A plugin's scenarios run with the parameters their plugin asks of the demo."""
+    theirs = plugin_scenarios()
+    assert theirs, "the invoice example plugin is installed in the test environment"
+    run, skipped, why = scenarios_for(theirs, DEMO_TIMINGS, PRODUCTION)
+    assert (run, skipped) == ([], theirs)
     assert why

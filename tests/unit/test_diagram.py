@@ -12,11 +12,13 @@ from interlock.cli import app
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.diagram import diagram, dot, mermaid, row_label
 from interlock.contracts.graphcheck import targets
+from interlock.plugins import installed
 from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2
 from tests.support.workflows import REGISTRY
 
 pytestmark = pytest.mark.unit
 DEFINITIONS = list(REGISTRY)
+INSTALLED = ", ".join(installed().registry.workflow_types())
 
 
 @pytest.mark.parametrize("definition", DEFINITIONS, ids=lambda d: f"{d.workflow_type}-v{d.version}")
@@ -95,7 +97,8 @@ def test_graph_prints_an_older_version_as_dot() -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["graph", "invoice"], "unknown workflow type 'invoice'; one of: request, support"),
+        # whatever plugins this environment has installed (the invoice example, say) are listed
+        (["graph", "payroll"], f"unknown workflow type 'payroll'; one of: {INSTALLED}"),
         (["graph", "support", "--version", "7"], "support has no version 7; one of: 1, 2"),
         (["graph", "support", "--format", "png"], "unknown format 'png'; one of: mermaid, dot"),
     ],

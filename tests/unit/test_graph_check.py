@@ -124,3 +124,15 @@ def test_each_result_of_the_shipped_definitions_has_a_stage_that_emits_it(
     emitted = {e for s in definition.all_stages() for e in s.emits} | GENERIC_RESULTS
     results = {e.name for e in definition.events if e.source == "result"}
     assert results <= emitted
+
+
+def test_an_any_of_gate_refuses_a_path_that_passes_none_of_its_events() -> None:
+    from interlock_invoice import PLUGIN  # noqa: PLC0415  (an installed third-party plugin)
+
+    (invoice,) = PLUGIN.definitions
+    guards = {*GUARDS, *PLUGIN.guard_predicates()}
+    assert check(invoice, guards, ACTIONS) == []
+    skips = Transition(source="VALIDATING", event="TOTALS_MISMATCH", target="POSTING")
+    issues = check(_with_rows(invoice, skips), guards, ACTIONS)
+    assert "gate_bypass" in {i.code for i in issues}
+    assert any("without APPROVED/INVOICE_VALID" in i.message for i in issues)

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,54 +32,32 @@ from interlock.simulators.db import connection
 from interlock.supervisor import Supervisor
 from interlock.tools.demo import casefile, fixture
 from interlock.tools.demo.display import Progress
+from interlock.tools.demo.plugins import (
+    Announcements,
+    PluginRun,
+    PluginScenario,
+    play,
+    plugin_scenarios,
+)
+from interlock.tools.demo.results import ScenarioResult
 from interlock.tools.demo.runner import ApprovalDesk, Run, start_request
 from interlock.tools.demo.scenarios import SCENARIOS, Scenario
+from interlock.tools.demo.timings import (
+    DEMO_ENV,
+    demo_environment,
+    running_timings,
+    scenarios_for,
+)
 
-DEMO_ENV = {
-    "INTERLOCK_PARAMETERS": '{"support": {"approval_sla_seconds": 6, "retry_delay_scale": 0.02}}',
-    "INTERLOCK_EXTERNAL_TIMEOUT": "0.5",
-}
+__all__ = [
+    "DEMO_ENV",
+    "ScenarioResult",
+    "demo",
+    "demo_environment",
+    "run_demo",
+    "scenarios_for",
+]
 SCENARIO_TIMEOUT = 120.0
-TIMED = frozenset({"approval_expiry"})
-"""Scenarios that wait out a timer of the demo's length; every scenario with faults also
-depends on the retry backoff or the external timeout the demo sets."""
-
-
-def scenarios_for(
-    chosen: list[Scenario], mine: dict[str, Any], running: dict[str, Any] | None
-) -> tuple[list[Scenario], list[Scenario], str]:
-    """`(to run, skipped, why)`: attached to components whose timings (`running`, None when
-    unknown) differ from the demo's (`mine`), the scenarios that depend on them are skipped."""
-    if running == mine:
-        return chosen, [], ""
-    timed = [sc for sc in chosen if sc.faults or sc.name in TIMED]
-    why = (
-        "the running `interlock up` has other timings than the demo's; to run them all, stop "
-        "it, or start it with " + " ".join(f"{key}='{value}'" for key, value in DEMO_ENV.items())
-    )
-    return [sc for sc in chosen if sc not in timed], timed, why if timed else ""
-
-
-@dataclass
-class ScenarioResult:
-    name: str
-    expected: str
-    actual: str
-    ok: bool
-    workflow_id: str
-    seconds: float
-    failed_checks: list[str]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "expected": self.expected,
-            "actual": self.actual,
-            "ok": self.ok,
-            "workflow_id": self.workflow_id,
-            "seconds": round(self.seconds, 3),
-            "failed_checks": self.failed_checks,
-        }
 
 
 def demo(
@@ -90,7 +66,7 @@ def demo(
         list[str] | None,
         typer.Option(
             help="Run only these scenarios.",
-            callback=each_of(lambda: (sc.name for sc in SCENARIOS), "scenario"),
+            callback=each_of(_scenario_names, "scenario"),
         ),
     ] = None,
     fixture_file: Annotated[
@@ -102,15 +78,16 @@ def demo(
 ) -> None:
     """Run the built-in scenarios and request cases end to end and report each outcome
     (exit 1 on a mismatch)."""
-    for key, value in DEMO_ENV.items():
+    for key, value in demo_environment().items():
         os.environ.setdefault(key, value)
     cases = _cases(fixture_file or casefile.SHIPPED)
     s = load_settings()
     telemetry.start(s, "demo")
     chosen = [] if fixture_file else [sc for sc in SCENARIOS if not only or sc.name in only]
+    theirs = [] if fixture_file else plugin_scenarios(only)
     outcomes, report = with_stack(
         lambda s, nats_url, database_url: _run_all(
-            s, nats_url, database_url, chosen, cases, quiet=json_output
+            s, nats_url, database_url, (chosen, theirs), cases, quiet=json_output
         ),
         s,
     )
@@ -140,73 +117,118 @@ async def _run_all(
     s: Settings,
     nats_url: str,
     database_url: str,
-    chosen: list[Scenario],
+    chosen: tuple[list[Scenario], list[PluginScenario]],
     cases: casefile.Fixture,
     *,
     quiet: bool,
 ) -> tuple[list[ScenarioResult], fixture.FixtureReport]:
     """The scenarios, then the request cases, on one set of components."""
     await prepare(nats_url, database_url, component_roles(s))
-    names = None if chosen else fixture.COMPONENTS
+    any_chosen = bool(chosen[0] or chosen[1])
+    names = None if any_chosen else fixture.COMPONENTS
     async with _components(s, nats_url, database_url, names) as supervisor:
-        if supervisor is None and chosen:
-            chosen, skipped, why = scenarios_for(chosen, s.timings(), _running_timings(s))
-            if skipped:
-                terminal.errors.print(
-                    f"skipped {', '.join(sc.name for sc in skipped)}: {why}",
-                    soft_wrap=True,
-                    markup=False,
-                )
-        outcomes = await _scenarios(s, nats_url, database_url, chosen, quiet) if chosen else []
+        if supervisor is None and any_chosen:
+            chosen = _attached(s, *chosen)
+        outcomes = (
+            await _scenarios(s, nats_url, database_url, *chosen, quiet=quiet) if any_chosen else []
+        )
         return outcomes, await fixture.play(s, cases, supervisor, nats_url, database_url)
 
 
 async def run_demo(
-    s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], *, quiet: bool = False
+    s: Settings,
+    nats_url: str,
+    database_url: str,
+    chosen: list[Scenario],
+    *,
+    quiet: bool = False,
+    plugins: list[PluginScenario] | None = None,
 ) -> list[ScenarioResult]:
+    """The chosen built-in scenarios and `plugins`' scenarios on their own components."""
     await prepare(nats_url, database_url, component_roles(s))
     async with _components(s, nats_url, database_url):
-        return await _scenarios(s, nats_url, database_url, chosen, quiet)
+        return await _scenarios(s, nats_url, database_url, chosen, plugins or [], quiet=quiet)
 
 
 async def _scenarios(
-    s: Settings, nats_url: str, database_url: str, chosen: list[Scenario], quiet: bool
+    s: Settings,
+    nats_url: str,
+    database_url: str,
+    chosen: list[Scenario],
+    theirs: list[PluginScenario],
+    *,
+    quiet: bool,
 ) -> list[ScenarioResult]:
     bus = await Clients.connect(s, nats_url, "interlock-demo")
     engine = queries.open_reader(database_url, pool_size=4)
     desk = ApprovalDesk(bus.approvals)
+    routes = Announcements(bus, {p.workflow_type for p in theirs})
     await desk.start()
+    await routes.start()
     try:
-        progress = Progress(chosen, enabled=not quiet)
+        progress = Progress([*chosen, *theirs], enabled=not quiet)
+        ours = (
+            _play(sc, bus=bus, engine=engine, desk=desk, dsn=database_url, progress=progress)
+            for sc in chosen
+        )
+        plugin_runs = (
+            _play_plugin(p, s, bus=bus, engine=engine, routes=routes, progress=progress)
+            for p in theirs
+        )
         async with progress.live():
-            return list(
-                await asyncio.gather(
-                    *(
-                        _play(
-                            sc,
-                            bus=bus,
-                            engine=engine,
-                            desk=desk,
-                            dsn=database_url,
-                            progress=progress,
-                        )
-                        for sc in chosen
-                    )
-                )
-            )
+            return list(await asyncio.gather(*ours, *plugin_runs))
     finally:
+        await routes.stop()
         await desk.stop()
         await engine.dispose()
         await bus.close()
 
 
-def _running_timings(s: Settings) -> dict[str, Any] | None:
-    """The timings the running `interlock up` wrote to its endpoints file; None if unknown."""
-    try:
-        found = json.loads((s.home / "endpoints.json").read_text()).get("timings")
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, dict) else None
+async def _play_plugin(
+    entry: PluginScenario,
+    s: Settings,
+    *,
+    bus: Clients,
+    engine: Any,
+    routes: Announcements,
+    progress: Progress,
+) -> ScenarioResult:
+    run = PluginRun(
+        entry.name,
+        entry.workflow_type,
+        "demo",
+        s.home.resolve(),
+        bus,
+        engine,
+        on_start=routes.watch,
+    )
+    outcome = await play(entry, run, progress.track)
+    progress.finish(run, outcome.ok)
+    return outcome
+
+
+def _attached(
+    s: Settings, ours: list[Scenario], theirs: list[PluginScenario]
+) -> tuple[list[Scenario], list[PluginScenario]]:
+    """What may run on the `interlock up` the demo attached to; says what it skipped and why."""
+    running = running_timings(s)
+    ours, skipped, why = scenarios_for(ours, s.timings(), running)
+    theirs, skipped_theirs, why_theirs = scenarios_for(theirs, s.timings(), running)
+    if skipped or skipped_theirs:
+        names = ", ".join([*(sc.name for sc in skipped), *(p.name for p in skipped_theirs)])
+        terminal.errors.print(f"skipped {names}: {why or why_theirs}", soft_wrap=True, markup=False)
+    return ours, theirs
+
+
+def _scenario_names() -> list[str]:
+    """What `--only` accepts: built-in scenario names, plugin scenarios (`<type>.<name>`) and
+    plugin types (all of that type's scenarios)."""
+    theirs = plugin_scenarios()
+    return [
+        *(sc.name for sc in SCENARIOS),
+        *(p.name for p in theirs),
+        *sorted({p.workflow_type for p in theirs}),
+    ]
 
 
 @asynccontextmanager
@@ -237,15 +259,13 @@ async def _play(
     view = await run.view()
     ledger = await _ledger(dsn, customer)
     failed = [name for name, check in sc.checks if view is None or not _holds(check, view, ledger)]
-    actual = view["state"] if view else "NOT_CREATED"
-    outcome = ScenarioResult(
+    outcome = ScenarioResult.judged(
         sc.name,
         sc.expected,
-        actual,
-        actual == sc.expected and not failed,
-        run.workflow_id,
-        time.monotonic() - started,
-        failed,
+        view,
+        workflow_id=run.workflow_id,
+        seconds=time.monotonic() - started,
+        failed_checks=failed,
     )
     progress.finish(run, outcome.ok)
     return outcome

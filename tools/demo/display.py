@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rich.live import Live
 from rich.table import Table
 
 from interlock.terminal import console
 
-if TYPE_CHECKING:
-    from interlock.tools.demo.runner import Run
-    from interlock.tools.demo.scenarios import Scenario
+
+class Named(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def expected(self) -> str: ...
+
+
+class Run(Protocol):
+    name: str
+    state: str
+    workflow_id: str
 
 
 class Progress:
-    def __init__(self, scenarios: list[Scenario], *, enabled: bool) -> None:
+    def __init__(self, scenarios: Sequence[Named], *, enabled: bool) -> None:
         self._expected = {s.name: s.expected for s in scenarios}
         self._runs: dict[str, Run] = {}
         self._done: dict[str, bool] = {}

@@ -1,0 +1,108 @@
+"""The invoice workflow's events: stage results and signals, one pydantic model each."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from interlock import Result
+from interlock_invoice.document import Invoice, Money
+
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+Detail = Annotated[str, Field(max_length=500)]
+
+
+class ExtractionRecord(BaseModel):
+    """What one extraction asked and got: kept in history, never asked again on recovery."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    extractor: str
+    schema_version: str
+    attempts: int
+    verdict: Literal["valid", "repaired", "invalid"]
+    problems: Detail = ""
+
+
+class Extracted(Result):
+    __event__ = "INVOICE_EXTRACTED"
+    document_sha256: Sha256
+    invoice: Invoice
+    extraction: ExtractionRecord
+
+
+class ExtractionFailed(Result):
+    __event__ = "EXTRACTION_FAILED"
+    document_sha256: Sha256 | None
+    review_reason: Literal["extraction_failed"] = "extraction_failed"
+    extraction: ExtractionRecord
+
+
+class Valid(Result):
+    __event__ = "INVOICE_VALID"
+    invoice_id: str
+    checks: tuple[str, ...]
+
+
+class _Invalid(Result):
+    review_reason: str
+    detail: Detail
+
+
+class TotalsMismatch(_Invalid):
+    __event__ = "TOTALS_MISMATCH"
+
+
+class UnknownSupplier(_Invalid):
+    __event__ = "UNKNOWN_SUPPLIER"
+
+
+class DuplicateInvoice(_Invalid):
+    __event__ = "DUPLICATE_INVOICE"
+
+
+class Posted(Result):
+    __event__ = "INVOICE_POSTED"
+    invoice_id: str
+    posting_number: str
+    posting_reconciled: bool
+    """The number came from asking the finance system after an unknown outcome."""
+
+
+class PostingUnconfirmed(Result):
+    __event__ = "POSTING_UNCONFIRMED"
+    review_reason: Literal["posting_unconfirmed"] = "posting_unconfirmed"
+    detail: Detail
+
+
+class Notified(Result):
+    __event__ = "NOTIFIED"
+    notification_id: str
+
+
+class Approval(BaseModel):
+    """APPROVED: the approver confirms the total they approve."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    total: Money
+    comment: Detail | None = None
+
+
+class Rejection(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    reason: Detail = ""
+
+
+class Cancellation(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    reason: Detail = ""
+
+
+class RetryRequest(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    comment: Detail = ""
+
+
+def cents(value: Decimal) -> Decimal:
+    return value.quantize(Decimal("0.01"))

@@ -1,0 +1,153 @@
+"""The invoice stages: extract (the model node), validate (deterministic), post (the effect,
+reconciled by lookup), notify (after the posting number is confirmed)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ValidationError
+
+from interlock import ExternalTimeout, StageContext, stage
+from interlock_invoice.document import SCHEMA_VERSION, Invoice, InvoiceRequest, decoded
+from interlock_invoice.document import sha256_of as digest
+from interlock_invoice.ports import EXTRACTOR, FINANCE, NOTIFIER
+from interlock_invoice.results import (
+    DuplicateInvoice,
+    Extracted,
+    ExtractionFailed,
+    ExtractionRecord,
+    Notified,
+    Posted,
+    PostingUnconfirmed,
+    TotalsMismatch,
+    UnknownSupplier,
+    Valid,
+    cents,
+)
+
+POST_ATTEMPTS = 3
+"""Posting attempts whose outcome stayed unknown before the workflow pauses for a person."""
+
+
+class ExtractInputs(BaseModel):
+    request: InvoiceRequest
+
+
+def _problems(error: ValidationError) -> str:
+    # field paths and error kinds only: the document's values stay out of the record
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['type']}" for e in error.errors())[:500]
+
+
+@stage("extract", reads=ExtractInputs, emits=(Extracted, ExtractionFailed), ports=(EXTRACTOR,))
+async def extract(job: ExtractInputs, ctx: StageContext) -> Extracted | ExtractionFailed:
+    content = job.request.document.content_b64
+    sha256, raw = digest(content), decoded(content)
+    extractor = ctx.port(EXTRACTOR)
+
+    def failed(problems: str, attempts: int) -> ExtractionFailed:
+        record = ExtractionRecord(
+            extractor=extractor.name,
+            schema_version=SCHEMA_VERSION,
+            attempts=attempts,
+            verdict="invalid",
+            problems=problems,
+        )
+        return ExtractionFailed(document_sha256=sha256, extraction=record)
+
+    try:
+        text = (raw or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return failed("document: not UTF-8 text", 0)
+    if sha256 is None:
+        return failed("document: not base64", 0)
+    output: str | None = None
+    problems: str | None = None
+    for attempt in (1, 2):  # the output, then one repair of schema-invalid output
+        output = await extractor.extract(text, previous=output, problems=problems)
+        try:
+            invoice = Invoice.model_validate_json(output)
+        except ValidationError as exc:
+            problems = _problems(exc)
+            continue
+        record = ExtractionRecord(
+            extractor=extractor.name,
+            schema_version=SCHEMA_VERSION,
+            attempts=attempt,
+            verdict="valid" if attempt == 1 else "repaired",
+        )
+        return Extracted(document_sha256=sha256, invoice=invoice, extraction=record)
+    return failed(problems or "", 2)
+
+
+class InvoiceInputs(BaseModel):
+    invoice: Invoice
+
+
+Invalid = TotalsMismatch | UnknownSupplier | DuplicateInvoice
+
+
+@stage(
+    "validate",
+    reads=InvoiceInputs,
+    emits=(Valid, TotalsMismatch, UnknownSupplier, DuplicateInvoice),
+    ports=(FINANCE,),
+)
+async def validate(job: InvoiceInputs, ctx: StageContext) -> Valid | Invalid:
+    """Deterministic: the same invoice and ledger give the same answer at any time."""
+    inv = job.invoice
+    lines = sum((cents(i.quantity * i.unit_price) for i in inv.items), start=cents(inv.net * 0))
+    if lines != inv.net:
+        return TotalsMismatch(
+            review_reason="totals_mismatch", detail=f"line items {lines} != net {inv.net}"
+        )
+    if inv.net + inv.tax != inv.total:
+        return TotalsMismatch(
+            review_reason="totals_mismatch",
+            detail=f"net {inv.net} + tax {inv.tax} != total {inv.total}",
+        )
+    finance = ctx.port(FINANCE)
+    if not await finance.supplier_known(inv.supplier):
+        return UnknownSupplier(
+            review_reason="unknown_supplier", detail="supplier not known to the finance system"
+        )
+    posted_as = await finance.posted_invoice(inv.supplier, inv.invoice_number)
+    if posted_as is not None and posted_as != ctx.workflow_id:
+        return DuplicateInvoice(
+            review_reason="duplicate_invoice",
+            detail=f"this supplier's invoice number was posted as {posted_as}",
+        )
+    return Valid(invoice_id=ctx.workflow_id, checks=("lines", "totals", "supplier", "duplicate"))
+
+
+@stage(
+    "post", reads=InvoiceInputs, emits=(Posted, PostingUnconfirmed), ports=(FINANCE,), effects=True
+)
+async def post(job: InvoiceInputs, ctx: StageContext) -> Posted | PostingUnconfirmed:
+    """Post with the idempotency key `invoice_id` (the workflow id). An earlier attempt's
+    outcome is unknown until the finance system says otherwise, so every attempt asks first,
+    and an unanswered posting is looked up before it is ever sent again."""
+    finance, invoice_id, inv = ctx.port(FINANCE), ctx.workflow_id, job.invoice
+    known = await finance.lookup(invoice_id)
+    if known is not None:
+        return Posted(invoice_id=invoice_id, posting_number=known, posting_reconciled=True)
+    try:
+        number = await finance.post(invoice_id, inv.supplier, inv.invoice_number, str(inv.total))
+    except ExternalTimeout:
+        known = await finance.lookup(invoice_id)
+        if known is not None:
+            return Posted(invoice_id=invoice_id, posting_number=known, posting_reconciled=True)
+        if ctx.attempt >= POST_ATTEMPTS:
+            return PostingUnconfirmed(detail=f"not posted after {ctx.attempt} attempts")
+        raise  # not posted: retried after a backoff, within the bound
+    return Posted(invoice_id=invoice_id, posting_number=number, posting_reconciled=False)
+
+
+class NotifyInputs(BaseModel):
+    invoice: Invoice
+    posting_number: str
+
+
+@stage("notify", reads=NotifyInputs, emits=(Notified,), ports=(NOTIFIER,))
+async def notify(job: NotifyInputs, ctx: StageContext) -> Notified:
+    sent = await ctx.port(NOTIFIER).notify(
+        ctx.workflow_id, job.invoice.supplier, job.posting_number
+    )
+    return Notified(notification_id=sent)

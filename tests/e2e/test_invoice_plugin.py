@@ -1,0 +1,122 @@
+"""The invoice plugin (examples/invoice, its own distribution, installed into the environment)
+run by `interlock up` against real NATS and PostgreSQL: a plain-text invoice published by the
+upstream client is extracted, validated, posted and notified; the same file again, under
+another event id, is the same workflow and an audited `idempotent_replay`."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+
+from interlock.contracts.envelope import parse_envelope
+from interlock.plugins import installed
+from tests.support.cli import cli, cli_env, interlock_up
+from tests.support.polling import eventually
+
+pytestmark = pytest.mark.timeout(240)
+STAGES = ["invoice.extract", "invoice.validate", "invoice.post", "invoice.notify"]
+DOCUMENT = """INVOICE
+Supplier: Acme Paper GmbH
+Invoice number: AP-2026-0042
+Invoice date: 2026-11-02
+Currency: EUR
+Item: Copy paper A4 | 10 | 4.50
+Item: Toner cartridge | 2 | 39.90
+Net: 124.80
+Tax: 23.71
+Total: 148.51
+"""
+
+
+@pytest.fixture
+def running_up(tmp_path: Path) -> Iterator[dict[str, str]]:
+    with interlock_up(tmp_path / "home", "projector", "relay", "timer", *STAGES):
+        yield cli_env(tmp_path / "home")
+
+
+def start(event_id: str, filename: str) -> dict[str, Any]:
+    content = base64.b64encode(DOCUMENT.encode()).decode()
+    return {
+        "event_id": event_id,
+        "type": "START",
+        "workflow_type": "invoice",
+        "tenant_id": "acme",
+        "actor": {"id": "scanner", "role": "upstream"},
+        "occurred_at": datetime.now(UTC).isoformat(),
+        "payload": {
+            "document": {"filename": filename, "media_type": "text/plain", "content_b64": content}
+        },
+    }
+
+
+async def test_the_invoice_plugin_is_listed_with_its_distribution(tmp_path: Path) -> None:
+    code, out = await cli(cli_env(tmp_path), "workflows", "--json")
+
+    assert code == 0, out
+    listed = {w["type"]: w for w in json.loads(out)["workflows"]}
+    assert listed["invoice"]["distribution"] == "interlock-invoice 0.1.0"
+    assert [s["name"] for s in listed["invoice"]["stages"]] == [
+        "extract",
+        "validate",
+        "post",
+        "notify",
+    ]
+
+
+async def test_an_invoice_is_posted_end_to_end_and_a_second_upload_is_a_replay(
+    running_up: dict[str, str],
+) -> None:
+    env = running_up
+    first = start(f"upload-{uuid.uuid4()}", "scan.txt")
+    again = start(f"upload-{uuid.uuid4()}", "scan-again.txt")
+    registry = installed().registry
+    workflow_id = registry.workflow_id(parse_envelope(json.dumps(first).encode()))
+    assert registry.workflow_id(parse_envelope(json.dumps(again).encode())) == workflow_id
+
+    _, upstream = await cli(env, "client-url", "upstream")
+    nc = await nats.connect(upstream.strip(), inbox_prefix="_INBOX_upstream")
+    try:
+        js = nc.jetstream()
+        await js.publish("wf.in.request.invoice.upstream", json.dumps(first).encode())
+
+        async def view() -> dict[str, Any] | None:
+            code, out = await cli(env, "show", workflow_id, "--json")
+            return json.loads(out) if code == 0 else None
+
+        async def posted() -> dict[str, Any] | None:
+            shown = await view()
+            return shown if shown and shown["state"] == "POSTED" else None
+
+        shown = await eventually(posted, within=90, every=0.5, what="invoice POSTED")
+        await js.publish("wf.in.request.invoice.upstream", json.dumps(again).encode())
+
+        async def replayed() -> dict[str, Any] | None:
+            shown = await view()
+            reasons = [a["reason"] for a in shown["audit"]] if shown else []
+            return shown if "idempotent_replay" in reasons else None
+
+        replay = await eventually(replayed, within=60, every=0.5, what="an idempotent replay")
+    finally:
+        await nc.drain()
+
+    data = shown["data"]
+    assert data["posting_number"].startswith("FIN-")
+    assert data["document_sha256"] == hashlib.sha256(DOCUMENT.encode()).hexdigest()
+    assert [a["event_type"] for a in shown["audit"]] == [
+        "START",
+        "INVOICE_EXTRACTED",
+        "INVOICE_VALID",
+        "INVOICE_POSTED",
+        "NOTIFIED",
+    ]
+    assert replay["state"] == "POSTED"
+    assert replay["version"] == shown["version"]  # nothing new was created or moved
