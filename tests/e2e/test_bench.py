@@ -62,9 +62,31 @@ async def test_bench_reports_the_documented_figures(
     assert 0 < report["p50_ms"] <= report["p95_ms"] <= report["p99_ms"]
     assert {"decide_commit", "dispatch_work"} <= set(report["hops"])
     assert report["cpu_by_component"]["projector"] > 0
+    assert report["cpu_ms_per_workflow"] > 0
+    assert report["work"] == "realistic"
+    assert "sim" in report["cpu_by_component"]
     assert report["peak_rss_mb"] > 0
     sync = report["broker_sync"]  # "always", a flush interval such as "120s", or "unknown"
     assert sync in ("always", "unknown") or sync.endswith("s")
+
+
+async def test_bench_without_stage_work_runs_no_simulator(
+    tmp_path: Path, module_nats: str, module_database: str
+) -> None:
+    code, out, err = await _bench(
+        tmp_path,
+        module_nats,
+        module_database,
+        *("--workflows", "4", "--concurrency", "2", "--warmup", "1", "--work", "none", "--json"),
+    )
+
+    assert code == 0, err
+    report = json.loads(out)
+    assert (report["work"], report["failures"]) == ("none", 0)
+    # The stages answered in process: every workflow completed, and no simulator ran.
+    assert report["workflows_per_s"] > 0
+    assert "sim" not in report["cpu_by_component"]
+    assert report["cpu_ms_per_workflow"] > 0
 
 
 async def test_bench_refuses_to_run_beside_other_components(
