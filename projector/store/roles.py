@@ -28,7 +28,9 @@ GRANTS: dict[str, dict[str, str]] = {
         "refused_events": "SELECT, INSERT",
         # SELECT, UPDATE: a decision reads whether its workflow has rows still unpublished,
         # and the projector marks the rows it published itself.
-        "outbox": "SELECT, INSERT, UPDATE (published_at)",
+        "outbox": (
+            "SELECT (id, workflow_id, published_at, relay_after), INSERT, UPDATE (published_at)"
+        ),
         "interlock_meta": "SELECT",
         "timers": "SELECT, INSERT, UPDATE",
         "history": "INSERT",
