@@ -42,6 +42,16 @@ async def _committed(db: asyncpg.Connection, count: int) -> tuple[list[int], lis
     return ids, messages
 
 
+async def _published_by_the_projector(
+    database_url: str, js: JetStreamContext, ids: list[int], messages: list[Message]
+) -> None:
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
+    try:
+        await (await OutboxPublisher.open(js, pool, GRACE)).publish(ids, messages)
+    finally:
+        await pool.close()
+
+
 async def _unmarked(db: asyncpg.Connection) -> list[int]:
     rows = await db.fetch("SELECT id FROM outbox WHERE published_at IS NULL ORDER BY id")
     return [r["id"] for r in rows]
@@ -69,11 +79,7 @@ async def test_a_lost_mark_makes_the_relay_publish_again_and_the_stream_drops_it
     database_url: str, db: asyncpg.Connection, js: JetStreamContext
 ) -> None:
     ids, messages = await _committed(db, 3)
-    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
-    try:
-        await (await OutboxPublisher.open(js, pool, GRACE)).publish(ids, messages)
-    finally:
-        await pool.close()
+    await _published_by_the_projector(database_url, js, ids, messages)
     assert await _unmarked(db) == []
     assert await published_ids(js) == ids
     await db.execute("UPDATE outbox SET published_at = NULL")  # died before the mark held
@@ -93,11 +99,7 @@ async def test_rows_the_projector_published_and_marked_are_skipped_by_the_relay(
     database_url: str, db: asyncpg.Connection, js: JetStreamContext
 ) -> None:
     ids, messages = await _committed(db, 2)
-    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
-    try:
-        await (await OutboxPublisher.open(js, pool, GRACE)).publish(ids, messages)
-    finally:
-        await pool.close()
+    await _published_by_the_projector(database_url, js, ids, messages)
 
     recorder = Recorder()
     relay = OutboxRelay(database_url, js, publish_hook=recorder)
