@@ -127,7 +127,10 @@ class Supervisor:
         child = self.children[name]
         if child.process is None or child.pid is None:
             raise LookupError(f"{name} is not running")
-        child.process.send_signal(sig)
+        try:
+            child.process.send_signal(sig)
+        except ProcessLookupError:  # it died on its own and is not restarted yet
+            raise LookupError(f"{name} is not running") from None
         return child.pid
 
     async def hold(self, name: str) -> None:
