@@ -64,12 +64,13 @@ WHERE (o.txid, o.id) <= ($1::xid8, $2::bigint)
   )
 """
 
-# Rows after the cursor, and the age in seconds of the oldest of them (0 when none).
+# Rows after the cursor not yet in their streams (the projector marks what it published
+# itself, which the relay passes later), and the age in seconds of the oldest (0 when none).
 LAG = """
 SELECT count(*) AS rows,
        coalesce(extract(epoch FROM now() - min(o.created_at)), 0)::float8 AS oldest_seconds
 FROM outbox o
-WHERE NOT EXISTS (
+WHERE o.published_at IS NULL AND NOT EXISTS (
     SELECT 1 FROM relay_cursor c
     WHERE c.name = $1 AND (o.txid, o.id) <= (c.txid, c.last_id)
 )
