@@ -36,7 +36,7 @@ _FAULT_INJECTION = frozenset({CRASHPOINTS})
 
 _COMMON = ("home", "log_level", "local_traces", "insecure_nats", "shutdown_grace")
 _OWN: dict[str, tuple[str, ...]] = {
-    "projector": ("projector_workers", "parameters", "unknown_workflow_grace"),
+    "projector": ("projector_workers", "parameters", "unknown_workflow_grace", "publish_grace"),
     "relay": (
         "relay_batch_size",
         "stuck_after",

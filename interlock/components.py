@@ -31,6 +31,7 @@ from interlock.plugins import installed
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
+from interlock.projector.outbox import OutboxPublisher
 from interlock.projector.service import Projector
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
@@ -131,6 +132,10 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
     try:
         await nats_broker.start()
         progress.watch(lambda: nats_broker.connection.is_connected)
+        if rt.settings.publish_grace > 0:
+            js = nats_broker.connection.jetstream()
+            grace = rt.settings.publish_grace
+            store.publish_after_commit(await OutboxPublisher.open(js, store.pool, grace))
         await consume_inbound(
             nats_broker,
             projector,

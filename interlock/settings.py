@@ -114,6 +114,15 @@ class Settings(BaseSettings):
     projector_workers: int = Field(
         default=16, ge=1, description="Events the projector decides concurrently."
     )
+    publish_grace: float = Field(
+        default=1.0,
+        ge=0,
+        le=60,  # far inside the streams' 300 s duplicate window, which drops a double publish
+        description="Seconds the relay leaves the rows of a decision to the projector, which "
+        "publishes them itself right after its commit; after that the relay publishes any "
+        "still unmarked (a projector that crashed in between). 0: the projector publishes "
+        "nothing itself and the relay publishes every row at once.",
+    )
     stage_workers: int = Field(default=8, ge=1, description="Jobs each stage runs concurrently.")
     relay_batch_size: int = Field(default=500, ge=1, description="Outbox rows per relay batch.")
     archive_after: float = Field(

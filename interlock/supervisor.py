@@ -152,7 +152,7 @@ class Supervisor:
             raise LookupError(f"{name} is not running")
         try:
             process.send_signal(sig)
-        except ProcessLookupError:
+        except ProcessLookupError:  # it died on its own and is not restarted yet
             raise LookupError(f"{name} is not running") from None
         return child.pid
 

@@ -1,7 +1,8 @@
 """Who may publish and subscribe to what on the broker: one NATS user per identity.
 
 Every component and every external client connects as its own user and may do only what its
-job needs: the relay alone publishes jobs, announcements and the open-jobs record; the timer
+job needs: the projector and its backstop the relay alone publish jobs, announcements and the
+open-jobs record (the outbox rows); the timer
 service alone publishes timer firings; a stage pulls and acknowledges only its own jobs and
 publishes only on its own result subject; clients publish requests or signals under their own
 name and read announcements. Each identity may subscribe to its own inbox prefix only, so no
@@ -36,6 +37,14 @@ class Permissions:
     subscribe: tuple[str, ...]
     allow_responses: bool = False
     """May answer requests on their reply subjects (the simulator)."""
+
+
+OUTBOX_SUBJECTS = (
+    f"{subjects.JOB_PREFIX}.>",
+    f"{subjects.OUT_PREFIX}.>",
+    f"$KV.{subjects.JOBS_BUCKET}.>",
+)
+"""Where outbox rows go: jobs, announcements and the open-jobs record."""
 
 
 def stage_identity(workflow_type: str, stage: str) -> str:
@@ -132,19 +141,16 @@ def permissions(
     installed = list(installed)
     found = {
         ADMIN: Permissions(publish=(">",), subscribe=(">",)),
+        # The projector publishes what it committed itself; the relay is its backstop.
         PROJECTOR: _own(
             PROJECTOR,
-            [*_pulls(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR), subjects.dlq(PROJECTOR)],
-        ),
-        RELAY: _own(
-            RELAY,
             [
-                f"{subjects.JOB_PREFIX}.>",
-                f"{subjects.OUT_PREFIX}.>",
-                f"$KV.{subjects.JOBS_BUCKET}.>",
-                subjects.dlq(RELAY),
+                *_pulls(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR),
+                subjects.dlq(PROJECTOR),
+                *OUTBOX_SUBJECTS,
             ],
         ),
+        RELAY: _own(RELAY, [*OUTBOX_SUBJECTS, subjects.dlq(RELAY)]),
         TIMER: _own(TIMER, [f"{subjects.IN_PREFIX}.timer.>"]),
         SIMULATOR: Permissions(publish=(), subscribe=("sim.>",), allow_responses=True),
         GATEWAY: _own(GATEWAY, [subjects.signal("*", GATEWAY), subjects.dlq(GATEWAY)]),

@@ -5,6 +5,13 @@ even one whose transaction took a lower id but committed later. Delivery to the 
 at least once; the Nats-Msg-Id makes it effectively once inside the stream's duplicate
 window (a crash between publish and cursor update republishes the same ids). One relay per
 name publishes at a time (a Postgres advisory lock); the others wait in standby.
+
+The projector publishes most rows itself right after its commit (`projector.outbox`) and
+marks them; such rows are written to wait for it (`relay_after`, its grace). The relay skips
+marked rows, and stops at the first unmarked row still within its grace until the grace is
+over: then it publishes it under the same message id, which the stream drops if the
+projector's copy arrived after all. So the relay is the backstop for a projector that
+crashed or failed between its commit and its publish, and commit order is kept.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from interlock.relay.store import Cursor, OutboxRow, OutboxStore
 from interlock.relay.tracing import traced_publish
 
 log = logging.getLogger(__name__)
+MIN_HOLD = 0.01
+"""Shortest pause before looking again at a row still left to the projector."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +93,7 @@ class OutboxRelay:
         self._store_failures = 0
         self._next_prune = 0.0
         self._wakeup = asyncio.Event()
+        self._held = 0.0
 
     @property
     def is_leader(self) -> bool:
@@ -141,13 +151,14 @@ class OutboxRelay:
 
     async def _publish_ready(self) -> int:
         moved = 0
+        self._held = 0.0
         while rows := await self._ready_store().fetch(self._position(), self._batch_size):
             try:
                 moved += await self._relay(rows)
             except OutboxPublishFailed as exc:
                 exc.published += moved
                 raise
-            if len(rows) < self._batch_size:
+            if self._held or len(rows) < self._batch_size:
                 break
         return moved
 
@@ -170,6 +181,8 @@ class OutboxRelay:
         self._on_pass()
         if not self.is_leader:
             return self._poll_interval
+        if self._held:  # nothing behind a held row may go before it: wait out its grace
+            return min(max(self._held, MIN_HOLD), self._poll_interval)
         return 0.0 if moved else None
 
     async def _lead(self) -> bool:
@@ -182,16 +195,22 @@ class OutboxRelay:
         return self._cursor is not None
 
     async def _relay(self, rows: Sequence[OutboxRow]) -> int:
-        """Publish one batch, then move the cursor once past what is done."""
+        """Publish one batch up to its first row still left to the projector (skipping rows
+        the projector published), then move the cursor once past what is done."""
         assert self._publisher is not None
-        outcome = await self._publisher.publish(rows)
-        done, error = outcome.acked, outcome.error
-        if done:
+        ready = next((i for i, row in enumerate(rows) if row.hold > 0), len(rows))
+        self._held = rows[ready].hold if ready < len(rows) else 0.0
+        todo = [row for row in rows[:ready] if not row.published]
+        outcome = await self._publisher.publish(todo)
+        sent, error = outcome.acked, outcome.error
+        if sent:
             crash_point("relay.after_publish")
-        if error is not None and await self._dead_lettered(rows[done], error):
-            done, error = done + 1, None
+        if error is not None and await self._dead_lettered(todo[sent], error):
+            sent, error = sent + 1, None
+        # Done: every row before the first one not sent (all of the ready ones if none).
+        done = rows.index(todo[sent]) if sent < len(todo) else ready
         if done:
-            await self._advance(rows[done - 1].position)
+            await self._advance(rows[done - 1].position, [row.id for row in todo[:sent]])
         if error is not None:
             raise OutboxPublishFailed(rows[done].id, self._failing.attempts, done, error) from error
         self._failing = _Failing()
@@ -215,8 +234,8 @@ class OutboxRelay:
         )
         return True
 
-    async def _advance(self, new: Cursor) -> None:
-        await self._ready_store().advance(self._position(), new)
+    async def _advance(self, new: Cursor, published: Sequence[int]) -> None:
+        await self._ready_store().advance(self._position(), new, published)
         self._cursor = new
 
     async def _prune_if_due(self) -> None:

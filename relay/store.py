@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -24,8 +24,11 @@ CHANNEL = "interlock_outbox"
 # Rows of transactions still running are held back until every older transaction has
 # finished (pg_snapshot_xmin), so nothing can later commit behind the cursor. Both
 # conditions are bounds of one scan of outbox_commit_order (pg_current_snapshot is stable).
+# `hold`: seconds the relay must still leave an unmarked row to the projector that will
+# publish it itself (0 once its grace is over, and for every row written for the relay).
 FETCH = """
-SELECT id, txid, subject, headers::text AS headers, body
+SELECT id, txid, subject, headers::text AS headers, body, published_at IS NOT NULL AS published,
+       greatest(extract(epoch FROM relay_after - now()), 0)::float8 AS hold
 FROM outbox
 WHERE (txid, id) > ($1::xid8, $2::bigint)
   AND txid < pg_snapshot_xmin(pg_current_snapshot())
@@ -33,7 +36,12 @@ ORDER BY txid, id
 LIMIT $3
 """
 
+# The rows the relay published are marked as it moves past them, in the same statement.
 ADVANCE = """
+WITH marked AS (
+    UPDATE outbox SET published_at = now()
+    WHERE id = ANY($6::bigint[]) AND published_at IS NULL
+)
 UPDATE relay_cursor SET txid = $2::xid8, last_id = $3, updated_at = now()
 WHERE name = $1 AND txid = $4::xid8 AND last_id = $5
 """
@@ -56,12 +64,13 @@ WHERE (o.txid, o.id) <= ($1::xid8, $2::bigint)
   )
 """
 
-# Rows after the cursor, and the age in seconds of the oldest of them (0 when none).
+# Rows after the cursor not yet in their streams (the projector marks what it published
+# itself, which the relay passes later), and the age in seconds of the oldest (0 when none).
 LAG = """
 SELECT count(*) AS rows,
        coalesce(extract(epoch FROM now() - min(o.created_at)), 0)::float8 AS oldest_seconds
 FROM outbox o
-WHERE NOT EXISTS (
+WHERE o.published_at IS NULL AND NOT EXISTS (
     SELECT 1 FROM relay_cursor c
     WHERE c.name = $1 AND (o.txid, o.id) <= (c.txid, c.last_id)
 )
@@ -91,6 +100,10 @@ class OutboxRow:
     subject: str
     headers: dict[str, Any]
     body: bytes
+    published: bool = False
+    """Known to be in its stream already (the projector published it after its commit)."""
+    hold: float = 0.0
+    """Seconds to leave it still to the projector that committed it (0: publish it now)."""
 
     @property
     def position(self) -> Cursor:
@@ -162,16 +175,24 @@ class OutboxStore:
         async with _translated():
             records = await self._connection.fetch(FETCH, after.txid, after.last_id, limit)
         return [
-            OutboxRow(r["id"], int(r["txid"]), r["subject"], json.loads(r["headers"]), r["body"])
+            OutboxRow(
+                r["id"],
+                int(r["txid"]),
+                r["subject"],
+                json.loads(r["headers"]),
+                r["body"],
+                r["published"],
+                0.0 if r["published"] else r["hold"],
+            )
             for r in records
         ]
 
-    async def advance(self, old: Cursor, new: Cursor) -> None:
-        """Compare-and-set the cursor from `old` to `new`. Zero rows updated means someone
-        else moved it: raises `LeadershipLost`."""
+    async def advance(self, old: Cursor, new: Cursor, published: Sequence[int] = ()) -> None:
+        """Compare-and-set the cursor from `old` to `new`, marking the rows `published`.
+        Zero rows updated means someone else moved it: raises `LeadershipLost`."""
         async with _translated():
             status = await self._connection.execute(
-                ADVANCE, self._name, new.txid, new.last_id, old.txid, old.last_id
+                ADVANCE, self._name, new.txid, new.last_id, old.txid, old.last_id, list(published)
             )
         if status != "UPDATE 1":
             raise LeadershipLost(f"relay cursor {self._name!r} moved under this relay")

@@ -9,40 +9,34 @@ speed targets belong here, not in tests.
 
 from __future__ import annotations
 
-import asyncio
 import statistics
-import time
-import uuid
+from enum import StrEnum
 from typing import Annotated, Any
 
-import nats
 import typer
-from nats.aio.msg import Msg
 
 from interlock import queries, terminal
 from interlock.composition import default_stack
-from interlock.contracts import subjects
-from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import ErrorCode, InterlockError
-from interlock.contracts.ids import workflow_id_for
 from interlock.embedded import broker_sync
 from interlock.health import attached
 from interlock.options import JsonOpt, load_settings, with_stack
-from interlock.runtime import supervised
+from interlock.runtime import default_components, supervised
 from interlock.settings import Settings
 from interlock.signals import Clients
+from interlock.tools.bench_driver import Driver
 from interlock.tools.bench_plugin import NoWorkload, measure, run_plugin_bench, workload
-from interlock.tools.bench_stats import hop_latencies
+from interlock.tools.bench_stats import DRIVER, hop_latencies
 from interlock.tools.console_pages import page_times
 from interlock.tools.demo.plugins import PluginScenario
 
-APPROVER = Actor(id="bench-approver", role="support_approver")
-REQUEST = {
-    "subject": "Refund for a double charge",
-    "body": "Charged twice this month.",
-    "amount": "20.00",
-    "currency": "EUR",
-}
+INSTANT_PORTS = ("accounts", "policies", "actions", "notifier")
+"""The support ports `--work none` answers in process (the model is the in-process `rules`)."""
+
+
+class Work(StrEnum):
+    REALISTIC = "realistic"
+    NONE = "none"
 
 
 def bench(
@@ -56,26 +50,49 @@ def bench(
     scenario: Annotated[
         str, typer.Option(help="Of a plugin's scenarios, the one to run (`--type` not support).")
     ] = "happy_path",
+    work: Annotated[
+        Work,
+        typer.Option(
+            help="What the stages do: `realistic` calls the simulated outside systems (a "
+            "simulator process, over NATS, on its ledger); `none` answers them in process at "
+            "once and starts no simulator, so only orchestration is measured (as the peers' "
+            "empty steps are)."
+        ),
+    ] = Work.REALISTIC,
     console_pages: Annotated[
         bool, typer.Option(help="Also time each operator console page over the results.")
     ] = False,
     json_output: JsonOpt = False,
 ) -> None:
-    """Drive happy-path workflows and print throughput, latency, CPU and memory."""
+    """Drive happy-path support workflows and print throughput, latency (p50/p95/p99), CPU
+    per workflow across every Interlock process, peak RSS, and the broker's sync setting."""
     s = load_settings()
+    components = default_stack("support")
+    if work is Work.NONE:
+        instant = {port: {"adapter": "instant"} for port in INSTANT_PORTS}
+        adapters = {**s.adapters, "support": {**s.adapters.get("support", {}), **instant}}
+        s = s.model_copy(update={"adapters": adapters})
+        components = default_components("support")
     try:
         entry = None if workflow_type == "support" else workload(workflow_type, scenario)
+        if entry is not None and work is Work.NONE:
+            raise BenchRefused(
+                "--work none answers the support workflow's ports in process; another type "
+                "runs its plugin's own stages (leave --work at realistic)"
+            )
 
         async def measured(s: Settings, nats_url: str, database_url: str) -> dict[str, Any]:
             report = await run_bench(
                 s,
                 nats_url,
                 database_url,
+                components,
                 workflows=workflows,
                 concurrency=concurrency,
                 warmup=warmup,
                 entry=entry,
             )
+            report["work"] = work.value
             report["broker_sync"] = broker_sync(nats_url, s.home)
             if console_pages:
                 ids = report["workflow_ids"]
@@ -103,80 +120,11 @@ class BenchRefused(InterlockError):
     retryable = False
 
 
-class Driver:
-    """Publishes requests, answers approval tasks, and times completions."""
-
-    def __init__(self, bus: Clients) -> None:
-        self.bus = bus
-        self.js = bus.approvals.jetstream()
-        self.done: dict[str, asyncio.Future[float]] = {}
-        self.subs: list[Any] = []
-
-    async def start(self) -> None:
-        for name, cb in (("approval_requested", self._approve), ("completed", self._completed)):
-            self.subs.append(
-                await self.js.subscribe(
-                    subjects.out("support", name),
-                    cb=cb,
-                    ordered_consumer=True,
-                    deliver_policy=nats.js.api.DeliverPolicy.NEW,
-                )
-            )
-
-    async def _approve(self, msg: Msg) -> None:
-        task = Envelope.model_validate_json(msg.data)
-        if task.workflow_id not in self.done:
-            return
-        event = Envelope(
-            event_id=f"bench-ok-{uuid.uuid4()}",
-            type="APPROVED",
-            workflow_type="support",
-            workflow_id=task.workflow_id,
-            tenant_id=task.tenant_id,
-            actor=APPROVER,
-            occurred_at=utcnow(),
-            payload={
-                "recommendation_version": task.payload["recommendation_version"],
-                "amount": task.payload["amount"],
-            },
-        )
-        await self.bus.approvals.jetstream().publish(
-            subjects.signal("support", self.bus.approvals_name),
-            event.to_bytes(),
-            headers={subjects.HEADER_MSG_ID: event.event_id},
-        )
-
-    async def _completed(self, msg: Msg) -> None:
-        future = self.done.get(Envelope.model_validate_json(msg.data).workflow_id or "")
-        if future is not None and not future.done():
-            future.set_result(time.perf_counter())
-
-    async def one(self) -> tuple[str, float]:
-        event_id = f"bench-{uuid.uuid4()}"
-        workflow_id = workflow_id_for("support", "bench", event_id)
-        finished = self.done[workflow_id] = asyncio.get_running_loop().create_future()
-        event = Envelope(
-            event_id=event_id,
-            type="START",
-            workflow_type="support",
-            tenant_id="bench",
-            actor=Actor(id="bench", role="upstream"),
-            occurred_at=utcnow(),
-            payload={**REQUEST, "customer_id": f"bench-{event_id[-8:]}"},
-        )
-        started = time.perf_counter()
-        await self.bus.upstream.jetstream().publish(
-            subjects.request("support", self.bus.upstream_name),
-            event.to_bytes(),
-            headers={subjects.HEADER_MSG_ID: event_id},
-        )
-        return workflow_id, (await finished - started) * 1000
-
-
 async def run_bench(
     s: Settings,
     nats_url: str,
     database_url: str,
+    components: list[str],
     *,
     workflows: int,
     concurrency: int,
@@ -203,7 +151,7 @@ async def run_bench(
             warmup=warmup,
         )
         return await _measured(database_url, workflows, concurrency, **run)
-    async with supervised(s, nats_url, database_url, default_stack("support")) as supervisor:
+    async with supervised(s, nats_url, database_url, components) as supervisor:
         bus = await Clients.connect(s, nats_url, "interlock-bench")
         driver = Driver(bus)
         await driver.start()
@@ -261,6 +209,8 @@ def _report(
     resources: dict[str, Any],
 ) -> dict[str, Any]:
     q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
+    done = len(latencies)
+    stack_cpu = sum(v for k, v in resources["cpu_by_component"].items() if k != DRIVER)
     return {
         "workflows": n,
         "concurrency": concurrency,
@@ -273,6 +223,9 @@ def _report(
         "p99_ms": round(q[98], 1) if latencies else None,
         "hops": hops,
         **resources,
+        # Every Interlock process, without the driver (the peers' clients are not counted
+        # either), per workflow measured: the figure a CPU budget is stated in.
+        "cpu_ms_per_workflow": round(1000 * stack_cpu / done, 2) if done else None,
     }
 
 
@@ -285,8 +238,9 @@ def _print(r: dict[str, Any]) -> None:
         + ", ".join(f"{k} {v['p50_ms']}/{v['p95_ms']}" for k, v in r["hops"].items())
         + "\n"
         f"CPU {r['cpu_seconds']} s ({r['cpu_percent']}% of one core), "
+        f"{r['cpu_ms_per_workflow']} ms per workflow over {r['processes']} processes, "
         f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}\n"
-        f"broker sync: {r['broker_sync']}"
+        f"stage work: {r['work']}; broker sync: {r['broker_sync']}"
     )
     for page, t in r.get("console_pages", {}).items():
         terminal.console.print(f"console {page}: p50 {t['p50_ms']} ms, max {t['max_ms']} ms")

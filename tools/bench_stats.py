@@ -41,12 +41,15 @@ def _quantiles(values: list[float]) -> dict[str, float]:
     return {"p50_ms": round(statistics.median(values), 2), "p95_ms": round(q[18], 2)}
 
 
+DRIVER = "bench-driver"
+
+
 class ResourceSampler:
     """CPU time and peak resident memory of the component processes and this driver, in
     total and per component (where the time goes is the useful part of a benchmark)."""
 
     def __init__(self, pids: dict[str, int]) -> None:
-        named = {**pids, "bench-driver": os.getpid()}
+        named = {**pids, DRIVER: os.getpid()}
         self._procs = {
             name: p
             for name, p in ((n, self._proc(pid)) for n, pid in named.items())

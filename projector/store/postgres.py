@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
@@ -27,6 +27,9 @@ from interlock.projector.store import rows, sql
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.records import HistoryRecord
 from interlock.projector.store.types import Stored, TraceInfo
+
+if TYPE_CHECKING:
+    from interlock.projector.outbox import OutboxPublisher
 
 _LOST = (
     OSError,
@@ -76,6 +79,16 @@ class PostgresWorkflowStore:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
+        self._publisher: OutboxPublisher | None = None
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        return self._pool
+
+    def publish_after_commit(self, publisher: OutboxPublisher) -> None:
+        """From now on, hand the outbox rows of every committed decision to `publisher`
+        right after the commit (see `projector.outbox`); the relay waits its grace first."""
+        self._publisher = publisher
 
     async def close(self) -> None:
         await self._pool.close()
@@ -101,6 +114,18 @@ class PostgresWorkflowStore:
         async with self._connection() as conn:
             return await conn.fetchval(statement.sql, *statement.args(values))
 
+    async def _write(self, statement: sql.Statement, values: dict[str, Any]) -> bool:
+        """Run COMMIT or CREATE; True if it wrote. The rows it left to this projector to
+        publish are published once the connection is back in the pool."""
+        publisher = self._publisher
+        values["publish_grace"] = publisher.grace if publisher is not None else None
+        async with self._connection() as conn:
+            written, deferred = await conn.fetchrow(statement.sql, *statement.args(values))
+        if deferred and publisher is not None:
+            messages = zip(values["subjects"], values["headers"], values["bodies"], strict=True)
+            await publisher.publish(deferred, list(messages))
+        return bool(written)
+
     async def load(
         self, tenant_id: str, workflow_id: str, event_id: str | None = None
     ) -> Stored | None:
@@ -125,14 +150,15 @@ class PostgresWorkflowStore:
         ctx: Context | None = None,
     ) -> bool:
         """Insert a new workflow and its first transition; False if the id already exists."""
-        values = rows.accepted(decision, event, trace, fingerprint, ctx)
-        return bool(await self._run(sql.CREATE, values))
+        return await self._write(
+            sql.CREATE, rows.accepted(decision, event, trace, fingerprint, ctx)
+        )
 
     async def commit(
         self, decision: Accepted, event: Envelope, trace: TraceInfo, ctx: Context | None = None
     ) -> None:
         """Apply an accepted decision; `ConcurrencyConflict` if the version moved meanwhile."""
-        if not await self._run(sql.COMMIT, rows.accepted(decision, event, trace, None, ctx)):
+        if not await self._write(sql.COMMIT, rows.accepted(decision, event, trace, None, ctx)):
             # Zero rows: another transition committed this version first. The caller
             # reloads and decides again; we never overwrite.
             wf = decision.workflow

@@ -29,14 +29,19 @@ GRANTS: dict[str, dict[str, str]] = {
         "audit": "INSERT",
         "processed_events": "SELECT, INSERT",
         "refused_events": "SELECT, INSERT",
-        "outbox": "INSERT",
+        # SELECT, UPDATE: a decision reads whether its workflow has rows still unpublished,
+        # and the projector marks the rows it published itself.
+        "outbox": (
+            "SELECT (id, workflow_id, published_at, relay_after), INSERT, UPDATE (published_at)"
+        ),
+        "interlock_meta": "SELECT",
         "timers": "SELECT, INSERT, UPDATE",
         "history": "INSERT",
     },
     RELAY_ROLE: {
         "interlock_meta": "SELECT",
         # INSERT: the open-job sweeper re-dispatches a job as a copy of its outbox row.
-        "outbox": "SELECT, INSERT, DELETE",
+        "outbox": "SELECT, INSERT, UPDATE (published_at), DELETE",
         "relay_cursor": "SELECT, INSERT, UPDATE",
         # The stuck-workflow gauge reads these; it never writes them.
         "workflows": "SELECT",

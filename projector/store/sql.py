@@ -86,12 +86,19 @@ audited AS (
            :audit_correlation_id, :trace_id, :guard_results, :occurred_at
     FROM w
 ),
+held AS (
+    SELECT EXISTS (SELECT 1 FROM outbox
+                   WHERE workflow_id = :workflow_id AND published_at IS NULL) AS behind
+),
 published AS (
-    INSERT INTO outbox (subject, headers, body, tenant_id, workflow_id)
-    SELECT o.subject, o.headers, o.body, :tenant_id, w.id
-    FROM w, unnest(:subjects::text[], :headers::jsonb[], :bodies::bytea[])
+    INSERT INTO outbox (subject, headers, body, tenant_id, workflow_id, relay_after)
+    SELECT o.subject, o.headers, o.body, :tenant_id, w.id,
+           CASE WHEN :publish_grace::float8 IS NULL OR held.behind THEN now()
+                ELSE now() + make_interval(secs => :publish_grace::float8) END
+    FROM w, held, unnest(:subjects::text[], :headers::jsonb[], :bodies::bytea[])
          WITH ORDINALITY AS o(subject, headers, body, n)
     ORDER BY o.n
+    RETURNING id, relay_after > now() AS deferred
 ),
 armed AS (
     INSERT INTO timers (id, workflow_id, workflow_type, tenant_id, kind, event_type, fire_at,
@@ -114,7 +121,8 @@ kept AS (
            true, NULL, :version - 1, :inputs, :outcome
     FROM w
 )
-SELECT count(*) FROM w
+SELECT (SELECT count(*) FROM w) AS written,
+       ARRAY(SELECT id FROM published WHERE deferred ORDER BY id) AS deferred_ids
 """
 
 COMMIT = compile_named(_UPDATE + _RECORD)

@@ -8,7 +8,9 @@ import asyncio
 import json
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
@@ -41,19 +43,27 @@ async def _bench(home: Path, nats_url: str, database_url: str, *args: str) -> tu
     return process.returncode, out.decode(), err.decode()
 
 
-async def test_bench_reports_the_documented_figures(
-    tmp_path: Path, module_nats: str, module_database: str
-) -> None:
-    code, out, err = await _bench(
-        tmp_path,
-        module_nats,
-        module_database,
-        *("--workflows", "6", "--concurrency", "3", "--warmup", "1", "--console-pages"),
-        "--json",
+Report = Callable[..., Awaitable[dict[str, Any]]]
+
+
+@pytest.fixture
+def bench_report(tmp_path: Path, module_nats: str, module_database: str) -> Report:
+    """Run the bench with these arguments and `--json`; its report, once it succeeded."""
+
+    async def report(*args: str) -> dict[str, Any]:
+        code, out, err = await _bench(tmp_path, module_nats, module_database, *args, "--json")
+        assert code == 0, err
+        found: dict[str, Any] = json.loads(out)
+        return found
+
+    return report
+
+
+async def test_bench_reports_the_documented_figures(bench_report: Report) -> None:
+    report = await bench_report(
+        *("--workflows", "6", "--concurrency", "3", "--warmup", "1", "--console-pages")
     )
 
-    assert code == 0, err
-    report = json.loads(out)
     assert report["workflows"] == 6
     assert report["failures"] == 0
     assert report["workflows_per_s"] > 0
@@ -67,6 +77,9 @@ async def test_bench_reports_the_documented_figures(
     assert any(page.startswith("/workflows/bench/") for page in pages)
     assert all(0 < t["p50_ms"] <= t["max_ms"] for t in pages.values())
     assert report["cpu_by_component"]["projector"] > 0
+    assert report["cpu_ms_per_workflow"] > 0
+    assert report["work"] == "realistic"
+    assert "sim" in report["cpu_by_component"]
     assert report["peak_rss_mb"] > 0
     sync = report["broker_sync"]  # "always", a flush interval such as "120s", or "unknown"
     assert sync in ("always", "unknown") or sync.endswith("s")
@@ -102,6 +115,31 @@ async def test_bench_of_a_type_without_that_scenario_is_refused(
 
     assert (code, out) == (2, "")
     assert "ships no scenario 'nope'" in " ".join(err.split())
+
+
+async def test_bench_of_a_plugin_type_without_stage_work_is_refused(
+    tmp_path: Path, module_nats: str, module_database: str
+) -> None:
+    """`--work none` answers support's ports in process; a plugin type runs its own stages."""
+    pytest.importorskip("interlock_invoice")
+    code, out, err = await _bench(
+        tmp_path, module_nats, module_database, "--type", "invoice", "--work", "none"
+    )
+
+    assert (code, out) == (2, "")
+    assert "--work none" in " ".join(err.split())
+
+
+async def test_bench_without_stage_work_runs_no_simulator(bench_report: Report) -> None:
+    report = await bench_report(
+        *("--workflows", "4", "--concurrency", "2", "--warmup", "1", "--work", "none")
+    )
+
+    assert (report["work"], report["failures"]) == ("none", 0)
+    # The stages answered in process: every workflow completed, and no simulator ran.
+    assert report["workflows_per_s"] > 0
+    assert "sim" not in report["cpu_by_component"]
+    assert report["cpu_ms_per_workflow"] > 0
 
 
 async def test_bench_refuses_to_run_beside_other_components(

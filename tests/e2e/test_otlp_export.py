@@ -26,6 +26,7 @@ from tests.support.payloads import REQUEST
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(180)
+MESSAGING = ("messaging.system", "messaging.destination.name", "messaging.operation.type")
 
 
 @pytest.fixture
@@ -104,6 +105,28 @@ async def _one_workflow(nats_url: str, database_url: str) -> dict[str, Any]:
         await nc.drain()
 
 
+def _jobs_published_by_their_decisions(spans: list[dict[str, Any]]) -> None:
+    """Each stage consumed a job whose PRODUCER span the projector's publish after its commit
+    made, a child of the decision that wrote the job, with the relay's messaging attributes."""
+    by_id = {s["span_id"]: s for s in spans}
+    stages = [s for s in spans if s["name"].startswith("stage ")]
+    assert len(stages) >= 5
+    for stage in stages:
+        job = by_id[stage["parent_span_id"]]
+        subject = job["name"].removesuffix(" publish")
+        assert subject == f"wf.job.support.{stage['name'].removeprefix('stage ')}"
+        assert (job["kind"], job["service"]) == ("SPAN_KIND_PRODUCER", "interlock-projector")
+        assert by_id[job["parent_span_id"]]["name"].startswith("projector decide ")
+        attributes = job["attributes"]
+        assert {k: attributes[k] for k in MESSAGING} == {
+            "messaging.system": "nats",
+            "messaging.destination.name": subject,
+            "messaging.operation.type": "send",
+        }
+        outbox_id = int(attributes["interlock.outbox_id"])
+        assert attributes["messaging.message.id"].endswith(f"-{outbox_id}")
+
+
 async def test_spans_reach_an_otlp_receiver_with_their_parent_links(
     receiver: tuple[str, Path],
     e2e_settings: Settings,
@@ -128,7 +151,8 @@ async def test_spans_reach_an_otlp_receiver_with_their_parent_links(
         "projector decide START"
     ]
     services = {s["service"] for s in request_trace}
-    assert {"interlock-projector", "interlock-relay", "interlock-support.classify"} <= services
+    assert {"interlock-projector", "interlock-support.classify"} <= services
+    _jobs_published_by_their_decisions(request_trace)
     decided = [
         s for s in spans if s["trace_id"] == approval and s["name"] == "projector decide APPROVED"
     ]

@@ -112,7 +112,7 @@ async def test_interleaved_concurrent_writers_publish_every_row_once_in_commit_s
 
 
 class CrashBeforeCursorUpdate(OutboxRelay):
-    async def _advance(self, new: Any) -> None:
+    async def _advance(self, new: Any, published: Any) -> None:
         raise RuntimeError("simulated crash after publishing, before moving the cursor")
 
 

@@ -1,8 +1,9 @@
 """A minimal OTLP/HTTP trace receiver, run as its own process by tests.
 
 It accepts `POST /v1/traces` (protobuf), decodes the request with the official
-`opentelemetry-proto` package, and appends one JSON line per span to an output file. The port
-it listens on is printed as the first line of stdout.
+`opentelemetry-proto` package, and appends one JSON line per span (with its kind and scalar
+attributes) to an output file. Other signals (the components' metrics) are accepted and
+dropped unread. The port it listens on is printed as the first line of stdout.
 
     python -m tests.support.otlp_receiver OUTFILE
 """
@@ -18,6 +19,16 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+SCALARS = {"string_value", "bool_value", "int_value", "double_value"}
+
+
+def _value(value: AnyValue) -> object:
+    """A scalar attribute's value (arrays and maps, which Interlock does not set, as None)."""
+    kind = value.WhichOneof("value")
+    return getattr(value, kind) if kind in SCALARS else None
 
 
 def _spans(request: ExportTraceServiceRequest) -> list[dict[str, object]]:
@@ -39,7 +50,9 @@ def _spans(request: ExportTraceServiceRequest) -> list[dict[str, object]]:
                         "span_id": span.span_id.hex(),
                         "parent_span_id": span.parent_span_id.hex() or None,
                         "name": span.name,
+                        "kind": Span.SpanKind.Name(span.kind),
                         "service": service,
+                        "attributes": {a.key: _value(a.value) for a in span.attributes},
                         "links": [link.trace_id.hex() for link in span.links],
                     }
                 )
@@ -50,11 +63,12 @@ def serve(out: Path) -> None:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            request = ExportTraceServiceRequest()
-            request.ParseFromString(body)
-            with out.open("a", encoding="utf-8") as sink:
-                for span in _spans(request):
-                    sink.write(json.dumps(span) + "\n")
+            if self.path == "/v1/traces":
+                request = ExportTraceServiceRequest()
+                request.ParseFromString(body)
+                with out.open("a", encoding="utf-8") as sink:
+                    for span in _spans(request):
+                        sink.write(json.dumps(span) + "\n")
             reply = ExportTraceServiceResponse().SerializeToString()
             self.send_response(200)
             self.send_header("Content-Type", "application/x-protobuf")

@@ -4,7 +4,8 @@ ledgers once the stack is quiet. Each check returns the workflow ids that break 
 - lost: a request the broker acknowledged never became a workflow, or an effect the audit
   says happened is not on the provider's ledger;
 - stuck: a workflow neither terminal nor in a waiting state that a signal or timer moves,
-  a job open longer than the sweeper's bound, or outbox rows never relayed;
+  a job open longer than the sweeper's bound, or outbox rows never published (by the
+  projector after its commit, or by the relay);
 - duplicate_effects: more effects on a ledger than the workflow's accepted results account
   for (one per authorised intent);
 - unauthorized_effects: an effect without an accepted approval and policy validation before
@@ -129,7 +130,7 @@ WHERE id = ANY(:ids)
 """
 UNRELAYED = """
 SELECT DISTINCT o.workflow_id FROM outbox o
-WHERE NOT EXISTS (SELECT 1 FROM relay_cursor c
+WHERE o.published_at IS NULL AND NOT EXISTS (SELECT 1 FROM relay_cursor c
                   WHERE (o.txid, o.id) <= (c.txid, c.last_id))
 """
 ACTIONS = """

@@ -274,7 +274,7 @@ async def _busy(nc: Client, engine: AsyncEngine, work: list[Workload]) -> bool:
 MOVING = """
 SELECT EXISTS (SELECT 1 FROM workflows
                WHERE tenant_id LIKE :tenant || '%' AND updated_at > now() - interval '3 seconds')
-    OR EXISTS (SELECT 1 FROM outbox o WHERE NOT EXISTS (
+    OR EXISTS (SELECT 1 FROM outbox o WHERE o.published_at IS NULL AND NOT EXISTS (
                    SELECT 1 FROM relay_cursor c WHERE (o.txid, o.id) <= (c.txid, c.last_id)))
 """
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from interlock import AdapterContext, Plugin, Port
+from interlock import Adapter, AdapterContext, Plugin, Port
 from interlock.services.adapters.sim import (
     SimAccountApi,
     SimActionProvider,
@@ -15,6 +15,12 @@ from interlock.services.adapters.sim import (
 )
 from interlock.services.ports import AccountApi, ActionProvider, ModelClient, Notifier, PolicyStore
 from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2
+from interlock.workflows.support.instant import (
+    InstantAccounts,
+    InstantActions,
+    InstantNotifier,
+    InstantPolicies,
+)
 from interlock.workflows.support.prompts import MODEL_TASKS
 from interlock.workflows.support.stages import SupportPorts, stages
 
@@ -25,19 +31,30 @@ def _model(ctx: AdapterContext) -> ModelClient:
 
 
 MODEL: Port[ModelClient] = Port("model", default=_model, protocol=ModelClient, asks_model=True)
+# `instant`: answered in process at once (`interlock bench --work none`; see `instant`).
 ACCOUNTS: Port[AccountApi] = Port(
-    "accounts", default=lambda c: SimAccountApi(c.nats, timeout=c.timeout), protocol=AccountApi
+    "accounts",
+    default=lambda c: SimAccountApi(c.nats, timeout=c.timeout),
+    protocol=AccountApi,
+    adapters={"instant": Adapter(lambda _: InstantAccounts())},
 )
 POLICIES: Port[PolicyStore] = Port(
-    "policies", default=lambda c: SimPolicyStore(c.nats, timeout=c.timeout), protocol=PolicyStore
+    "policies",
+    default=lambda c: SimPolicyStore(c.nats, timeout=c.timeout),
+    protocol=PolicyStore,
+    adapters={"instant": Adapter(lambda _: InstantPolicies())},
 )
 ACTIONS: Port[ActionProvider] = Port(
     "actions",
     default=lambda c: SimActionProvider(c.nats, timeout=c.timeout),
     protocol=ActionProvider,
+    adapters={"instant": Adapter(lambda _: InstantActions())},
 )
 NOTIFIER: Port[Notifier] = Port(
-    "notifier", default=lambda c: SimNotifier(c.nats, timeout=c.timeout), protocol=Notifier
+    "notifier",
+    default=lambda c: SimNotifier(c.nats, timeout=c.timeout),
+    protocol=Notifier,
+    adapters={"instant": Adapter(lambda _: InstantNotifier())},
 )
 
 

@@ -1,0 +1,137 @@
+"""The projector publishes the outbox rows of a decision itself, right after the commit.
+
+That takes the relay's hop (its wake-up, its read, its publish) out of every transition. The
+relay stays the crash-safe backstop: the rows were written with `relay_after = now() + grace`,
+and whatever is still unmarked then (the projector crashed between commit and publish, the
+broker did not answer, a row was refused) the relay publishes in commit order. Both send the
+same `Nats-Msg-Id` (`<database instance>-<row id>`), so a row published by both is stored
+once by the stream's duplicate window, far longer than the grace.
+
+Rows are marked published only once JetStream acknowledged them, and only the acknowledged
+prefix: a workflow with a row left unmarked has its later decisions left to the relay too
+(the commit statement sees it), so its messages never overtake one another. The mark is a
+hint, committed without waiting for the disk: lost in a crash, it only means the relay
+publishes the rows again, which the duplicate window drops.
+
+Nothing here raises: a failure leaves the rows to the relay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import asyncpg
+from nats.js import JetStreamContext
+from nats.js.api import PubAck
+from opentelemetry import trace
+from opentelemetry.trace import StatusCode
+
+from interlock.contracts import subjects
+from interlock.messaging.crashpoints import crash_point
+from interlock.otel.messaging import publishing
+
+log = logging.getLogger("interlock.projector")
+tracer = trace.get_tracer("interlock.projector")
+
+Message = tuple[str, dict[str, str], bytes]
+"""(subject, headers, body) of one outbox row, as the commit wrote it."""
+
+MARK = """
+WITH hint AS (SELECT set_config('synchronous_commit', 'off', true))
+UPDATE outbox SET published_at = now()
+FROM hint WHERE id = ANY($1::bigint[]) AND published_at IS NULL
+"""
+"""Mark rows published; `synchronous_commit` off for this transaction only (a lost mark
+costs a duplicate publish the stream drops, never a message)."""
+
+INSTANCE = "SELECT value FROM interlock_meta WHERE key = 'instance'"
+
+
+class OutboxPublisher:
+    def __init__(
+        self, js: JetStreamContext, pool: asyncpg.Pool, instance: str, grace: float
+    ) -> None:
+        """`grace`: seconds the relay leaves a row the projector will publish (the rows are
+        written with it; the relay publishes any still unmarked after it)."""
+        self._js = js
+        self._pool = pool
+        self._instance = instance
+        self.grace = grace
+        self._warm = False
+
+    @classmethod
+    async def open(cls, js: JetStreamContext, pool: asyncpg.Pool, grace: float) -> OutboxPublisher:
+        """Raises asyncpg's errors if the database cannot be read."""
+        async with pool.acquire() as conn:
+            instance = await conn.fetchval(INSTANCE)
+        return cls(js, pool, str(instance), grace)
+
+    async def publish(self, ids: Sequence[int], messages: Sequence[Message]) -> None:
+        """Publish the committed rows `ids` (in order, with their `messages`) and mark the
+        acknowledged prefix published. Never raises: the relay publishes what is left."""
+        if not ids:
+            return
+        crash_point("projector.before_publish")
+        try:
+            acked = await self._send(ids, messages)
+            if acked:
+                async with self._pool.acquire() as conn:
+                    await conn.execute(MARK, list(ids[:acked]))
+        except Exception as exc:  # the relay's grace covers every failure here
+            log.warning("publishing after commit failed, left to the relay: %r", exc)
+
+    async def _send(self, ids: Sequence[int], messages: Sequence[Message]) -> int:
+        """How many rows, from the first, JetStream acknowledged. The publishes are
+        pipelined: each appends its PUB to the connection's buffer before it first waits,
+        so they go out in row order. The very first publish goes alone: it sets up
+        nats-py's shared reply subscription, an await before its PUB is buffered."""
+        sends = [self._one(i, m) for i, m in zip(ids, messages, strict=True)]
+        if self._warm:
+            results = await asyncio.gather(*sends, return_exceptions=True)
+        else:
+            results = list(await asyncio.gather(sends[0], return_exceptions=True))
+            if isinstance(results[0], BaseException):
+                for unsent in sends[1:]:
+                    unsent.close()
+            else:
+                self._warm = True
+                results += await asyncio.gather(*sends[1:], return_exceptions=True)
+        for index, result in enumerate(results):
+            if isinstance(result, BaseException):
+                log.info("row %d not published after commit: %r", ids[index], result)
+                return index
+        return len(results)
+
+    async def _one(self, row_id: int, message: Message) -> PubAck:
+        subject, stored, body = message
+        headers = dict(stored)
+        headers[subjects.HEADER_MSG_ID] = f"{self._instance}-{row_id}"
+        span = _span(subject, headers, row_id)
+        try:
+            ack = await self._js.publish(subject, body, headers=headers)
+        except Exception as exc:
+            if span is not None:
+                span.record_exception(exc)
+                span.set_status(StatusCode.ERROR, type(exc).__name__)
+                span.end()
+            raise
+        if span is not None:
+            if ack.duplicate:
+                span.set_attribute("interlock.duplicate_publish", True)
+            span.end()
+        return ack
+
+
+def _span(subject: str, headers: dict[str, str], row_id: int) -> Any:
+    """A PRODUCER span continuing the decision's trace, as the relay's would (none for a
+    row without trace context, such as the open-jobs record)."""
+    if "traceparent" not in headers:
+        return None
+    span = publishing(
+        tracer, subject, headers, headers, message_id=headers.get(subjects.HEADER_MSG_ID)
+    )
+    span.set_attribute("interlock.outbox_id", row_id)
+    return span
