@@ -13,7 +13,13 @@ from urllib.parse import SplitResult, quote, urlsplit
 from interlock.contracts.clients import ANY, ClientPolicy, Publishes, signing_roles
 from interlock.messaging import permissions as broker
 from interlock.plugins import installed
-from interlock.projector.store.roles import PROJECTOR_ROLE, RELAY_ROLE, SIMULATOR_ROLE, TIMER_ROLE
+from interlock.projector.store.roles import (
+    CONSOLE_ROLE,
+    PROJECTOR_ROLE,
+    RELAY_ROLE,
+    SIMULATOR_ROLE,
+    TIMER_ROLE,
+)
 from interlock.secrets import Secrets
 from interlock.settings import Settings
 
@@ -21,12 +27,17 @@ UPSTREAM = "upstream"
 APPROVALS = "approvals"
 OPERATOR = "operator"
 """The CLI's own client: its approve, reject, cancel and retry commands."""
+CONSOLE = broker.CONSOLE
+"""The operator console: it reads as its own database role, reads dead letters (and redrives
+them, if allowed) as its own NATS identity, and sends the CLI's signals as the CLI's client,
+`operator`."""
 
 _ROLES = {
     "projector": PROJECTOR_ROLE,
     "relay": RELAY_ROLE,
     "timer": TIMER_ROLE,
     broker.SIMULATOR: SIMULATOR_ROLE,
+    CONSOLE: CONSOLE_ROLE,
 }
 DATABASE_ROLES = tuple(_ROLES.values())
 
@@ -117,7 +128,12 @@ def broker_permissions(settings: Settings) -> dict[str, broker.Permissions]:
     """Every NATS identity and what it may do, for the installed workflow types."""
     clients = {k: v for k, v in client_policies(settings).items() if k != broker.GATEWAY}
     registry = installed().registry
-    return broker.permissions(registry.stages(), clients, registry.workflow_types())
+    return broker.permissions(
+        registry.stages(),
+        clients,
+        registry.workflow_types(),
+        console_redrive=settings.console_redrive,
+    )
 
 
 def as_client(settings: Settings, nats_url: str, client: str) -> str:
@@ -127,6 +143,12 @@ def as_client(settings: Settings, nats_url: str, client: str) -> str:
     if settings.nats_url is not None and urlsplit(settings.nats_url).username:
         return settings.nats_url
     return nats_url_as(without_credentials(nats_url), client, secrets_of(settings))
+
+
+def as_operator(settings: Settings, nats_url: str) -> str:
+    """The server of `nats_url` as the CLI's client `operator`, whatever identity `nats_url`
+    names: the console connects as itself but sends its signals as the CLI does."""
+    return nats_url_as(without_credentials(nats_url), OPERATOR, secrets_of(settings))
 
 
 def as_admin(settings: Settings, nats_url: str, database_url: str) -> tuple[str, str]:

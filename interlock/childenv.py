@@ -55,6 +55,17 @@ _OWN: dict[str, tuple[str, ...]] = {
         "gateway_sender_rate",
         "gateway_unauthenticated_rate",
     ),
+    "console": (
+        "console_host",
+        "console_port",
+        "console_operators",
+        "console_redact",
+        "console_redrive",
+        "jaeger_url",
+        "parameters",
+        "stuck_after",
+        "secrets_dir",
+    ),
 }
 _STAGE = ("stage_workers", "external_timeout", "adapters")
 _MODEL = ("model", "models", "openai_base_url", "openai_model", "openai_api_key", "model_timeout")

@@ -18,8 +18,9 @@ import nats
 from faststream.nats import NatsBroker
 from nats.aio.client import Client
 
+from interlock import console
 from interlock.access import client_policies, job_public_key, job_signing_key
-from interlock.composition import GATEWAY, SIMULATOR
+from interlock.composition import CONSOLE, GATEWAY, SIMULATOR
 from interlock.contracts import subjects
 from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
@@ -235,6 +236,11 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
     )
 
 
+async def run_console(rt: Runtime, stop: asyncio.Event) -> None:
+    registry = installed().registry
+    await console.serve(rt.settings, rt.nats_url, rt.database_url, stop, registry=registry)
+
+
 def stage_component(workflow_type: str, stage: str) -> Component:
     name = f"{workflow_type}.{stage}"
 
@@ -290,6 +296,7 @@ def components() -> dict[str, Component]:
         "timer": run_timer,
         SIMULATOR: run_sim,
         GATEWAY: run_gateway,
+        CONSOLE: run_console,
     }
     for workflow_type, stage in installed().registry.stages():
         found[f"{workflow_type}.{stage}"] = stage_component(workflow_type, stage)

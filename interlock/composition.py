@@ -1,9 +1,10 @@
 """The components a stack is made of, by name.
 
 The runtime's own components are `runtime.CORE` and the stage services of the installed
-workflow types. The composition root adds two extras: the simulator of the outside systems the
-stage services call (which `up`, the demo and the bench start by default) and the
-approval/webhook gateway (which `up` starts). What runs under each name is in `components`.
+workflow types. The composition root adds three extras: the simulator of the outside systems
+the stage services call (which `up`, the demo and the bench start by default), and the
+approval/webhook gateway and the operator console (which `up` starts). What runs under each
+name is in `components`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from interlock.runtime import default_components
 
 SIMULATOR = "sim"
 GATEWAY = "gateway"
-EXTRAS = (SIMULATOR, GATEWAY)
+CONSOLE = "console"
+EXTRAS = (SIMULATOR, GATEWAY, CONSOLE)
 
 
 def default_stack(*workflow_types: str) -> list[str]:

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from interlock import access
-from interlock.composition import GATEWAY
+from interlock.composition import CONSOLE, GATEWAY
+from interlock.console import console_url
 from interlock.settings import Settings
 
 ENDPOINTS = "endpoints.json"
@@ -28,7 +29,7 @@ def write_endpoints(
         "nats_url": server,
         "database_url": access.redacted(database_url),
         "gateway_url": gateway if GATEWAY in components else None,
-        "console_url": None,
+        "console_url": console_url(settings) if CONSOLE in components else None,
         "clients": {
             name: {"nats_url": access.nats_url_as(server, name, secrets)}
             for name in access.external_clients(settings)

@@ -13,7 +13,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from pydantic import ValidationError
 
-from interlock import access, console
+from interlock import access, terminal
 from interlock.embedded import resolve_urls
 from interlock.health import accepts_anonymous
 from interlock.settings import Settings
@@ -34,7 +34,7 @@ def load_settings() -> Settings:
         loaded = Settings()
     except ValidationError as exc:
         for err in exc.errors():
-            console.errors.print(f"[red]configuration:[/] {err['msg']}")
+            terminal.errors.print(f"[red]configuration:[/] {err['msg']}")
         raise typer.Exit(2) from None
     configure_logging(loaded.log_level)
     return loaded
@@ -113,7 +113,7 @@ def _run_checked(s: Settings, nats_url: str, work: Coroutine[Any, Any, T]) -> T:
         if await accepts_anonymous(nats_url):
             if not s.insecure_nats:
                 work.close()
-                console.errors.print(
+                terminal.errors.print(
                     f"[red]refusing to run:[/] the NATS server at "
                     f"{access.redacted(access.without_credentials(nats_url))} accepts "
                     "anonymous connections, so anyone could publish jobs and results. "

@@ -123,6 +123,18 @@ def _audit_entry(r: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+LISTED = (
+    workflows.c.id,
+    workflows.c.tenant_id,
+    workflows.c.workflow_type,
+    workflows.c.state,
+    workflows.c.version,
+    workflows.c.definition_version,
+    workflows.c.updated_at,
+)
+"""The columns of a workflow in a listing (`interlock list`, the console's pages)."""
+
+
 async def workflow_list(
     engine: AsyncEngine,
     *,
@@ -132,15 +144,7 @@ async def workflow_list(
     limit: int = 50,
 ) -> list[dict[str, Any]]:
     """`interlock list`: newest first, optionally filtered by state, type and tenant."""
-    query = select(
-        workflows.c.id,
-        workflows.c.tenant_id,
-        workflows.c.workflow_type,
-        workflows.c.state,
-        workflows.c.version,
-        workflows.c.definition_version,
-        workflows.c.updated_at,
-    ).order_by(workflows.c.updated_at.desc())
+    query = select(*LISTED).order_by(workflows.c.updated_at.desc())
     if state:
         query = query.where(workflows.c.state == state)
     if workflow_type:

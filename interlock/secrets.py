@@ -2,6 +2,7 @@
 
 - `nats.json`: `{"<identity>": "<password>"}`, one NATS user per component and client;
 - `postgres.json`: `{"<role>": "<password>"}`, the embedded superuser and the component roles;
+- `console.json`: the operator console's session key and development operator's password;
 - `job-signing.key` / `job-signing.pub`: the Ed25519 key pair jobs are signed with (PEM).
 
 The directory is mode 0700 and every file 0600. A missing entry is generated on first need
@@ -29,6 +30,7 @@ from interlock.contracts.errors import ErrorCode, InterlockError
 
 NATS_FILE = "nats.json"
 POSTGRES_FILE = "postgres.json"
+CONSOLE_FILE = "console.json"
 SIGNING_KEY_FILE = "job-signing.key"
 PUBLIC_KEY_FILE = "job-signing.pub"
 
@@ -78,6 +80,11 @@ class Secrets:
         if not (self.directory / PUBLIC_KEY_FILE).exists():
             self._ensure_key_pair()
         return (self.directory / PUBLIC_KEY_FILE).read_text()
+
+    def console_secret(self, name: str) -> str:
+        """One of the operator console's secrets (its session key, the development
+        operator's password), generated on first need."""
+        return self._password(CONSOLE_FILE, name)
 
     def _password(self, file: str, name: str) -> str:
         return self._passwords(file, [name])[name]

@@ -1,7 +1,7 @@
 """Process settings, read from ``INTERLOCK_*`` environment variables."""
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -24,6 +24,23 @@ class GatewaySender(BaseModel):
         description="Tenants it acts for; a signal names one of them, or (one configured) none."
     )
     actors: frozenset[str] = Field(description='Actor ids it may sign as, or ["*"].')
+
+
+ConsoleRole = Literal["viewer", "approver", "operator"]
+
+
+class ConsoleOperator(BaseModel):
+    """Someone who may log in to the operator console: a password hash (argon2 or bcrypt, as
+    `interlock console --hash-password` prints), what they may do there (`viewer` reads,
+    `approver` answers approvals and reviews, `operator` also retries, resolves, cancels and
+    redrives), and the actor roles their signals carry: per workflow type, the first of these
+    that the type's configuration lets act (its approver limits apply as to anyone)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    password_hash: SecretStr
+    roles: frozenset[ConsoleRole] = frozenset({"viewer"})
+    actor_roles: tuple[str, ...] = ()
 
 
 class Settings(BaseSettings):
@@ -198,6 +215,39 @@ class Settings(BaseSettings):
         gt=0,
         description="Requests a second that fail authentication the gateway answers and records "
         "(all senders together); beyond it they are refused with 429, unrecorded.",
+    )
+
+    # --- the operator console (`interlock console`) ---
+    console_host: str = Field(
+        default="127.0.0.1", description="Address the operator console listens on."
+    )
+    console_port: int = Field(
+        default=8090, ge=1, le=65535, description="Port the operator console listens on."
+    )
+    console_operators: dict[str, ConsoleOperator] | None = Field(
+        default=None,
+        description="Who may log in to the console, as JSON: "
+        '{"<name>": {"password_hash": "$argon2id$...", "roles": ["approver"], '
+        '"actor_roles": ["support_approver"]}}. Unset with the embedded stack: one '
+        "development operator whose password is kept under <home>/secrets; unset otherwise: "
+        "nobody can log in (a warning says so).",
+    )
+    console_redact: frozenset[str] = Field(
+        default=frozenset({"body", "subject", "email", "phone", "name", "address", "iban"}),
+        description="Keys of workflow data and model output whose values the console shows "
+        "as redacted (personal data); keys that look like secrets are always redacted.",
+    )
+    console_redrive: bool = Field(
+        default=False,
+        description="Let the console's operators redrive dead letters: its broker identity may "
+        "then delete dead letters and publish on the subjects they came from (ingress and "
+        "jobs), i.e. speak for any client, stage or the relay. Off: the console lists dead "
+        "letters and `interlock dlq redrive` (as the administrator) sends them back.",
+    )
+    jaeger_url: str | None = Field(
+        default=None,
+        description="Jaeger's UI (http://host:16686): the console links each workflow's trace "
+        "there instead of drawing it from the local spans.",
     )
 
     @field_validator("nats_url")

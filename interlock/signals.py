@@ -67,6 +67,23 @@ def approval_payload(
     }
 
 
+def reason_payload(view: dict[str, Any], reason: str) -> dict[str, Any]:
+    """A rejection or cancellation, with why (for the audit trail)."""
+    return {"reason": reason}
+
+
+def changes_payload(view: dict[str, Any], feedback: str) -> dict[str, Any]:
+    """Ask for a new recommendation, naming the one reviewed and what should change."""
+    return {
+        "recommendation_version": view["data"].get("recommendation_version") or 1,
+        "feedback": feedback,
+    }
+
+
+def no_payload(view: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
 @dataclass
 class Clients:
     """The installation's own external clients, one connection each, as outside systems

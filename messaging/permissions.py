@@ -23,7 +23,8 @@ RELAY = "relay"
 TIMER = "timer"
 SIMULATOR = "sim"
 GATEWAY = "gateway"
-COMPONENTS = (PROJECTOR, RELAY, TIMER, SIMULATOR, GATEWAY)
+CONSOLE = "console"
+COMPONENTS = (PROJECTOR, RELAY, TIMER, SIMULATOR, GATEWAY, CONSOLE)
 """Identities of the components that are not stages (each stage has its own)."""
 
 _JS_API = "$JS.API"
@@ -99,13 +100,35 @@ def _client(name: str, policy: ClientPolicy, installed: Iterable[str]) -> Permis
     return Permissions(publish=tuple(publish), subscribe=(_inbox(name), *reads))
 
 
+def _console(redrive: bool) -> Permissions:
+    """The operator console reads the dead letters (its signals go out as the CLI's client).
+    Redriving a letter republishes it, unchanged, on the subject it came from, so a console
+    allowed to redrive may publish on every ingress and job subject: only when configured."""
+    dlq = subjects.STREAM_DLQ
+    reads = [
+        f"{_JS_API}.STREAM.INFO.{dlq}",
+        f"{_JS_API}.STREAM.MSG.GET.{dlq}",
+        f"{_JS_API}.DIRECT.GET.{dlq}",
+        f"{_JS_API}.DIRECT.GET.{dlq}.>",
+    ]
+    redrives = [
+        f"{_JS_API}.STREAM.MSG.DELETE.{dlq}",
+        f"{subjects.IN_PREFIX}.>",
+        f"{subjects.JOB_PREFIX}.>",
+    ]
+    return _own(CONSOLE, reads + (redrives if redrive else []))
+
+
 def permissions(
     stages: Iterable[tuple[str, str]],
     clients: Mapping[str, ClientPolicy],
     installed: Iterable[str],
+    *,
+    console_redrive: bool = False,
 ) -> dict[str, Permissions]:
     """Every identity's permissions: the components, a stage each of `stages`
-    ((workflow_type, stage) pairs), and `clients` for the `installed` workflow types."""
+    ((workflow_type, stage) pairs), and `clients` for the `installed` workflow types;
+    `console_redrive`: the console may send dead letters back."""
     installed = list(installed)
     found = {
         ADMIN: Permissions(publish=(">",), subscribe=(">",)),
@@ -125,6 +148,7 @@ def permissions(
         TIMER: _own(TIMER, [f"{subjects.IN_PREFIX}.timer.>"]),
         SIMULATOR: Permissions(publish=(), subscribe=("sim.>",), allow_responses=True),
         GATEWAY: _own(GATEWAY, [subjects.signal("*", GATEWAY), subjects.dlq(GATEWAY)]),
+        CONSOLE: _console(console_redrive),
     }
     for workflow_type, stage in stages:
         found[stage_identity(workflow_type, stage)] = _stage(workflow_type, stage)

@@ -18,7 +18,7 @@ import nats
 import typer
 from nats.aio.msg import Msg
 
-from interlock import console, queries
+from interlock import queries, terminal
 from interlock.composition import default_stack
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
@@ -31,6 +31,7 @@ from interlock.runtime import supervised
 from interlock.settings import Settings
 from interlock.signals import Clients
 from interlock.tools.bench_stats import ResourceSampler, hop_latencies
+from interlock.tools.console_pages import page_times
 
 APPROVER = Actor(id="bench-approver", role="support_approver")
 REQUEST = {
@@ -45,6 +46,9 @@ def bench(
     workflows: Annotated[int, typer.Option(min=1, help="Workflows to measure.")] = 200,
     concurrency: Annotated[int, typer.Option(min=1, help="Workflows in flight.")] = 20,
     warmup: Annotated[int, typer.Option(min=0, help="Unmeasured workflows first.")] = 20,
+    console_pages: Annotated[
+        bool, typer.Option(help="Also time each operator console page over the results.")
+    ] = False,
     json_output: JsonOpt = False,
 ) -> None:
     """Drive happy-path workflows and print throughput, latency, CPU and memory."""
@@ -61,14 +65,19 @@ def bench(
                 warmup=warmup,
             )
             report["broker_sync"] = broker_sync(nats_url, s.home)
+            if console_pages:
+                ids = report["workflow_ids"]
+                newest = ("bench", ids[-1]) if ids else None
+                report["console_pages"] = await page_times(s, nats_url, database_url, newest)
             return report
 
         report = with_stack(measured, s)
     except BenchRefused as exc:
-        console.errors.print(f"[red]{exc}[/]")
+        terminal.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
+    del report["workflow_ids"]
     if json_output:
-        console.print_json(report)
+        terminal.print_json(report)
     else:
         _print(report)
     if report["failures"]:
@@ -203,7 +212,7 @@ async def run_bench(
         hops = await hop_latencies(engine, ids)
     finally:
         await engine.dispose()
-    return _report(
+    return {"workflow_ids": ids} | _report(
         n=workflows,
         concurrency=concurrency,
         wall=wall,
@@ -243,7 +252,7 @@ def _report(
 
 
 def _print(r: dict[str, Any]) -> None:
-    console.console.print(
+    terminal.console.print(
         f"{r['workflows']} workflows at concurrency {r['concurrency']} in {r['seconds']} s: "
         f"[bold]{r['workflows_per_s']} workflows/s[/], {r['transitions_per_s']} transitions/s\n"
         f"end to end: p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms\n"
@@ -254,3 +263,5 @@ def _print(r: dict[str, Any]) -> None:
         f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}\n"
         f"broker sync: {r['broker_sync']}"
     )
+    for page, t in r.get("console_pages", {}).items():
+        terminal.console.print(f"console {page}: p50 {t['p50_ms']} ms, max {t['max_ms']} ms")

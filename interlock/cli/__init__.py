@@ -13,7 +13,18 @@ from __future__ import annotations
 
 import typer
 
-from interlock.cli import credentials, dlq, history, inspect, migrate, operate, run, workflows
+from interlock.cli import (
+    credentials,
+    describe,
+    dlq,
+    history,
+    inspect,
+    migrate,
+    operate,
+    run,
+    web,
+    workflows,
+)
 from interlock.tools.bench import bench
 from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo
@@ -31,6 +42,8 @@ app.command()(inspect.show)
 app.command()(inspect.trace)
 app.command(name="list")(inspect.list_workflows)
 app.command()(workflows.workflows)
+app.command()(describe.graph)
+app.command(name="console")(web.console_command)
 app.command()(run.migrate)
 app.command()(run.health)
 app.command(name="nats-config")(credentials.nats_config)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from interlock import access, console, natsconf
+from interlock import access, natsconf, terminal
 from interlock.embedded import running_record
 from interlock.options import load_settings
 
@@ -44,14 +44,14 @@ def client_url(name: Annotated[str, typer.Argument(help="A client of INTERLOCK_C
     s = load_settings()
     known = access.external_clients(s)
     if name not in known:
-        console.errors.print(f"[red]unknown client {name!r}[/]; one of: {', '.join(known)}")
+        terminal.errors.print(f"[red]unknown client {name!r}[/]; one of: {', '.join(known)}")
         raise typer.Exit(2)
     if s.nats_url is not None:
         server = access.without_credentials(s.nats_url)
     elif (record := running_record(s.home)) is not None:
         server = record.nats_url
     else:
-        console.errors.print(
+        terminal.errors.print(
             f"no NATS: set INTERLOCK_NATS_URL, or start the embedded stack (`interlock up`) "
             f"in {s.home}"
         )

@@ -13,7 +13,7 @@ import nats
 import typer
 from nats.js import JetStreamContext
 
-from interlock import console
+from interlock import terminal
 from interlock.messaging import letters as dlq
 from interlock.options import JsonOpt, with_stack
 
@@ -47,12 +47,12 @@ def list_letters(
 
     found = _on_broker(collect)
     if json_output:
-        console.print_json({"letters": found})
+        terminal.print_json({"letters": found})
         return
     if not found:
-        console.console.print("no dead letters")
+        terminal.console.print("no dead letters")
     for d in found:
-        console.console.print(
+        terminal.console.print(
             f"{d['id']:>6}  {d['source']:<28} {d['reason']:<24} {d['type'] or '-':<24} "
             f"{d['workflow_id'] or '-'}",
             markup=False,
@@ -72,10 +72,10 @@ def show(
     assert found is not None
     view = found.full()
     if json_output:
-        console.print_json(view)
+        terminal.print_json(view)
         return
     for key, value in view.items():
-        console.console.print(f"{key}: {value}", markup=False, highlight=False)
+        terminal.console.print(f"{key}: {value}", markup=False, highlight=False)
 
 
 @app.command()
@@ -89,7 +89,7 @@ def redrive(
 ) -> None:
     """Publish dead letters back to their original subjects (same event ids) and remove them."""
     if bool(letter_ids) == every:
-        console.errors.print("give letter ids, or --all (optionally with --source/--reason)")
+        terminal.errors.print("give letter ids, or --all (optionally with --source/--reason)")
         raise typer.Exit(2)
 
     async def send(js: JetStreamContext) -> tuple[list[int], list[int]]:
@@ -108,12 +108,12 @@ def redrive(
         return [d.id for d in chosen], missing
 
     sent, missing = _on_broker(send)
-    console.console.print(f"redrove {len(sent)} dead letter(s)")
+    terminal.console.print(f"redrove {len(sent)} dead letter(s)")
     if missing:
         _no_such(*missing)
 
 
 def _no_such(*letter_ids: int) -> None:
     ids = ", ".join(str(i) for i in letter_ids)
-    console.errors.print(f"no dead letter {ids} (see `interlock dlq list`)")
+    terminal.errors.print(f"no dead letter {ids} (see `interlock dlq list`)")
     raise typer.Exit(1)

@@ -9,7 +9,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from interlock import console
+from interlock import terminal
 from interlock.contracts.registry import Registry
 from interlock.options import JsonOpt, with_database
 from interlock.plugins import installed
@@ -52,7 +52,7 @@ def replay_histories(
 
     result = with_database(work)
     if json_output:
-        console.print_json(result)
+        terminal.print_json(result)
     else:
         _print(result)
     raise typer.Exit(1 if result["divergences"] else 0)
@@ -74,7 +74,7 @@ def report(replays: list[Replayed]) -> dict[str, Any]:
 
 
 def _print(result: dict[str, Any]) -> None:
-    console.console.print(
+    terminal.console.print(
         f"replayed {result['workflows']} workflows, {result['events']} events"
         + (
             f" ({result['incomplete']} histories incomplete, skipped)"
@@ -83,10 +83,10 @@ def _print(result: dict[str, Any]) -> None:
         )
     )
     if not result["divergences"]:
-        console.console.print("[green]no divergences[/]")
+        terminal.console.print("[green]no divergences[/]")
         return
     for d in result["divergences"]:
-        console.console.print(
+        terminal.console.print(
             f"[red]diverged[/] {d['workflow_id']} at {d['event_id']}: {d['field']} "
             f"recorded {d['recorded']!r}, replayed {d['replayed']!r}",
             markup=True,
@@ -103,5 +103,5 @@ def _time(text: str) -> datetime:
 
 
 def _usage(message: str) -> NoReturn:
-    console.errors.print(f"[red]usage:[/] {message}")
+    terminal.errors.print(f"[red]usage:[/] {message}")
     raise typer.Exit(2)

@@ -7,7 +7,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from interlock import console, queries
+from interlock import queries, terminal
 from interlock.options import JsonOpt, TenantOpt, load_settings, with_stack
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble, render
@@ -18,7 +18,7 @@ T = TypeVar("T")
 def show(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = False) -> None:
     """A workflow's state, versions, data and its full audit history."""
     view = _view(workflow_id, tenant)
-    console.print_json(view) if json_output else console.workflow(view)
+    terminal.print_json(view) if json_output else terminal.workflow(view)
 
 
 def trace(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = False) -> None:
@@ -26,18 +26,18 @@ def trace(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = Fal
     s = load_settings()
     tree = assemble(_view(workflow_id, tenant), traces_dir(s))
     if json_output:
-        console.print_json(tree)
+        terminal.print_json(tree)
         return
     if not tree["spans"]:
         ids = ", ".join(tree["trace_ids"]) or "none recorded"
-        console.errors.print(
+        terminal.errors.print(
             f"no local spans for this workflow (INTERLOCK_LOCAL_TRACES off, or "
             f"another host); look up trace {ids} in Jaeger"
         )
         raise typer.Exit(1)
-    console.console.print(f"trace {tree['trace_id']} ({len(tree['spans'])} spans)")
+    terminal.console.print(f"trace {tree['trace_id']} ({len(tree['spans'])} spans)")
     for line in render(tree):
-        console.console.print(line, markup=False, highlight=False)
+        terminal.console.print(line, markup=False, highlight=False)
 
 
 def list_workflows(
@@ -59,7 +59,7 @@ def list_workflows(
             limit=limit,
         )
     )
-    console.print_json(rows) if json_output else console.workflows(rows)
+    terminal.print_json(rows) if json_output else terminal.workflows(rows)
 
 
 def _view(workflow_id: str, tenant: str | None) -> dict[str, Any]:
@@ -68,10 +68,10 @@ def _view(workflow_id: str, tenant: str | None) -> dict[str, Any]:
     try:
         view = with_stack(lambda s, n, d: _query(d, queries.workflow_view, workflow_id, tenant))
     except queries.AmbiguousWorkflow as exc:
-        console.errors.print(f"[red]ambiguous:[/] {exc}")
+        terminal.errors.print(f"[red]ambiguous:[/] {exc}")
         raise typer.Exit(2) from None
     if view is None:
-        console.errors.print(f"no workflow {workflow_id}")
+        terminal.errors.print(f"no workflow {workflow_id}")
         raise typer.Exit(1)
     return view
 

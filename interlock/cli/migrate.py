@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import access, console, queries
+from interlock import access, queries, terminal
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import UnknownDefinition
@@ -60,14 +60,14 @@ def migrate_workflow(
 
     outcome = with_database(work)
     if json_output:
-        console.print_json(outcome)
+        terminal.print_json(outcome)
     elif outcome["accepted"]:
-        console.console.print(
+        terminal.console.print(
             f"migrated: v{outcome['from_version']} {outcome['from_state']} -> "
             f"v{outcome['to_version']} {outcome['state']}"
         )
     else:
-        console.errors.print(f"[red]{outcome['reason']}[/]: {outcome['detail']}")
+        terminal.errors.print(f"[red]{outcome['reason']}[/]: {outcome['detail']}")
     if not outcome["accepted"]:
         raise typer.Exit(2 if outcome["reason"] == "ambiguous_workflow" else 3)
 

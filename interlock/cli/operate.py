@@ -12,11 +12,11 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import access, console
+from interlock import access, terminal
 from interlock.commands import send_and_wait
 from interlock.contracts.envelope import Actor
 from interlock.options import JsonOpt, TenantOpt, with_stack
-from interlock.signals import approval_payload
+from interlock.signals import approval_payload, no_payload, reason_payload
 
 Payload = Callable[..., dict[str, Any]]
 """`payload(view, **options)`: the signal's payload, from the workflow's view and the values
@@ -84,13 +84,13 @@ def signal_command(
 
 def _report(outcome: dict[str, Any], json_output: bool) -> None:
     if outcome.get("caution") and not json_output:
-        console.errors.print(f"[yellow]caution:[/] {outcome['caution']}")
+        terminal.errors.print(f"[yellow]caution:[/] {outcome['caution']}")
     if json_output:
-        console.print_json(outcome)
+        terminal.print_json(outcome)
     elif outcome.get("accepted"):
-        console.console.print(f"accepted: {outcome['from_state']} -> {outcome['to_state']}")
+        terminal.console.print(f"accepted: {outcome['from_state']} -> {outcome['to_state']}")
     else:
-        console.errors.print(f"[red]{outcome.get('reason')}[/]: {outcome.get('detail')}")
+        terminal.errors.print(f"[red]{outcome.get('reason')}[/]: {outcome.get('detail')}")
     if not outcome.get("accepted"):
         usage = {"no_decision": 1, "ambiguous_workflow": 2}
         raise typer.Exit(usage.get(outcome.get("reason") or "", 3))
@@ -98,14 +98,6 @@ def _report(outcome: dict[str, Any], json_output: bool) -> None:
 
 def _reason(help_text: str | None = None) -> Parameter:
     return option("reason", Annotated[str, typer.Option(help=help_text)], "")
-
-
-def _with_reason(view: dict[str, Any], reason: str) -> dict[str, Any]:
-    return {"reason": reason}
-
-
-def _empty(view: dict[str, Any]) -> dict[str, Any]:
-    return {}
 
 
 _VERSION = Annotated[int | None, typer.Option(help="Recommendation version (default: current).")]
@@ -129,7 +121,7 @@ COMMANDS = [
         "REJECTED_BY_REVIEWER",
         "Reject the recommendation awaiting approval (or a workflow in manual review).",
         APPROVER,
-        payload=_with_reason,
+        payload=reason_payload,
         options=[_reason("Why, for the audit trail.")],
     ),
     signal_command(
@@ -137,7 +129,7 @@ COMMANDS = [
         "CANCEL_REQUESTED",
         "Request cancellation: immediate before the effect, reconciled first during it.",
         OPERATOR,
-        payload=_with_reason,
+        payload=reason_payload,
         options=[_reason()],
     ),
     signal_command(
@@ -145,6 +137,6 @@ COMMANDS = [
         "RETRY_REQUESTED",
         "Send a workflow in manual review back to the step that escalated.",
         OPERATOR,
-        payload=_empty,
+        payload=no_payload,
     ),
 ]

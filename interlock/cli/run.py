@@ -11,9 +11,9 @@ from typing import Annotated
 
 import typer
 
-from interlock import console, telemetry
+from interlock import console, telemetry, terminal
 from interlock.access import component_roles
-from interlock.composition import GATEWAY, default_stack, resolve_name
+from interlock.composition import CONSOLE, GATEWAY, default_stack, resolve_name
 from interlock.endpoints import ENDPOINTS, write_endpoints
 from interlock.health import healthy
 from interlock.options import load_settings, with_component, with_stack
@@ -24,21 +24,25 @@ from interlock.settings import Settings
 def up(
     only: Annotated[list[str] | None, typer.Option(help="Run only these components.")] = None,
 ) -> None:
-    """Run projector, relay, timers, simulator, approval gateway and every stage service
-    until Ctrl-C."""
+    """Run projector, relay, timers, simulator, approval gateway, operator console and every
+    stage service until Ctrl-C."""
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
-        stop = _stop_on_signals()
-        names = only or [*default_stack(), GATEWAY]
+        stop = stop_on_signals()
+        names = only or [*default_stack(), GATEWAY, CONSOLE]
         async with supervised(s, nats_url, database_url, names) as supervisor:
             shown = write_endpoints(s, nats_url, database_url, names)
-            console.console.print(
+            terminal.console.print(
                 f"NATS {shown['nats_url']} (clients: `interlock client-url NAME`)\n"
                 f"PostgreSQL {shown['database_url']}\nendpoints in {s.home / ENDPOINTS}"
             )
             for child in supervisor.status():
-                console.console.print(f"  {child['name']:<32} pid {child['pid']}")
-            console.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
+                terminal.console.print(f"  {child['name']:<32} pid {child['pid']}")
+            if CONSOLE in names:
+                await console.wait_until_serving(s)
+                banner = console.banner(s, embedded=s.database_url is None)
+                terminal.console.print(banner, markup=False, highlight=False, soft_wrap=True)
+            terminal.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
             await stop.wait()
 
     settings = load_settings()
@@ -62,7 +66,7 @@ def service(
     async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
         _check_adapters(s)
         telemetry.start(s, component_name)
-        stop = _stop_on_signals()
+        stop = stop_on_signals()
         try:
             await within_grace(component(Runtime(s, nats_url, database_url), stop), stop, s)
         finally:
@@ -81,7 +85,7 @@ def _check_adapters(s: Settings) -> None:
     try:
         check_adapters(s.adapters, installed())
     except AdapterConfigError as exc:
-        console.errors.print(f"[red]configuration:[/] {exc}")
+        terminal.errors.print(f"[red]configuration:[/] {exc}")
         raise typer.Exit(2) from None
 
 
@@ -89,14 +93,14 @@ def migrate() -> None:
     """Apply database migrations, create the components' database roles and provision
     streams (`up` and `demo` do this themselves)."""
     with_stack(lambda s, n, d: prepare(n, d, component_roles(s)))
-    console.console.print("database schema, roles and JetStream streams are up to date")
+    terminal.console.print("database schema, roles and JetStream streams are up to date")
 
 
 def health(name: Annotated[str, typer.Argument(help="A component, as for `service`.")]) -> None:
     """Exit 0 if the component runs, is connected and makes progress (for health checks)."""
     component = _known(name)
     ok, detail = healthy(load_settings().home, component)
-    (console.console if ok else console.errors).print(detail)
+    (terminal.console if ok else terminal.errors).print(detail)
     if not ok:
         raise typer.Exit(1)
 
@@ -106,7 +110,7 @@ def _known(name: str) -> str:
     try:
         return resolve_name(name)
     except ValueError as exc:
-        console.errors.print(f"[red]{exc}[/]")
+        terminal.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
 
 
@@ -121,7 +125,7 @@ async def within_grace(running: Awaitable[None], stop: asyncio.Event, s: Setting
         if not task.done():
             done, _ = await asyncio.wait({task}, timeout=s.shutdown_grace)
             if not done:
-                console.errors.print(f"still stopping after {s.shutdown_grace:.0f}s: cancelling")
+                terminal.errors.print(f"still stopping after {s.shutdown_grace:.0f}s: cancelling")
                 task.cancel()
                 done, _ = await asyncio.wait({task}, timeout=2.0)
             if not done:
@@ -132,7 +136,7 @@ async def within_grace(running: Awaitable[None], stop: asyncio.Event, s: Setting
         stopping.cancel()
 
 
-def _stop_on_signals() -> asyncio.Event:
+def stop_on_signals() -> asyncio.Event:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.table import Table
 
-from interlock import console
+from interlock import terminal
 from interlock.options import JsonOpt
 from interlock.plugins import Installed, installed
 
@@ -15,7 +15,7 @@ def workflows(json_output: JsonOpt = False) -> None:
     """The installed workflow types: versions, stages, ports and the distribution of each."""
     found = describe(installed())
     if json_output:
-        console.print_json(found)
+        terminal.print_json(found)
         return
     table = Table("type", "versions", "stages", "ports", "distribution", box=None)
     for w in found["workflows"]:
@@ -26,7 +26,7 @@ def workflows(json_output: JsonOpt = False) -> None:
             ", ".join(p["name"] for p in w["ports"]) or "-",
             f"{w['distribution']} ({w['entry_point']})",
         )
-    console.console.print(table)
+    terminal.console.print(table)
 
 
 def describe(found: Installed) -> dict[str, Any]:

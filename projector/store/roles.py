@@ -19,6 +19,7 @@ PROJECTOR_ROLE = "interlock_projector"
 RELAY_ROLE = "interlock_relay"
 TIMER_ROLE = "interlock_timer"
 SIMULATOR_ROLE = "interlock_sim"
+CONSOLE_ROLE = "interlock_console"
 
 GRANTS: dict[str, dict[str, str]] = {
     PROJECTOR_ROLE: {
@@ -43,6 +44,16 @@ GRANTS: dict[str, dict[str, str]] = {
         "timers": "SELECT, UPDATE",
     },
     SIMULATOR_ROLE: {},
+    # The operator console only reads: its pages (archived workflows too), the stuck
+    # workflows, the outbox lag.
+    CONSOLE_ROLE: {
+        "workflows": "SELECT",
+        "workflow_archive": "SELECT",
+        "audit": "SELECT",
+        "timers": "SELECT",
+        "outbox": "SELECT",
+        "relay_cursor": "SELECT",
+    },
 }
 """Table privileges per role, on the tables of the `public` schema."""
 

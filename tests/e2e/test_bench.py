@@ -48,7 +48,8 @@ async def test_bench_reports_the_documented_figures(
         tmp_path,
         module_nats,
         module_database,
-        *("--workflows", "6", "--concurrency", "3", "--warmup", "1", "--json"),
+        *("--workflows", "6", "--concurrency", "3", "--warmup", "1", "--console-pages"),
+        "--json",
     )
 
     assert code == 0, err
@@ -61,6 +62,10 @@ async def test_bench_reports_the_documented_figures(
     assert per_workflow >= 8
     assert 0 < report["p50_ms"] <= report["p95_ms"] <= report["p99_ms"]
     assert {"decide_commit", "dispatch_work"} <= set(report["hops"])
+    pages = report["console_pages"]
+    assert {"/", "/tasks", "/operations"} <= set(pages)
+    assert any(page.startswith("/workflows/bench/") for page in pages)
+    assert all(0 < t["p50_ms"] <= t["max_ms"] for t in pages.values())
     assert report["cpu_by_component"]["projector"] > 0
     assert report["peak_rss_mb"] > 0
     sync = report["broker_sync"]  # "always", a flush interval such as "120s", or "unknown"

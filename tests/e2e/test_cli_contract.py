@@ -4,7 +4,6 @@ nats-py, and what `show`, `list`, `trace` and `cancel` report as JSON."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import uuid
@@ -19,7 +18,7 @@ import pytest
 from interlock import access
 from interlock.contracts.ids import workflow_id_for
 from interlock.settings import Settings
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, interlock_up
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(180)
@@ -41,25 +40,8 @@ def running_up(tmp_path: Path) -> Iterator[tuple[Path, dict[str, Any], str]]:
     """`interlock up` (projector and relay only: no stage consumes the first job) on a fresh
     embedded stack, until the test ends."""
     home = tmp_path / "home"
-    up = subprocess.Popen(
-        [sys.executable, "-m", "interlock", "up", "--only", "projector", "--only", "relay"],
-        env=cli_env(home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert up.stdout is not None
-        seen = []
-        for line in up.stdout:  # `up` says so once every component is ready
-            seen.append(line)
-            if "Ctrl-C stops everything" in line:
-                break
-        assert up.poll() is None, "".join(seen)
-        yield home, json.loads((home / "stack.json").read_text()), "".join(seen)
-    finally:
-        up.send_signal(signal.SIGINT)
-        up.wait(60)
+    with interlock_up(home, "projector", "relay") as printed:
+        yield home, json.loads((home / "stack.json").read_text()), printed
 
 
 async def test_a_request_from_plain_nats_py_is_visible_through_the_cli(

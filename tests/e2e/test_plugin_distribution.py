@@ -144,6 +144,17 @@ async def test_the_installed_plugin_is_listed_with_its_distribution(
     assert hello["ports"] == [{"name": "greeter", "protocol": "Greeter"}]
 
 
+async def test_the_installed_plugins_diagram_is_drawn(
+    tmp_path: Path, installed_plugin: Path
+) -> None:
+    code, out = await cli(plugin_env(tmp_path, installed_plugin), "graph", "hello")
+
+    assert code == 0, out
+    assert out.startswith("---\ntitle: hello v1\n---\nflowchart TD\n")
+    assert "GREETING" in out
+    assert "GREETED" in out
+
+
 async def test_without_the_plugin_the_type_is_unknown(tmp_path: Path) -> None:
     code, out = await cli(cli_env(tmp_path), "workflows", "--json")
 

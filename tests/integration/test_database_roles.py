@@ -1,6 +1,6 @@
-"""Least privilege at the database: the projector, the relay and the timer service connect as
-roles that may do their own job and nothing else, and the embedded PostgreSQL asks every
-connection for a password."""
+"""Least privilege at the database: the projector, the relay, the timer service and the console
+connect as roles that may do their own job and nothing else (the console only reads), and the
+embedded PostgreSQL asks every connection for a password."""
 
 from __future__ import annotations
 
@@ -12,7 +12,13 @@ import pytest
 from nats.js import JetStreamContext
 
 from interlock.access import DATABASE_ROLES, with_credentials
-from interlock.projector.store.roles import PROJECTOR_ROLE, RELAY_ROLE, TIMER_ROLE, provision_roles
+from interlock.projector.store.roles import (
+    CONSOLE_ROLE,
+    PROJECTOR_ROLE,
+    RELAY_ROLE,
+    TIMER_ROLE,
+    provision_roles,
+)
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.timers import TimerService
 from interlock.secrets import Secrets
@@ -58,6 +64,10 @@ async def as_role(role_urls: dict[str, str]) -> AsyncIterator[dict[str, asyncpg.
         (PROJECTOR_ROLE, "SELECT * FROM outbox"),
         (PROJECTOR_ROLE, "CREATE TABLE sneaky (n int)"),
         (RELAY_ROLE, "CREATE ROLE intruder"),
+        (CONSOLE_ROLE, "UPDATE workflows SET state = 'COMPLETED'"),
+        (CONSOLE_ROLE, "INSERT INTO audit (workflow_id) VALUES ('x')"),
+        (CONSOLE_ROLE, "DELETE FROM workflow_archive"),
+        (CONSOLE_ROLE, "SELECT * FROM processed_events"),
     ],
 )
 async def test_a_component_role_may_not_do_another_components_work(
@@ -115,6 +125,13 @@ async def test_the_timer_service_fires_as_its_own_role(
 
     assert await service.fire_due() == 1
     assert await db.fetchval("SELECT status FROM timers WHERE id = 't-role'") == "published"
+
+
+async def test_the_console_reads_what_its_pages_and_show_read(
+    as_role: dict[str, asyncpg.Connection],
+) -> None:
+    for table in ("workflows", "workflow_archive", "audit", "timers", "outbox", "relay_cursor"):
+        assert await as_role[CONSOLE_ROLE].fetchval(f"SELECT count(*) FROM {table}") == 0, table
 
 
 async def test_postgres_refuses_a_connection_without_the_password(database_url: str) -> None:

@@ -1,7 +1,7 @@
 """The distribution installs one importable root, `interlock`, and nothing else: the rooms
 (`contracts/`, `projector/`, `relay/`, `services/`, `messaging/`, `otel/`, `simulators/`,
-`tools/`) live under it, so a user's own `services` or `contracts` package can never shadow
-ours or be shadowed by it."""
+`tools/`, `console/`) live under it, so a user's own `services` or `contracts` package can
+never shadow ours or be shadowed by it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,17 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ROOMS = ("contracts", "projector", "relay", "services", "otel", "messaging", "simulators", "tools")
+ROOMS = (
+    "contracts",
+    "projector",
+    "relay",
+    "services",
+    "otel",
+    "messaging",
+    "simulators",
+    "tools",
+    "console",
+)
 
 
 def test_the_wheel_installs_interlock_as_its_only_top_level_name(tmp_path: Path) -> None:
@@ -34,3 +44,5 @@ def test_the_wheel_installs_interlock_as_its_only_top_level_name(tmp_path: Path)
         assert f"interlock/{room}/__init__.py" in names, room
     assert any(n.startswith("interlock/projector/store/migrations/versions/") for n in names)
     assert "interlock/tools/demo/fixtures/request_cases.json" in names
+    for asset in ("templates/workflow.html", "templates/_diagram.html", "static/console.js"):
+        assert f"interlock/console/{asset}" in names, asset

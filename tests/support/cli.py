@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 KEPT = ("INTERLOCK_SECRETS_DIR",)
@@ -17,3 +22,29 @@ def cli_env(home: Path, **overrides: str) -> dict[str, str]:
     env["INTERLOCK_HOME"] = str(home)
     env.update(overrides)
     return env
+
+
+@contextmanager
+def interlock_up(home: Path, *only: str, **env: str) -> Iterator[str]:
+    """`interlock up --only …` under `home` until the block ends; yields what it printed
+    up to its "Ctrl-C stops everything" line (printed once every component is ready)."""
+    arguments = [a for name in only for a in ("--only", name)]
+    up = subprocess.Popen(
+        [sys.executable, "-m", "interlock", "up", *arguments],
+        env=cli_env(home, **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert up.stdout is not None
+        seen = []
+        for line in up.stdout:
+            seen.append(line)
+            if "Ctrl-C stops everything" in line:
+                break
+        assert up.poll() is None, "".join(seen)
+        yield "".join(seen)
+    finally:
+        up.send_signal(signal.SIGINT)
+        up.wait(60)

@@ -85,6 +85,23 @@ def test_every_stage_has_an_identity(permissions: dict[str, Permissions]) -> Non
     assert {stage_identity(t, s) for t, s in STAGES} <= set(permissions)
 
 
+def test_the_console_reads_dead_letters_and_redrives_them_only_when_allowed() -> None:
+    dlq = subjects.STREAM_DLQ
+    delete = f"$JS.API.STREAM.MSG.DELETE.{dlq}"
+    forged = [subjects.request("support", "upstream"), subjects.job("support", "classify")]
+    read_only = access.broker_permissions(Settings())[access.CONSOLE]
+    redriving = access.broker_permissions(Settings(console_redrive=True))[access.CONSOLE]
+
+    assert access.nats_identity(access.CONSOLE) == "console"
+    for allowed in (read_only, redriving):
+        assert _may_publish(allowed, f"$JS.API.STREAM.MSG.GET.{dlq}")
+        assert not _may_publish(allowed, f"$JS.API.STREAM.DELETE.{dlq}")
+    # Its signals go out as the CLI's client `operator`, never as itself.
+    forged.append(subjects.signal("support", "operator"))
+    assert not any(_may_publish(read_only, s) for s in [delete, *forged])
+    assert all(_may_publish(redriving, s) for s in [delete, *forged])
+
+
 def test_the_default_clients_request_and_approve_with_every_approver_role() -> None:
     clients = access.client_policies(Settings())
 
@@ -203,7 +220,8 @@ def test_only_the_projector_holds_the_job_signing_key() -> None:
 def test_every_setting_reaches_the_components_that_read_it() -> None:
     """A setting no component is given would be silently ignored under `up`. The URLs, the
     client policies and the job-signing keys are handed to the components that need them in
-    their own form; where the credentials live stays with the supervisor."""
+    their own form; where the credentials live stays with the supervisor (and the console,
+    which keeps its session key there and sends as the CLI's client)."""
     given = {name for component in components() for name in settings_of(component)}
 
     assert set(Settings.model_fields) - given == {
@@ -212,5 +230,5 @@ def test_every_setting_reaches_the_components_that_read_it() -> None:
         "clients",
         "job_signing_key",
         "job_public_key",
-        "secrets_dir",
     }
+    assert "secrets_dir" in settings_of("console")

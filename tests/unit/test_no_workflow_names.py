@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
-RUNTIME_ROOMS = ("contracts", "projector", "relay", "services", "messaging", "otel")
+RUNTIME_ROOMS = ("contracts", "projector", "relay", "services", "messaging", "otel", "console")
 NAMED = re.compile(
     r"""["'](support|invoice)["'.]"""
     r"""|workflow_type\s*==?\s*["']request["']"""

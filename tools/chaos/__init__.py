@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import console
+from interlock import terminal
 from interlock.options import JsonOpt, load_settings
 from interlock.tools.chaos.run import ChaosReport, run_chaos
 
@@ -47,22 +47,22 @@ def chaos(
     began = time.monotonic()
     report = asyncio.run(run_chaos(settings, workflows, duration, seed))
     if json_output:
-        console.print_json(report.as_json())
+        terminal.print_json(report.as_json())
     else:
         _show(report, time.monotonic() - began)
     if not report.ok:
-        console.errors.print(
+        terminal.errors.print(
             f"chaos found violations with seed {seed}; replay it with --seed {seed}"
         )
-        console.errors.print("workflows: " + " ".join(report.broken or ["(none: see dlq_good)"]))
+        terminal.errors.print("workflows: " + " ".join(report.broken or ["(none: see dlq_good)"]))
         raise typer.Exit(1)
 
 
 def _show(report: ChaosReport, seconds: float) -> None:
     shown: dict[str, Any] = report.as_json()
-    console.console.print(
+    terminal.console.print(
         f"chaos: {report.workflows} workflows, seed {report.seed}, schedule "
         f"{report.schedule}, broker sync {report.broker_sync}, {seconds:.0f}s"
     )
-    console.console.print(json.dumps(shown, indent=2), markup=False, highlight=False)
-    console.console.print("OK: no invariant broken" if report.ok else "VIOLATIONS (see above)")
+    terminal.console.print(json.dumps(shown, indent=2), markup=False, highlight=False)
+    terminal.console.print("OK: no invariant broken" if report.ok else "VIOLATIONS (see above)")

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import console, queries, telemetry
+from interlock import queries, telemetry, terminal
 from interlock.access import component_roles
 from interlock.composition import default_stack
 from interlock.health import attached
@@ -91,7 +91,7 @@ def demo(
     )
     scenarios = {} if fixture_file else {"scenarios": [o.as_json() for o in outcomes]}
     if json_output:
-        console.print_json({**scenarios, **report.as_json()})
+        terminal.print_json({**scenarios, **report.as_json()})
     else:
         fixture.show(report)
     telemetry.stop()
@@ -105,7 +105,7 @@ def _cases(path: Path) -> casefile.Fixture:
     try:
         cases = casefile.load(path)
     except casefile.FixtureError as exc:
-        console.errors.print(f"[red]{exc}[/]")
+        terminal.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
     os.environ.update(casefile.environment(path, cases, os.environ))
     return cases

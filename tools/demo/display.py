@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from rich.live import Live
 from rich.table import Table
 
-from interlock.console import console
+from interlock.terminal import console
 
 if TYPE_CHECKING:
     from interlock.tools.demo.runner import Run

@@ -31,7 +31,7 @@ import nats
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import console, queries
+from interlock import queries, terminal
 from interlock.composition import default_stack
 from interlock.settings import Settings
 from interlock.signals import Clients
@@ -256,7 +256,7 @@ async def _report(
 
 def show(report: FixtureReport) -> None:
     """The cases as a table, then the counters one per line (as the case runner prints them)."""
-    out = console.console
+    out = terminal.console
     if report.skipped:
         out.print(f"[yellow]request cases skipped:[/] {report.skipped}")
         return

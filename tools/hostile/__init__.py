@@ -22,7 +22,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import SecretStr
 
-from interlock import access, console
+from interlock import access, terminal
 from interlock.composition import GATEWAY, default_stack
 from interlock.embedded._process import free_port
 from interlock.health import attached
@@ -54,10 +54,10 @@ def hostile(
     result = {**report.as_json(), "seed": chosen_seed, "crashes": crashes}
     result["ok"] = report.ok and not crashes
     if json_output:
-        console.print_json(result)
+        terminal.print_json(result)
     else:
         for key, value in result.items():
-            console.console.print(f"{key}: {value}")
+            terminal.console.print(f"{key}: {value}")
     if not result["ok"]:
         raise typer.Exit(1)
 
@@ -67,7 +67,7 @@ async def run(
 ) -> tuple[Report, dict[str, int]]:
     """A round on its own components (refused while another process runs them)."""
     if (await attached("projector", nats_url))[0]:
-        console.errors.print("components are already running (e.g. `interlock up`); stop them")
+        terminal.errors.print("components are already running (e.g. `interlock up`); stop them")
         raise typer.Exit(2)
     async with hostile_stack(s, nats_url, database_url) as (stack, supervisor):
         report = await play(stack, rng, messages, good)

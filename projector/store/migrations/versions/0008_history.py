@@ -8,7 +8,7 @@ that remains starts with its workflow's request); it runs in the relay's process
 owner's rights, as `interlock_prune` does.
 
 Revision ID: 0008_history
-Revises: 0006_retention
+Revises: 0007_console_indexes
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from __future__ import annotations
 from interlock.projector.store.migrations.script import run
 
 revision = "0008_history"
-# Chained to 0006 while 0007 (the console) is built beside it; re-chained to 0007 at merge.
-down_revision = "0006_retention"
+down_revision = "0007_console_indexes"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,1 @@
+"""The console's pages: login, workflows, one workflow, human tasks, operations."""

@@ -1,0 +1,111 @@
+"""The workflows list (filters, counts per state, newest first, paginated, live refresh), one
+workflow (header, diagram with the path taken, audit timeline, data, model calls, trace), and
+their JSON for the pages' refresh."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from interlock.console import actions, reads
+from interlock.console.drawing import layout, taken_edges
+from interlock.console.guard import requires
+from interlock.console.presenting import model_calls, redact, waterfall
+from interlock.console.web import console_of, find_workflow, render
+from interlock.contracts.diagram import diagram
+from interlock.telemetry import traces_dir
+from interlock.traceview import assemble
+
+
+def _filters(request: Request) -> reads.Filters:
+    q = request.query_params
+    return reads.Filters(
+        workflow_type=q.get("type", ""),
+        state=q.get("state", ""),
+        tenant=q.get("tenant", ""),
+        search=q.get("q", "").strip(),
+        human=q.get("human") == "1",
+        stuck=q.get("stuck") == "1",
+        before=q.get("before", ""),
+    )
+
+
+async def _listing(request: Request) -> dict[str, Any]:
+    console = console_of(request)
+    f = _filters(request)
+    stuck_after = console.settings.stuck_after
+    registry = console.registry
+    rows, cursor = await reads.list_workflows(
+        console.reader, f, registry=registry, stuck_after=stuck_after
+    )
+    counts = await reads.state_counts(console.reader, f, registry=registry)
+    return {"filters": f, "rows": rows, "cursor": cursor, "counts": counts}
+
+
+@requires()
+async def workflows_page(request: Request) -> Response:
+    listing = await _listing(request)
+    registry = console_of(request).registry
+    states = sorted({s for d in registry for s in d.states})
+    partial = request.headers.get("x-console-refresh") == "1"
+    template = "_workflow_rows.html" if partial else "workflows.html"
+    context = {**listing, "types": registry.workflow_types(), "states": states}
+    return render(request, template, context)
+
+
+@requires()
+async def workflows_api(request: Request) -> Response:
+    listing = await _listing(request)
+    rows = [
+        {**r, "created_at": r["created_at"].isoformat(), "updated_at": r["updated_at"].isoformat()}
+        for r in listing["rows"]
+    ]
+    return JSONResponse({"workflows": rows, "next": listing["cursor"], "counts": listing["counts"]})
+
+
+@requires()
+async def workflow_page(request: Request) -> Response:
+    view = await find_workflow(request)
+    if view is None:
+        return PlainTextResponse("no such workflow", status_code=404)
+    console = console_of(request)
+    settings = console.settings
+    definition = console.registry.get(view["workflow_type"], view["definition_version"])
+    drawing = layout(diagram(definition), taken_edges(view["audit"]), view["state"])
+    tree = assemble(view, traces_dir(settings)) if settings.jaeger_url is None else None
+    operator = request.state.operator
+    entered = next(
+        (
+            a["recorded_at"]
+            for a in reversed(view["audit"])
+            if a["accepted"] and a["to_state"] == view["state"]
+        ),
+        view["created_at"],
+    )
+    context = {
+        "view": view,
+        "definition": definition,
+        "drawing": drawing,
+        "entered": entered,
+        "data": redact(view["data"], settings.console_redact),
+        "calls": model_calls(view["data"], settings.console_redact),
+        "spans": waterfall(tree["spans"]) if tree else [],
+        "jaeger": settings.jaeger_url,
+        "trace_ids": tree["trace_ids"]
+        if tree
+        else list(dict.fromkeys(a["trace_id"] for a in view["audit"] if a["trace_id"])),
+        "actions": actions.offered(console.registry, view, operator),
+        "limit": actions.limit_of(settings, console.registry, view, operator),
+    }
+    return render(request, "workflow.html", context)
+
+
+@requires()
+async def workflow_api(request: Request) -> Response:
+    view = await find_workflow(request)
+    if view is None:
+        return JSONResponse({"error": "unknown_workflow"}, status_code=404)
+    fields = ("workflow_id", "tenant_id", "workflow_type", "state", "version", "updated_at")
+    return JSONResponse({k: view[k] for k in fields})

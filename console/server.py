@@ -1,0 +1,120 @@
+"""Serving the console (`interlock console`, and the `console` component of `interlock up`)
+with uvicorn until the stop event is set."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+import uvicorn
+
+from interlock.console.app import create_app
+from interlock.console.devsecrets import DEV_OPERATOR, ConsoleSecrets
+from interlock.console.operators import configured_operators
+from interlock.contracts.registry import Registry
+from interlock.embedded import StackRecord
+from interlock.settings import Settings
+
+log = logging.getLogger("interlock.console")
+
+
+def console_url(settings: Settings) -> str:
+    return f"http://{settings.console_host}:{settings.console_port}"
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its signal handlers: the stop event ends the server, as it does every
+    other component."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def on_embedded_stack(settings: Settings, database_url: str) -> bool:
+    """Whether `database_url` is the embedded PostgreSQL of this home (as `stack.json` records
+    it): only there does the console make a development operator."""
+    try:
+        record = StackRecord.model_validate_json((settings.home / "stack.json").read_text())
+    except (OSError, ValueError):
+        return False
+    # The console connects as its own role: compare the server and database, not the user.
+    return _server(record.database_url) == _server(database_url)
+
+
+def _server(url: str) -> tuple[str | None, int | None, str]:
+    parts = urlsplit(url)
+    return parts.hostname, parts.port, parts.path
+
+
+async def serve(
+    settings: Settings,
+    nats_url: str,
+    database_url: str,
+    stop: asyncio.Event,
+    *,
+    registry: Registry,
+) -> None:
+    """Serve `registry`'s workflow types until `stop` is set. Operators come from the
+    configuration, or, with the embedded stack (no database URL configured), the development
+    operator."""
+    secrets = ConsoleSecrets(settings.home, settings.secrets_dir)
+    embedded = on_embedded_stack(settings, database_url)
+    app = create_app(
+        settings,
+        nats_url,
+        database_url,
+        registry=registry,
+        operators=configured_operators(settings, secrets, embedded, registry),
+        session_key=secrets.session_key(),
+    )
+    config = uvicorn.Config(
+        app,
+        host=settings.console_host,
+        port=settings.console_port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
+    server = _Server(config)
+    serving = asyncio.create_task(server.serve())
+    log.info("console on %s", console_url(settings))
+    await asyncio.wait(
+        [serving, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED
+    )
+    server.should_exit = True
+    await serving
+
+
+async def wait_until_serving(settings: Settings, within: float = 30.0) -> None:
+    """Return once the console accepts connections; TimeoutError after `within` seconds."""
+    host = "127.0.0.1" if settings.console_host in ("0.0.0.0", "") else settings.console_host
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        try:
+            _, writer = await asyncio.open_connection(host, settings.console_port)
+        except OSError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"the console is not serving after {within}s") from None
+            await asyncio.sleep(0.1)
+        else:
+            writer.close()
+            await writer.wait_closed()
+            return
+
+
+def banner(settings: Settings, embedded: bool) -> str:
+    """What `interlock up` prints about the console: where it is and how to log in."""
+    url = console_url(settings)
+    if settings.console_operators:
+        return f"console {url}"
+    if embedded:
+        secrets = ConsoleSecrets(settings.home, settings.secrets_dir)
+        return (
+            f"console {url}  (development operator {DEV_OPERATOR!r}, password "
+            f"{secrets.dev_password()}, kept in {secrets.path})"
+        )
+    return f"console {url}  (no operators configured: set INTERLOCK_CONSOLE_OPERATORS)"

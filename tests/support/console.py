@@ -1,0 +1,112 @@
+"""The operator console in tests: operators with known passwords, and an app served in
+process (over ASGI for page tests, or by uvicorn on a free port for the browser)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from interlock.console import create_app, serve
+from interlock.console.operators import Operators, hash_password
+from interlock.settings import ConsoleOperator, Settings
+from tests.support.polling import eventually
+from tests.support.workflows import REGISTRY
+
+PASSWORD = "correct horse battery staple"
+OPERATORS = {
+    "alice": ConsoleOperator(
+        password_hash=SecretStr(hash_password(PASSWORD)),
+        roles=frozenset({"viewer", "approver"}),
+        actor_roles=("support_approver",),
+    ),
+    "olga": ConsoleOperator(
+        password_hash=SecretStr(hash_password(PASSWORD)),
+        roles=frozenset({"viewer", "approver", "operator"}),
+        actor_roles=("support_supervisor", "operator"),
+    ),
+    "victor": ConsoleOperator(password_hash=SecretStr(hash_password(PASSWORD))),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def console_settings(settings: Settings, **overrides: Any) -> Settings:
+    return settings.model_copy(
+        update={"console_operators": OPERATORS, "console_port": free_port(), **overrides}
+    )
+
+
+@asynccontextmanager
+async def asgi_client(
+    settings: Settings, nats_url: str, database_url: str
+) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client of a console app running in this process (its lifespan included)."""
+    app = create_app(
+        settings,
+        nats_url,
+        database_url,
+        registry=REGISTRY,
+        operators=Operators(settings.console_operators or {}),
+        session_key="test-session-key",
+    )
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
+            yield client
+
+
+async def log_in(client: httpx.AsyncClient, name: str, password: str = PASSWORD) -> httpx.Response:
+    """Post the login form (with the CSRF token the login page hands out)."""
+    page = await client.get("/login")
+    token = csrf_of(page.text)
+    return await client.post(
+        "/login", data={"name": name, "password": password, "csrf_token": token, "next": "/"}
+    )
+
+
+def csrf_of(html: str) -> str:
+    marker = 'name="csrf_token" value="'
+    start = html.index(marker) + len(marker)
+    return html[start : html.index('"', start)]
+
+
+@asynccontextmanager
+async def served(settings: Settings, nats_url: str, database_url: str) -> AsyncIterator[str]:
+    """The console served by uvicorn on `settings.console_port`; yields its URL."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(serve(settings, nats_url, database_url, stop, registry=REGISTRY))
+    url = f"http://127.0.0.1:{settings.console_port}"
+
+    async def answers() -> bool:
+        try:
+            async with httpx.AsyncClient() as client:
+                return (await client.get(f"{url}/healthz")).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    try:
+        await eventually(answers, within=15, what="the console answering")
+        yield url
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 15)
+
+
+@asynccontextmanager
+async def signed_in(
+    settings: Settings, nats_url: str, database_url: str, name: str
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of an in-process console with operator `name` logged in."""
+    async with asgi_client(settings, nats_url, database_url) as client:
+        await log_in(client, name)
+        yield client
