@@ -60,8 +60,6 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
     """The stages of `workflow_type`, wired to the configured model and external systems."""
     plugin = installed().plugin(workflow_type)
     adapters = bind(plugin, rt, nc)
-    if plugin.handlers is not None:
-        return dict(plugin.handlers(adapters))
     return {
         s.name: StageWorker(workflow_type, s.name, typed(workflow_type, s, adapters), s.effects)
         for s in plugin.stages

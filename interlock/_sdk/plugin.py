@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,20 +37,13 @@ class Plugin:
     """The plugin's own pure guards (`@guard`), usable in its rows beside the built-in ones."""
     model_tasks: tuple[ModelTask, ...] = ()
     """The tasks its stages ask a model: their prompts and deterministic rules."""
-    model_stages: frozenset[str] = frozenset()
-    """Of the untyped `handlers`, those that ask the model client (typed stages say so by
-    their ports, `Port.asks_model`)."""
-    handlers: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
-    """Untyped stage workers built from the bound adapters (port name -> adapter): how the
-    runtime's built-in workflows are wired until their handlers are typed. Not for new
-    plugins: their stages are `stages`, checked against the definitions at load."""
 
     def guard_predicates(self) -> dict[str, GuardPredicate]:
         return {g.name: g.predicate for g in self.guards}
 
     def stages_asking_a_model(self) -> frozenset[str]:
-        typed = {s.name for s in self.stages if any(p.asks_model for p in s.ports)}
-        return frozenset(typed | self.model_stages)
+        """The stages bound to a port that asks a model (`Port.asks_model`)."""
+        return frozenset(s.name for s in self.stages if any(p.asks_model for p in s.ports))
 
 
 def guard(predicate: Callable[[GuardInput], bool]) -> PluginGuard:

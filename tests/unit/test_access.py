@@ -199,10 +199,15 @@ def test_the_model_stages_are_the_stages_wired_to_a_model(
         f"{workflow_type}.{name}"
         for workflow_type in REGISTRY.workflow_types()
         for name, stage in wiring.stage_handlers(rt, None, workflow_type).items()  # type: ignore[arg-type]
-        if model in vars(stage.handler).values()
+        if model in _bound(stage.handler)
     }
 
     assert wired == model_stages()
+
+
+def _bound(handler: object) -> list[object]:
+    """The adapters a stage's handler is bound to."""
+    return list(getattr(handler, "adapters", {}).values())
 
 
 def test_only_the_projector_holds_the_job_signing_key() -> None:

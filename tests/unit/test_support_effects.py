@@ -7,7 +7,8 @@ import itertools
 
 from interlock.contracts.jobs import JobPayload
 from interlock.services.ports import ActionReceipt, ActionRequest
-from interlock.workflows.support.stages.act import ExecuteAction
+from interlock.wiring import TypedHandler
+from interlock.workflows.support.stages.act import execute_action
 from tests.support.payloads import PAYLOADS, REQUEST, envelope
 
 _ops = itertools.count(1)
@@ -36,6 +37,10 @@ class Provider:
 
     async def reverse(self, idempotency_key: str, operation_id: str) -> str:
         raise AssertionError("not reversed here")
+
+
+def ExecuteAction(provider: Provider) -> TypedHandler:
+    return TypedHandler("support", execute_action, {"actions": provider})
 
 
 JOB = JobPayload(
