@@ -148,6 +148,7 @@ async def test_a_recorded_decision_is_revalidated_before_routing() -> None:
         job("route", _route_inputs(requested_effect="delete_record")), ENVELOPE
     )
     assert result.event_type == "CLASSIFICATION_INVALID"
+    assert set(result.payload) == {"errors", "versions"}  # no call was made: none recorded
 
 
 async def test_binding_an_approval_authorises_exactly_the_approved_operation() -> None:
@@ -156,7 +157,10 @@ async def test_binding_an_approval_authorises_exactly_the_approved_operation() -
     moved = request_data()
     moved["approval"]["effect"] = "send_internal_notification"
     refused = await handler(bind_approval)(job("bind_approval", moved), ENVELOPE)
-    assert refused.event_type == "PERMANENT_ERROR"
+    assert (refused.event_type, refused.payload) == (
+        "PERMANENT_ERROR",
+        {"error_class": "approval_not_bindable"},
+    )
 
 
 # --- the classifier ---------------------------------------------------------------------
