@@ -8,7 +8,7 @@ import itertools
 from decimal import Decimal
 from typing import Any
 
-from interlock import EffectReceipt, EffectRequest, ModelReply, ModelRequest
+from interlock import EffectReceipt, EffectRequest, ExternalTimeout, ModelReply, ModelRequest
 from interlock.simulated import (
     AccountSnapshot,
     ActionReceipt,
@@ -128,15 +128,22 @@ class Notifier(Failing):
 
 
 class Ledger(Failing):
-    """The request workflow's effect ledger: one row per idempotency key."""
+    """The request workflow's effect ledger: one row per idempotency key. `lose_answer`: every
+    execution times out after it happened (or, without `record`, before)."""
 
-    def __init__(self, *failures: Exception) -> None:
+    def __init__(
+        self, *failures: Exception, lose_answer: bool = False, record: bool = True
+    ) -> None:
         super().__init__(*failures)
         self.rows: dict[str, EffectRequest] = {}
+        self.lose_answer, self.record = lose_answer, record
 
     async def execute(self, request: EffectRequest) -> EffectReceipt:
         self._call()
-        self.rows.setdefault(request.idempotency_key, request)
+        if self.record:
+            self.rows.setdefault(request.idempotency_key, request)
+        if self.lose_answer:
+            raise ExternalTimeout("no answer")
         return self._receipt(request.idempotency_key)
 
     async def lookup(self, idempotency_key: str) -> EffectReceipt | None:

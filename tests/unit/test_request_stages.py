@@ -18,13 +18,14 @@ from interlock.contracts.ids import fingerprint, result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.services.errors import ExternalTimeout, OutcomeUnknown
 from interlock.services.models import RecordedModel
-from interlock.services.ports import EffectReceipt, EffectRequest, ModelReply, ModelRequest
+from interlock.services.ports import ModelReply, ModelRequest
 from interlock.wiring import TypedHandler
 from interlock.workflows.request.payloads import InboundRequest
 from interlock.workflows.request.stages.classify import classify_request
 from interlock.workflows.request.stages.execute import effect_key, execute_effect
 from interlock.workflows.request.stages.intake import normalize_request, validate
 from interlock.workflows.request.stages.route import bind_approval, route
+from tests.support.fake_ports import Ledger
 from tests.support.request_payloads import AUTHORIZATION, REQUEST, request_data
 
 ENVELOPE = Envelope(
@@ -214,32 +215,6 @@ async def test_the_recorded_model_answers_a_resumed_case_from_its_decision(tmp_p
 # --- effects ----------------------------------------------------------------------------
 
 
-class Ledger:
-    """An in-memory `EffectProvider` that can lose its answer once."""
-
-    def __init__(self, *, lose_answer: bool = False, record: bool = True) -> None:
-        self.rows: dict[str, EffectRequest] = {}
-        self.executions = 0
-        self.lose_answer, self.record = lose_answer, record
-
-    async def execute(self, request: EffectRequest) -> EffectReceipt:
-        self.executions += 1
-        if self.record:
-            self.rows.setdefault(request.idempotency_key, request)
-        if self.lose_answer:
-            raise ExternalTimeout("no answer")
-        return self._receipt(request.idempotency_key)
-
-    async def lookup(self, idempotency_key: str) -> EffectReceipt | None:
-        return self._receipt(idempotency_key) if idempotency_key in self.rows else None
-
-    def _receipt(self, key: str) -> EffectReceipt:
-        row = self.rows[key]
-        return EffectReceipt(
-            idempotency_key=key, operation_id="op-1", workflow_id=row.workflow_id, effect=row.effect
-        )
-
-
 def _execute_job() -> JobPayload:
     return job("execute_effect", {"authorization": AUTHORIZATION})
 
@@ -250,7 +225,7 @@ async def test_an_effect_is_recorded_once_under_its_run_key_with_its_authority()
     again = await handler(execute_effect, effects=ledger)(_execute_job(), ENVELOPE)
     key = effect_key(ENVELOPE.tenant_id, "wf-1", "create_follow_up")
     assert key == f"request-effect:{ENVELOPE.tenant_id}:wf-1:create_follow_up"
-    assert (ledger.executions, list(ledger.rows)) == (1, [key])
+    assert (ledger.calls, list(ledger.rows)) == (1, [key])
     assert ledger.rows[key].authorized_by["authorization_id"] == "auth-1"
     assert (first.payload["reconciled"], again.payload["reconciled"]) == (False, True)
 
@@ -262,7 +237,7 @@ async def test_two_tenants_runs_of_one_id_have_effects_of_their_own() -> None:
     await handler(execute_effect, effects=ledger)(_execute_job(), ENVELOPE)
     other = await handler(execute_effect, effects=ledger)(_execute_job(), theirs)
 
-    assert (ledger.executions, other.payload["reconciled"]) == (2, False)
+    assert (ledger.calls, other.payload["reconciled"]) == (2, False)
 
 
 async def test_a_lost_answer_is_reconciled_by_key_never_retried_with_a_new_one() -> None:
