@@ -61,7 +61,9 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
     plugin = installed().plugin(workflow_type)
     adapters = bind(plugin, rt, nc)
     return {
-        s.name: StageWorker(workflow_type, s.name, typed(workflow_type, s, adapters), s.effects)
+        s.name: StageWorker(
+            workflow_type, s.name, typed(workflow_type, s, adapters), effects=s.effects
+        )
         for s in plugin.stages
     }
 
