@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from interlock._sdk.builder import Retry, Timer, Workflow, check
-    from interlock._sdk.models import ModelTask, Prompt, Rules
+    from interlock._sdk.models import Answer, ModelTask, Prompt, Rules, ask
     from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin, guard
     from interlock._sdk.ports import Adapter, AdapterContext, Port
     from interlock._sdk.results import Result
@@ -33,8 +33,24 @@ if TYPE_CHECKING:
         Transition,
         WorkflowDefinition,
     )
+    from interlock.contracts.envelope import summarise
     from interlock.contracts.guards import GuardInput, PluginGuard
-    from interlock.contracts.payloads import Empty, ErrorReport, Escalation, TimerFired
+    from interlock.contracts.ids import fingerprint
+    from interlock.contracts.payloads import (
+        Amount,
+        Currency,
+        Empty,
+        ErrorReport,
+        Escalation,
+        ModelCall,
+        ModelOutputInvalid,
+        Payload,
+        PolicyCheck,
+        ShortText,
+        Text,
+        TimerFired,
+        TokenUsage,
+    )
     from interlock.services.adapters.http import (
         HttpEffectConfig,
         HttpEffects,
@@ -43,15 +59,36 @@ if TYPE_CHECKING:
         KeyedRequest,
         SecretRef,
     )
-    from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
+    from interlock.services.effects import KeyedEffects, execute_once
+    from interlock.services.errors import (
+        ExternalRejected,
+        ExternalTimeout,
+        ExternalUnavailable,
+        OutcomeUnknown,
+    )
+    from interlock.services.ports import (
+        EffectProvider,
+        EffectReceipt,
+        EffectRequest,
+        ModelClient,
+        ModelReply,
+        ModelRequest,
+        output_schema,
+    )
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "REVIEW_TARGET",
     "Adapter",
     "AdapterContext",
+    "Amount",
     "Announcement",
+    "Answer",
     "Branch",
+    "Currency",
+    "EffectProvider",
+    "EffectReceipt",
+    "EffectRequest",
     "Empty",
     "ErrorReport",
     "Escalation",
@@ -64,12 +101,21 @@ __all__ = [
     "HttpEffects",
     "HttpReadConfig",
     "HttpReader",
+    "KeyedEffects",
     "KeyedRequest",
     "Limit",
+    "ModelCall",
+    "ModelClient",
+    "ModelOutputInvalid",
+    "ModelReply",
+    "ModelRequest",
     "ModelTask",
+    "OutcomeUnknown",
     "Parallel",
+    "Payload",
     "Plugin",
     "PluginGuard",
+    "PolicyCheck",
     "Port",
     "Prompt",
     "Result",
@@ -78,22 +124,30 @@ __all__ = [
     "Scenario",
     "ScenarioRun",
     "SecretRef",
+    "ShortText",
     "StageContext",
     "StageHandler",
+    "Text",
     "Timer",
     "TimerFired",
+    "TokenUsage",
     "Transition",
     "Workflow",
     "WorkflowDefinition",
+    "ask",
     "check",
+    "execute_once",
+    "fingerprint",
     "guard",
+    "output_schema",
     "stage",
+    "summarise",
 ]
 
 _WHERE = {
     "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check"),
     "interlock._sdk.plugin": ("ENTRY_POINT_GROUP", "Plugin", "guard"),
-    "interlock._sdk.models": ("ModelTask", "Prompt", "Rules"),
+    "interlock._sdk.models": ("Answer", "ModelTask", "Prompt", "Rules", "ask"),
     "interlock.contracts.guards": ("GuardInput", "PluginGuard"),
     "interlock._sdk.ports": ("Adapter", "AdapterContext", "Port"),
     "interlock._sdk.results": ("Result",),
@@ -109,8 +163,39 @@ _WHERE = {
         "Transition",
         "WorkflowDefinition",
     ),
-    "interlock.contracts.payloads": ("Empty", "ErrorReport", "Escalation", "TimerFired"),
-    "interlock.services.errors": ("ExternalRejected", "ExternalTimeout", "ExternalUnavailable"),
+    "interlock.contracts.envelope": ("summarise",),
+    "interlock.contracts.ids": ("fingerprint",),
+    "interlock.contracts.payloads": (
+        "Amount",
+        "Currency",
+        "Empty",
+        "ErrorReport",
+        "Escalation",
+        "ModelCall",
+        "ModelOutputInvalid",
+        "Payload",
+        "PolicyCheck",
+        "ShortText",
+        "Text",
+        "TimerFired",
+        "TokenUsage",
+    ),
+    "interlock.services.effects": ("KeyedEffects", "execute_once"),
+    "interlock.services.errors": (
+        "ExternalRejected",
+        "ExternalTimeout",
+        "ExternalUnavailable",
+        "OutcomeUnknown",
+    ),
+    "interlock.services.ports": (
+        "EffectProvider",
+        "EffectReceipt",
+        "EffectRequest",
+        "ModelClient",
+        "ModelReply",
+        "ModelRequest",
+        "output_schema",
+    ),
     "interlock.services.adapters.http": (
         "HttpEffectConfig",
         "HttpEffects",

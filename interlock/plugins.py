@@ -126,8 +126,7 @@ def validate(plugin: Plugin, name: str) -> None:
         if issues:
             raise PluginError(name, row, "; ".join(f"[{i.code}] {i.message}" for i in issues))
     _model_tasks_unique(plugin, name)
-    if plugin.handlers is None:
-        _stages_match(plugin, name)
+    _stages_match(plugin, name)
 
 
 def _model_tasks_unique(plugin: Plugin, name: str) -> None:

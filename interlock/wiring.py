@@ -7,6 +7,7 @@ an adapter and turns the plugin's stages into the stage workers the runtime serv
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from nats.aio.client import Client
@@ -59,10 +60,10 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
     """The stages of `workflow_type`, wired to the configured model and external systems."""
     plugin = installed().plugin(workflow_type)
     adapters = bind(plugin, rt, nc)
-    if plugin.handlers is not None:
-        return dict(plugin.handlers(adapters))
     return {
-        s.name: StageWorker(workflow_type, s.name, typed(workflow_type, s, adapters), s.effects)
+        s.name: StageWorker(
+            workflow_type, s.name, typed(workflow_type, s, adapters), effects=s.effects
+        )
         for s in plugin.stages
     }
 
@@ -88,29 +89,42 @@ def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
 
 
 def typed(workflow_type: str, stage: StageHandler[Any], adapters: Mapping[str, Any]) -> Handler:
-    """The runtime's handler for a typed stage: its result, or the failure event a port's
-    error stands for (transient -> `RETRYABLE_ERROR`, refused -> `PERMANENT_ERROR`)."""
-    bound = {p.name: adapters[p.name] for p in stage.ports}
+    """The runtime's handler for a typed stage, bound to the adapters of its ports."""
+    return TypedHandler(workflow_type, stage, {p.name: adapters[p.name] for p in stage.ports})
 
-    async def handle(job: JobPayload, envelope: Envelope) -> StageResult:
+
+@dataclass(frozen=True)
+class TypedHandler:
+    """Runs a typed stage on a job: its result, or the failure event a port's error stands
+    for (transient -> `RETRYABLE_ERROR` unless the stage is redelivered instead, refused ->
+    `PERMANENT_ERROR`)."""
+
+    workflow_type: str
+    stage: StageHandler[Any]
+    adapters: Mapping[str, Any]
+
+    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
+        stage = self.stage
         ctx = StageContext(
-            workflow_type=workflow_type,
+            workflow_type=self.workflow_type,
             workflow_id=envelope.workflow_id or "",
             tenant_id=envelope.tenant_id,
             job_id=job.job_id,
             attempt=job.attempt,
-            idempotency_key=f"{workflow_type}:{envelope.tenant_id}:{envelope.workflow_id}:"
+            idempotency_key=f"{self.workflow_type}:{envelope.tenant_id}:{envelope.workflow_id}:"
             f"{stage.name}",
-            adapters=bound,
+            adapters=self.adapters,
+            correlation_id=envelope.correlation_id,
+            repair=job.repair,
         )
         try:
             result = await stage(job.inputs, ctx)
         except (ExternalTimeout, ExternalUnavailable) as exc:
-            return transient(exc, stage.name)
+            if stage.redeliver:
+                raise
+            return transient(exc, stage.system or stage.name)
         except ExternalRejected as exc:
             return refused(exc)
         except ValidationError:
             return StageResult("PERMANENT_ERROR", {"error_class": "invalid_stage_inputs"})
         return StageResult(result.event_name(), result.model_dump(mode="json"))
-
-    return handle

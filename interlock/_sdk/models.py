@@ -1,4 +1,5 @@
-"""`ModelTask`: what a plugin's stages ask a model, declared by the plugin, not the runtime.
+"""`ModelTask`: what a plugin's stages ask a model, declared by the plugin, not the runtime;
+`ask`: a model node, the one way a stage asks it.
 
 The runtime's model clients are generic: the OpenAI-compatible client renders the prompt the
 request's `prompt_version` names from the plugin's released prompts, and the deterministic
@@ -9,7 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+from opentelemetry import trace
+from pydantic import BaseModel, ValidationError
+
+from interlock._sdk.stages import StageContext
+from interlock.contracts.envelope import summarise
+from interlock.contracts.payloads import ModelCall, TokenUsage
+from interlock.otel import metrics
+from interlock.otel.messaging import client_span
+from interlock.services.ports import ModelClient, ModelReply, ModelRequest
+
+M = TypeVar("M", bound=BaseModel)
+tracer = trace.get_tracer("interlock.model")
 
 Rules = Callable[[Mapping[str, Any], bool], dict[str, Any]]
 """`rules(inputs, repairing) -> output`: deterministic, no I/O. `repairing` is true when the
@@ -34,3 +48,81 @@ class ModelTask:
     name: str
     prompts: tuple[Prompt, ...]
     rules: Rules | None = None
+
+
+@dataclass(frozen=True)
+class Answer(Generic[M]):
+    """A model's answer: `value` when it passed validation against the output model, and
+    `call`, the record of the call (model, versions, output, verdict, latency, tokens), to
+    put in the result so a recovery reads it back instead of asking again."""
+
+    value: M | None
+    call: ModelCall
+
+    @property
+    def valid(self) -> bool:
+        return self.value is not None
+
+
+async def ask(
+    model: ModelClient,
+    request: ModelRequest,
+    output: type[M],
+    ctx: StageContext,
+    *,
+    invalid: ModelCall | None = None,
+) -> Answer[M]:
+    """Ask `model` for a structured proposal and validate it against `output`.
+
+    The model's output is untrusted input: it becomes a value only once `output` accepts it.
+    On a repair job (`ctx.repair`) the request carries the errors of the `invalid` call
+    before it. A transient failure raises (`ExternalTimeout`, `ExternalUnavailable`), which
+    the runtime reports as `RETRYABLE_ERROR` (name the stage's `system` "model").
+    """
+    if ctx.repair:
+        errors = invalid.errors if invalid is not None else []
+        request = request.model_copy(update={"repair_errors": list(errors)})
+    reply = await _complete(model, request)
+    errors = []
+    value: M | None = None
+    try:
+        value = output.model_validate(reply.output)
+    except ValidationError as exc:
+        errors = [summarise(exc)]
+    metrics.model_call(request.task, reply.model, reply.latency_ms, valid=not errors)
+    call = ModelCall(
+        model=reply.model,
+        model_version=reply.model_version,
+        prompt_version=request.prompt_version,
+        output=reply.output,
+        validation="failed" if errors else "passed",
+        errors=errors,
+        latency_ms=reply.latency_ms,
+        tokens=TokenUsage(prompt=reply.prompt_tokens, completion=reply.completion_tokens),
+        repair=ctx.repair,
+    )
+    return Answer(value, call)
+
+
+async def _complete(model: ModelClient, request: ModelRequest) -> ModelReply:
+    with client_span(
+        tracer,
+        f"model {request.task}",
+        {
+            "interlock.model.task": request.task,
+            "interlock.model.prompt_version": request.prompt_version,
+            "interlock.model.attempt": request.attempt,
+            "interlock.model.repair": bool(request.repair_errors),
+        },
+    ) as span:
+        reply = await model.complete(request)
+        span.set_attributes(
+            {
+                "interlock.model.name": reply.model,
+                "interlock.model.version": reply.model_version or "",
+                "interlock.model.latency_ms": reply.latency_ms,
+                "interlock.model.prompt_tokens": reply.prompt_tokens,
+                "interlock.model.completion_tokens": reply.completion_tokens,
+            }
+        )
+    return reply

@@ -43,25 +43,18 @@ class Plugin:
     whatever their event ids. None (or a None key): the event id decides."""
     model_tasks: tuple[ModelTask, ...] = ()
     """The tasks its stages ask a model: their prompts and deterministic rules."""
-    model_stages: frozenset[str] = frozenset()
-    """Of the untyped `handlers`, those that ask the model client (typed stages say so by
-    their ports, `Port.asks_model`)."""
     scenarios: tuple[Scenario, ...] = ()
     """Named end-to-end cases `interlock demo` runs on the real stack (`Scenario`)."""
     scenario_parameters: Mapping[str, Any] = field(default_factory=dict)
     """Parameter overrides the demo starts the stack with for this type, so its scenarios
     finish in seconds (short SLAs, fast retries); unless the installation sets its own."""
-    handlers: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
-    """Untyped stage workers built from the bound adapters (port name -> adapter): how the
-    runtime's built-in workflows are wired until their handlers are typed. Not for new
-    plugins: their stages are `stages`, checked against the definitions at load."""
 
     def guard_predicates(self) -> dict[str, GuardPredicate]:
         return {g.name: g.predicate for g in self.guards}
 
     def stages_asking_a_model(self) -> frozenset[str]:
-        typed = {s.name for s in self.stages if any(p.asks_model for p in s.ports)}
-        return frozenset(typed | self.model_stages)
+        """The stages bound to a port that asks a model (`Port.asks_model`)."""
+        return frozenset(s.name for s in self.stages if any(p.asks_model for p in s.ports))
 
 
 def guard(predicate: Callable[[GuardInput], bool]) -> PluginGuard:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 
 class Result(BaseModel):
@@ -21,9 +21,19 @@ class Result(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     __event__: ClassVar[str] = ""
+    __sparse__: ClassVar[bool] = False
+    """Leave the fields the stage did not set off the payload (readers get their defaults): for
+    a result whose payload has always been published without them."""
 
     @classmethod
     def event_name(cls) -> str:
         if not cls.__event__:
             raise TypeError(f"{cls.__name__} names no event (set __event__)")
         return cls.__event__
+
+    @model_serializer(mode="wrap")
+    def _payload(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.__sparse__:
+            return data
+        return {k: v for k, v in data.items() if k in self.model_fields_set}

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from interlock._sdk.ports import Port
 from interlock._sdk.results import Result
+from interlock.contracts.ids import result_event_id
 
 In = TypeVar("In", bound=BaseModel)
 P = TypeVar("P")
@@ -37,6 +38,17 @@ class StageContext:
     idempotency_key: str
     """Stable across redeliveries and retries of the same job: hand it to an effect."""
     adapters: Mapping[str, Any] = field(default_factory=dict)
+    correlation_id: str | None = None
+    """The business case the workflow serves (the start request's event id): a recorded
+    model looks its answers up by it (`ModelRequest.case_key`)."""
+    repair: bool = False
+    """The job asks again after a model answer failed validation (see `ask`)."""
+
+    @property
+    def result_event_id(self) -> str:
+        """The event id of the result this job yields, the same on every run of the job:
+        a result may name itself (e.g. an authorisation an effect's ledger row points at)."""
+        return result_event_id(self.job_id)
 
     def port(self, port: Port[P]) -> P:
         try:
@@ -60,6 +72,14 @@ class StageHandler(Generic[In]):
     ports: tuple[Port[Any], ...] = ()
     effects: bool = False
     """Acts on the outside world: the runtime consults the open-jobs record before each job."""
+    redeliver: bool = False
+    """A transient failure (`ExternalTimeout`, `ExternalUnavailable`, `OutcomeUnknown`) is
+    retried by redelivering the job (the broker's growing backoff, then `ESCALATE` on the
+    last delivery) instead of being reported as `RETRYABLE_ERROR` for the workflow's durable
+    retry: for a stage whose state retries nothing, e.g. an effect reconciled by its key."""
+    system: str = ""
+    """Names the outside system in a transient failure's error class (`<system>_timeout`,
+    `<system>_unavailable`); default: the stage's name."""
 
     def events(self) -> frozenset[str]:
         return frozenset(r.event_name() for r in self.emits)
@@ -80,10 +100,14 @@ def stage(
     emits: tuple[type[Result], ...],
     ports: tuple[Port[Any], ...] = (),
     effects: bool = False,
+    redeliver: bool = False,
+    system: str = "",
 ) -> Callable[[StageFn[In]], StageHandler[In]]:
-    """Declare a stage handler (see the module's example)."""
+    """Declare a stage handler (see the module's example and `StageHandler`'s fields)."""
 
     def declare(fn: StageFn[In]) -> StageHandler[In]:
-        return StageHandler(name, reads, tuple(emits), fn, tuple(ports), effects)
+        return StageHandler(
+            name, reads, tuple(emits), fn, tuple(ports), effects, redeliver, system or name
+        )
 
     return declare

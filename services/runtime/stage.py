@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
@@ -89,16 +89,6 @@ class StageWorker:
     def actor(self) -> Actor:
         """Who submits this stage's results."""
         return Actor(id=f"{self.name}-service", role="service")
-
-
-def stages_of(
-    workflow_type: str, handlers: Mapping[str, Handler], effectful: Collection[str]
-) -> dict[str, StageWorker]:
-    """The stages of one workflow type, by name."""
-    return {
-        name: StageWorker(workflow_type, name, handler, effects=name in effectful)
-        for name, handler in handlers.items()
-    }
 
 
 def register(

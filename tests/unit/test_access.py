@@ -15,6 +15,7 @@ from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.messaging.permissions import ADMIN, Permissions, stage_identity
 from interlock.runtime import Runtime
+from interlock.services.runtime.stage import StageWorker
 from interlock.settings import Settings
 from tests.support.workflows import REGISTRY, STAGES
 
@@ -200,10 +201,15 @@ def test_the_model_stages_are_the_stages_wired_to_a_model(
         f"{workflow_type}.{name}"
         for workflow_type in REGISTRY.workflow_types()
         for name, stage in wiring.stage_handlers(rt, None, workflow_type).items()  # type: ignore[arg-type]
-        if model in vars(stage.handler).values()
+        if model in _bound(stage.handler)
     }
 
     assert wired == model_stages()
+
+
+def _bound(handler: object) -> list[object]:
+    """The adapters a stage's handler is bound to."""
+    return list(getattr(handler, "adapters", {}).values())
 
 
 def test_only_the_projector_holds_the_job_signing_key() -> None:
@@ -233,3 +239,21 @@ def test_every_setting_reaches_the_components_that_read_it() -> None:
         "job_public_key",
     }
     assert "secrets_dir" in settings_of("console")
+
+
+def test_the_stages_with_effects_consult_the_open_jobs_record_and_keep_their_heartbeat() -> None:
+    rt = Runtime(Settings(), "nats://h:1")
+    workers = {
+        f"{workflow_type}.{name}": worker
+        for workflow_type in REGISTRY.workflow_types()
+        for name, worker in wiring.stage_handlers(rt, None, workflow_type).items()  # type: ignore[arg-type]
+    }
+
+    effectful = {name for name, worker in workers.items() if worker.effects}
+    assert effectful == {
+        "request.execute_effect",
+        "support.compensate",
+        "support.execute_action",
+        "support.notify_customer",
+    }
+    assert {w.heartbeat_s for w in workers.values()} == {StageWorker.heartbeat_s}

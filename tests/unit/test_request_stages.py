@@ -12,17 +12,20 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from interlock import StageHandler
 from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.ids import fingerprint, result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.services.errors import ExternalTimeout, OutcomeUnknown
 from interlock.services.models import RecordedModel
-from interlock.services.ports import EffectReceipt, EffectRequest, ModelReply, ModelRequest
+from interlock.services.ports import ModelReply, ModelRequest
+from interlock.wiring import TypedHandler
 from interlock.workflows.request.payloads import InboundRequest
-from interlock.workflows.request.stages.classify import ClassifyRequest
-from interlock.workflows.request.stages.execute import ExecuteEffect, effect_key
-from interlock.workflows.request.stages.intake import Normalize, Validate
-from interlock.workflows.request.stages.route import BindApproval, RouteRequest
+from interlock.workflows.request.stages.classify import classify_request
+from interlock.workflows.request.stages.execute import effect_key, execute_effect
+from interlock.workflows.request.stages.intake import normalize_request, validate
+from interlock.workflows.request.stages.route import bind_approval, route
+from tests.support.fake_ports import Ledger
 from tests.support.request_payloads import AUTHORIZATION, REQUEST, request_data
 
 ENVELOPE = Envelope(
@@ -36,6 +39,11 @@ ENVELOPE = Envelope(
     occurred_at=datetime(2026, 6, 1, tzinfo=UTC),
     expected_version=5,
 )
+
+
+def handler(stage: StageHandler[Any], **adapters: object) -> TypedHandler:
+    """The stage as the runtime runs it: failures become their events."""
+    return TypedHandler("request", stage, adapters)
 
 
 def job(stage: str, inputs: dict[str, Any], attempt: int = 1) -> JobPayload:
@@ -88,14 +96,14 @@ def test_a_request_missing_a_field_is_refused() -> None:
 
 
 async def test_an_action_outside_the_allowlist_is_unsupported_not_malformed() -> None:
-    result = await Validate()(
+    result = await handler(validate)(
         job("validate", {"request": {**REQUEST, "requested_action": "close_account"}}), ENVELOPE
     )
     assert result.event_type == "REQUEST_UNSUPPORTED"
 
 
 async def test_normalize_records_the_canonical_fingerprint() -> None:
-    result = await Normalize()(job("normalize", {"request": REQUEST}), ENVELOPE)
+    result = await handler(normalize_request)(job("normalize", {"request": REQUEST}), ENVELOPE)
     assert result.payload == {
         "fingerprint": fingerprint(REQUEST),
         "normalization_version": "normalize-1",
@@ -109,7 +117,7 @@ def _route_inputs(**decision: str) -> dict[str, Any]:
 
 
 async def test_a_consistent_decision_is_authorised_and_names_its_own_result() -> None:
-    result = await RouteRequest()(job("route", _route_inputs()), ENVELOPE)
+    result = await handler(route)(job("route", _route_inputs()), ENVELOPE)
     assert result.event_type == "EFFECT_AUTHORIZED"
     assert result.payload["basis"] == "route"
     assert result.payload["authorization_id"] == result_event_id("job-1")
@@ -122,7 +130,7 @@ async def test_a_decision_that_contradicts_the_request_is_blocked() -> None:
         recommended_route="finance",
         requested_effect="send_internal_notification",
     )
-    result = await RouteRequest()(job("route", inputs), ENVELOPE)
+    result = await handler(route)(job("route", inputs), ENVELOPE)
     assert result.event_type == "ROUTE_BLOCKED"
     failed = {c["name"] for c in result.payload["checks"] if not c["passed"]}
     assert failed == {"category_matches_request", "route_matches_policy", "effect_matches_request"}
@@ -131,25 +139,29 @@ async def test_a_decision_that_contradicts_the_request_is_blocked() -> None:
 async def test_an_account_review_is_routed_for_approval() -> None:
     inputs = _route_inputs(requested_effect="queue_account_review")
     inputs["request"]["requested_action"] = "queue_account_review"
-    result = await RouteRequest()(job("route", inputs), ENVELOPE)
+    result = await handler(route)(job("route", inputs), ENVELOPE)
     assert result.event_type == "ROUTED_FOR_APPROVAL"
     assert result.payload["effect"] == "queue_account_review"
 
 
 async def test_a_recorded_decision_is_revalidated_before_routing() -> None:
-    result = await RouteRequest()(
+    result = await handler(route)(
         job("route", _route_inputs(requested_effect="delete_record")), ENVELOPE
     )
     assert result.event_type == "CLASSIFICATION_INVALID"
+    assert set(result.payload) == {"errors", "versions"}  # no call was made: none recorded
 
 
 async def test_binding_an_approval_authorises_exactly_the_approved_operation() -> None:
-    bound = await BindApproval()(job("bind_approval", request_data()), ENVELOPE)
+    bound = await handler(bind_approval)(job("bind_approval", request_data()), ENVELOPE)
     assert (bound.event_type, bound.payload["basis"]) == ("EFFECT_AUTHORIZED", "approval")
     moved = request_data()
     moved["approval"]["effect"] = "send_internal_notification"
-    refused = await BindApproval()(job("bind_approval", moved), ENVELOPE)
-    assert refused.event_type == "PERMANENT_ERROR"
+    refused = await handler(bind_approval)(job("bind_approval", moved), ENVELOPE)
+    assert (refused.event_type, refused.payload) == (
+        "PERMANENT_ERROR",
+        {"error_class": "approval_not_bindable"},
+    )
 
 
 # --- the classifier ---------------------------------------------------------------------
@@ -172,8 +184,10 @@ async def test_a_classifier_timeout_is_retryable_and_an_invalid_answer_is_not() 
     bad = {**request_data()["classification"]["decision"], "requested_effect": "delete_record"}
     model = ScriptedModel(ExternalTimeout("slow"), bad)
     inputs = {"request": REQUEST, "evidence": {"priority": False}}
-    first = await ClassifyRequest(model)(job("classify_request", inputs), ENVELOPE)
-    second = await ClassifyRequest(model)(job("classify_request", inputs, attempt=2), ENVELOPE)
+    first = await handler(classify_request, model=model)(job("classify_request", inputs), ENVELOPE)
+    second = await handler(classify_request, model=model)(
+        job("classify_request", inputs, attempt=2), ENVELOPE
+    )
     assert (first.event_type, second.event_type) == ("RETRYABLE_ERROR", "CLASSIFICATION_INVALID")
     assert [r.attempt for r in model.requests] == [1, 2]
     assert {r.case_key for r in model.requests} == {"evt-001"}
@@ -182,7 +196,7 @@ async def test_a_classifier_timeout_is_retryable_and_an_invalid_answer_is_not() 
 async def test_a_classification_records_the_classifier_and_prompt_versions() -> None:
     model = ScriptedModel(request_data()["classification"]["decision"])
     inputs = {"request": REQUEST, "evidence": {"priority": True}}
-    result = await ClassifyRequest(model)(job("classify_request", inputs), ENVELOPE)
+    result = await handler(classify_request, model=model)(job("classify_request", inputs), ENVELOPE)
     assert result.event_type == "REQUEST_CLASSIFIED"
     assert result.payload["versions"] == {"classifier": "s-1", "prompt": "request-classify-v1"}
 
@@ -201,43 +215,17 @@ async def test_the_recorded_model_answers_a_resumed_case_from_its_decision(tmp_p
 # --- effects ----------------------------------------------------------------------------
 
 
-class Ledger:
-    """An in-memory `EffectProvider` that can lose its answer once."""
-
-    def __init__(self, *, lose_answer: bool = False, record: bool = True) -> None:
-        self.rows: dict[str, EffectRequest] = {}
-        self.executions = 0
-        self.lose_answer, self.record = lose_answer, record
-
-    async def execute(self, request: EffectRequest) -> EffectReceipt:
-        self.executions += 1
-        if self.record:
-            self.rows.setdefault(request.idempotency_key, request)
-        if self.lose_answer:
-            raise ExternalTimeout("no answer")
-        return self._receipt(request.idempotency_key)
-
-    async def lookup(self, idempotency_key: str) -> EffectReceipt | None:
-        return self._receipt(idempotency_key) if idempotency_key in self.rows else None
-
-    def _receipt(self, key: str) -> EffectReceipt:
-        row = self.rows[key]
-        return EffectReceipt(
-            idempotency_key=key, operation_id="op-1", workflow_id=row.workflow_id, effect=row.effect
-        )
-
-
 def _execute_job() -> JobPayload:
     return job("execute_effect", {"authorization": AUTHORIZATION})
 
 
 async def test_an_effect_is_recorded_once_under_its_run_key_with_its_authority() -> None:
     ledger = Ledger()
-    first = await ExecuteEffect(ledger)(_execute_job(), ENVELOPE)
-    again = await ExecuteEffect(ledger)(_execute_job(), ENVELOPE)
+    first = await handler(execute_effect, effects=ledger)(_execute_job(), ENVELOPE)
+    again = await handler(execute_effect, effects=ledger)(_execute_job(), ENVELOPE)
     key = effect_key(ENVELOPE.tenant_id, "wf-1", "create_follow_up")
     assert key == f"request-effect:{ENVELOPE.tenant_id}:wf-1:create_follow_up"
-    assert (ledger.executions, list(ledger.rows)) == (1, [key])
+    assert (ledger.calls, list(ledger.rows)) == (1, [key])
     assert ledger.rows[key].authorized_by["authorization_id"] == "auth-1"
     assert (first.payload["reconciled"], again.payload["reconciled"]) == (False, True)
 
@@ -246,14 +234,18 @@ async def test_two_tenants_runs_of_one_id_have_effects_of_their_own() -> None:
     ledger = Ledger()
     theirs = ENVELOPE.model_copy(update={"tenant_id": "globex"})
 
-    await ExecuteEffect(ledger)(_execute_job(), ENVELOPE)
-    other = await ExecuteEffect(ledger)(_execute_job(), theirs)
+    await handler(execute_effect, effects=ledger)(_execute_job(), ENVELOPE)
+    other = await handler(execute_effect, effects=ledger)(_execute_job(), theirs)
 
-    assert (ledger.executions, other.payload["reconciled"]) == (2, False)
+    assert (ledger.calls, other.payload["reconciled"]) == (2, False)
 
 
 async def test_a_lost_answer_is_reconciled_by_key_never_retried_with_a_new_one() -> None:
-    result = await ExecuteEffect(Ledger(lose_answer=True))(_execute_job(), ENVELOPE)
+    result = await handler(execute_effect, effects=Ledger(lose_answer=True))(
+        _execute_job(), ENVELOPE
+    )
     assert (result.event_type, result.payload["reconciled"]) == ("EFFECT_EXECUTED", True)
     with pytest.raises(OutcomeUnknown):
-        await ExecuteEffect(Ledger(lose_answer=True, record=False))(_execute_job(), ENVELOPE)
+        await handler(execute_effect, effects=Ledger(lose_answer=True, record=False))(
+            _execute_job(), ENVELOPE
+        )

@@ -15,17 +15,17 @@ Failure rows name their reason, so a failed run says what failed: `unsupported_r
 
 from __future__ import annotations
 
-from interlock.contracts import payloads as p
-from interlock.contracts.definition import (
+from interlock import (
     Announcement,
-    DataUpdate,
-    EventSpec,
-    Gate,
-    RetryPolicy,
-    Stage,
-    TimerSpec,
+    Empty,
+    ErrorReport,
+    Escalation,
+    Retry,
+    Timer,
+    TimerFired,
     WorkflowDefinition,
 )
+from interlock.contracts.definition import DataUpdate, EventSpec, Gate, Stage
 from interlock.workflows.request import payloads as rp
 from interlock.workflows.request.table import PRE_APPROVAL, flow_rows, recovery_rows
 
@@ -46,16 +46,16 @@ EVENTS = (
             ("ROUTED_FOR_APPROVAL", rp.RouteDecision),
             ("EFFECT_AUTHORIZED", rp.Authorization),
             ("EFFECT_EXECUTED", rp.EffectDone),
-            ("RETRYABLE_ERROR", p.ErrorReport),
-            ("PERMANENT_ERROR", p.ErrorReport),
-            ("ESCALATE", p.Escalation),
+            ("RETRYABLE_ERROR", ErrorReport),
+            ("PERMANENT_ERROR", ErrorReport),
+            ("ESCALATE", Escalation),
         )
     ),
     EventSpec(name="APPROVED", source="signal", payload=rp.Approval),
-    EventSpec(name="RESUME", source="signal", payload=p.Empty),
-    EventSpec(name="EXECUTE_REQUESTED", source="signal", payload=p.Empty),
-    EventSpec(name="RETRY_DUE", source="timer", payload=p.TimerFired),
-    EventSpec(name="APPROVAL_EXPIRED", source="timer", payload=p.TimerFired),
+    EventSpec(name="RESUME", source="signal", payload=Empty),
+    EventSpec(name="EXECUTE_REQUESTED", source="signal", payload=Empty),
+    EventSpec(name="RETRY_DUE", source="timer", payload=TimerFired),
+    EventSpec(name="APPROVAL_EXPIRED", source="timer", payload=TimerFired),
 )
 
 STAGES = {
@@ -166,7 +166,7 @@ def _definition() -> WorkflowDefinition:
         # it): the backoff timer is scoped there, so leaving `enriched` cancels it.
         retry_wait_state="enriched",
         retry={
-            "enriched": RetryPolicy(
+            "enriched": Retry(
                 max_attempts=2,
                 max_attempts_param="max_classifier_attempts",
                 base_seconds=1.0,
@@ -174,7 +174,7 @@ def _definition() -> WorkflowDefinition:
             )
         },
         timers=(
-            TimerSpec(
+            Timer(
                 kind="approval",
                 state="approval_required",
                 event="APPROVAL_EXPIRED",

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, ConfigDict, Field
 
-from interlock.contracts.payloads import ModelCall, Payload, PolicyCheck, ShortText, Text
+from interlock import ModelCall, Payload, PolicyCheck, ShortText, Text
 
 Source = Literal["web_form", "partner_portal"]
 RequestType = Literal["support", "billing", "sales", "security"]

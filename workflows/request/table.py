@@ -7,7 +7,7 @@ approval bound to the operation.
 
 from __future__ import annotations
 
-from interlock.contracts.definition import Guard, Transition
+from interlock import Guard, Transition
 from interlock.contracts.rules import RETRYABLE_ERROR, edges
 
 T = Transition

@@ -8,22 +8,23 @@ Both stay executable: a workflow keeps the definition version it started with.
 
 from __future__ import annotations
 
-from interlock.contracts import payloads as p
-from interlock.contracts import rules
-from interlock.contracts.definition import (
+from interlock import (
     Announcement,
     Branch,
-    DataUpdate,
-    EventSpec,
-    Gate,
+    Empty,
+    ErrorReport,
+    Escalation,
+    ModelOutputInvalid,
     Parallel,
-    RetryPolicy,
-    Stage,
-    TimerSpec,
+    Payload,
+    Retry,
+    Timer,
+    TimerFired,
     Transition,
     WorkflowDefinition,
 )
-from interlock.contracts.payloads import Payload
+from interlock.contracts import rules
+from interlock.contracts.definition import DataUpdate, EventSpec, Gate, Stage
 from interlock.workflows.support import payloads as sp
 from interlock.workflows.support.table import REVIEW, core_rows
 
@@ -45,40 +46,40 @@ RESULTS: dict[str, type[Payload]] = {
     "POLICY_VALID": sp.ValidationReport,
     "POLICY_INVALID": sp.ValidationReport,
     "POLICY_UNCLEAR": sp.ValidationReport,
-    "MODEL_OUTPUT_INVALID": p.ModelOutputInvalid,
+    "MODEL_OUTPUT_INVALID": ModelOutputInvalid,
     "ACTION_EXECUTED": sp.ActionReceipt,
     "POST_ACTION_INVARIANT_FAILED": sp.InvariantFailure,
     "CUSTOMER_NOTIFIED": sp.NotificationReceipt,
     "COMPENSATION_SUCCEEDED": sp.CompensationReceipt,
-    "COMPENSATION_FAILED": p.ErrorReport,
-    "RETRYABLE_ERROR": p.ErrorReport,
-    "PERMANENT_ERROR": p.ErrorReport,
-    "ESCALATE": p.Escalation,
+    "COMPENSATION_FAILED": ErrorReport,
+    "RETRYABLE_ERROR": ErrorReport,
+    "PERMANENT_ERROR": ErrorReport,
+    "ESCALATE": Escalation,
 }
 SIGNALS: dict[str, type[Payload]] = {
     "APPROVED": sp.Approval,
     "REJECTED_BY_REVIEWER": sp.ReviewerRejection,
     "CHANGES_REQUESTED": sp.ChangeRequest,
     "CANCEL_REQUESTED": sp.Cancellation,
-    "RETRY_REQUESTED": p.Empty,
-    "COMPENSATE": p.Empty,
-    "RESOLVED": p.Empty,
+    "RETRY_REQUESTED": Empty,
+    "COMPENSATE": Empty,
+    "RESOLVED": Empty,
 }
 TIMERS = ("RETRY_DUE", "APPROVAL_EXPIRED", "DEADLINE_EXCEEDED")
 EVENTS = (
     EventSpec(name="START", source="request", payload=sp.SupportRequest),
     *(EventSpec(name=n, source="result", answers_job=True, payload=m) for n, m in RESULTS.items()),
     *(EventSpec(name=n, source="signal", payload=m) for n, m in SIGNALS.items()),
-    *(EventSpec(name=n, source="timer", payload=p.TimerFired) for n in TIMERS),
+    *(EventSpec(name=n, source="timer", payload=TimerFired) for n in TIMERS),
 )
 
 RETRY = {
-    "CLASSIFYING": RetryPolicy(max_attempts=2),
-    "RETRIEVING_POLICY": RetryPolicy(max_attempts=3),
-    "INSPECTING_ACCOUNT": RetryPolicy(max_attempts=4),
-    "GENERATING_RECOMMENDATION": RetryPolicy(max_attempts=2),
-    "VALIDATING_POLICY": RetryPolicy(max_attempts=3),
-    "NOTIFYING_CUSTOMER": RetryPolicy(max_attempts=5),
+    "CLASSIFYING": Retry(max_attempts=2),
+    "RETRIEVING_POLICY": Retry(max_attempts=3),
+    "INSPECTING_ACCOUNT": Retry(max_attempts=4),
+    "GENERATING_RECOMMENDATION": Retry(max_attempts=2),
+    "VALIDATING_POLICY": Retry(max_attempts=3),
+    "NOTIFYING_CUSTOMER": Retry(max_attempts=5),
 }
 
 STAGES = {
@@ -277,13 +278,13 @@ def _definition(version: int, parallel_evidence: bool) -> WorkflowDefinition:
         deferred_cancel_states=frozenset({"EXECUTING_ACTION"}),
         parallel=parallel,
         timers=(
-            TimerSpec(
+            Timer(
                 kind="approval",
                 state="AWAITING_APPROVAL",
                 event="APPROVAL_EXPIRED",
                 delay_param="approval_sla_seconds",
             ),
-            TimerSpec(kind="deadline", event="DEADLINE_EXCEEDED", delay_param="deadline_seconds"),
+            Timer(kind="deadline", event="DEADLINE_EXCEEDED", delay_param="deadline_seconds"),
         ),
         data_updates=DATA,
         announcements=ANNOUNCEMENTS,

@@ -14,7 +14,7 @@ import hashlib
 from decimal import Decimal
 
 from interlock import ExternalRejected
-from interlock.services.ports import (
+from interlock.simulated import (
     AccountSnapshot,
     ActionReceipt,
     ActionRequest,

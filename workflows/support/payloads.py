@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from interlock.contracts.payloads import (
+from interlock import (
     Amount,
     Currency,
     ModelCall,

@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from interlock.contracts.payloads import Amount
+from interlock import Amount
 
 HOOK_INVALID_OUTPUT = "[invalid-output]"
 HOOK_INVALID_OUTPUT_ALWAYS = "[invalid-output-always]"

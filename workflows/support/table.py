@@ -8,7 +8,8 @@ evidence) are added by `definition` through the builders of `contracts.rules`.
 
 from __future__ import annotations
 
-from interlock.contracts.definition import REVIEW_TARGET, Guard, Limit, Transition
+from interlock import Guard, Limit, Transition
+from interlock.contracts.definition import REVIEW_TARGET
 
 T = Transition
 REVIEW = "MANUAL_REVIEW"

@@ -9,61 +9,56 @@ call (model, versions, output, verdict) is recorded, so a resumed run reads it b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from interlock.contracts.envelope import Envelope
-from interlock.contracts.jobs import JobPayload
-from interlock.contracts.payloads import ModelCall
-from interlock.services.ports import ModelClient, ModelRequest, output_schema
-from interlock.services.runtime.stage import StageResult
+from pydantic import BaseModel
+
+from interlock import ModelCall, ModelRequest, StageContext, ask, output_schema, stage
 from interlock.workflows.request.payloads import RoutingProposal
+from interlock.workflows.request.ports import MODEL
 from interlock.workflows.request.prompts import REQUEST_CLASSIFY_V1
-from interlock.workflows.support.stages.modelnode import ask
+from interlock.workflows.request.results import ClassificationInvalid, Classified
 
 MODEL_FIELDS = ("source", "request_type", "subject", "body", "account_tier", "requested_action")
 
 
-@dataclass(frozen=True)
-class ClassifyRequest:
-    model: ModelClient
+class ClassifyInputs(BaseModel):
+    request: dict[str, Any]
+    """As recorded: the model is given exactly `MODEL_FIELDS` of it."""
+    evidence: dict[str, Any] | None = None
 
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        request = job.inputs["request"]
-        inputs: dict[str, Any] = {k: request[k] for k in MODEL_FIELDS}
-        inputs["priority"] = (job.inputs.get("evidence") or {}).get("priority", False)
-        proposal = await ask(
-            self.model,
-            job,
-            ModelRequest(
-                task="classify_request",
-                prompt_version=REQUEST_CLASSIFY_V1,
-                inputs=inputs,
-                output_schema=output_schema(RoutingProposal),
-                case_key=envelope.correlation_id,
-                attempt=job.attempt,
-            ),
-            RoutingProposal,
-            invalid=_invalid,
+
+@stage(
+    "classify_request",
+    reads=ClassifyInputs,
+    emits=(Classified, ClassificationInvalid),
+    ports=(MODEL,),
+    system="model",
+)
+async def classify_request(
+    job: ClassifyInputs, ctx: StageContext
+) -> Classified | ClassificationInvalid:
+    inputs: dict[str, Any] = {k: job.request[k] for k in MODEL_FIELDS}
+    inputs["priority"] = (job.evidence or {}).get("priority", False)
+    answer = await ask(
+        ctx.port(MODEL),
+        ModelRequest(
+            task="classify_request",
+            prompt_version=REQUEST_CLASSIFY_V1,
+            inputs=inputs,
+            output_schema=output_schema(RoutingProposal),
+            case_key=ctx.correlation_id,
+            attempt=ctx.attempt,
+        ),
+        RoutingProposal,
+        ctx,
+    )
+    if answer.value is None:
+        return ClassificationInvalid(
+            errors=answer.call.errors, call=answer.call, versions=versions(answer.call)
         )
-        if isinstance(proposal, StageResult):
-            return proposal
-        return StageResult(
-            "REQUEST_CLASSIFIED",
-            {
-                "decision": proposal.value,
-                "call": proposal.call.model_dump(mode="json"),
-                "versions": versions(proposal.call),
-            },
-        )
+    return Classified(decision=answer.value, call=answer.call, versions=versions(answer.call))
 
 
 def versions(call: ModelCall) -> dict[str, str]:
     return {"classifier": call.model_version or call.model, "prompt": call.prompt_version}
-
-
-def _invalid(call: ModelCall) -> StageResult:
-    return StageResult(
-        "CLASSIFICATION_INVALID",
-        {"errors": call.errors, "call": call.model_dump(mode="json"), "versions": versions(call)},
-    )

@@ -1,4 +1,4 @@
-"""execute_effect: perform the authorised effect once, reconciling first (`services.effects`).
+"""execute_effect: perform the authorised effect once, reconciling first (`execute_once`).
 
 The idempotency key is `request-effect:<tenant>:<workflow id>:<effect>` — a function of the run and
 the operation, never minted per attempt — so a redelivered job, a retry after a timeout or
@@ -10,17 +10,14 @@ refusal is a `PERMANENT_ERROR`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pydantic import BaseModel
 
-from interlock import ExternalRejected
-from interlock.contracts.envelope import Envelope
-from interlock.contracts.jobs import JobPayload
-from interlock.services.effects import execute_once
-from interlock.services.ports import EffectProvider, EffectRequest
-from interlock.services.runtime.calls import refused
-from interlock.services.runtime.stage import StageResult
+from interlock import EffectRequest, StageContext, execute_once, stage
+from interlock.workflows.request.payloads import Authorization
+from interlock.workflows.request.ports import EFFECTS
+from interlock.workflows.request.results import EffectExecuted
 
-AUTHORITY_FIELDS = ("authorization_id", "basis", "fingerprint", "versions")
+AUTHORITY_FIELDS = {"authorization_id", "basis", "fingerprint", "versions"}
 
 
 def effect_key(tenant_id: str, workflow_id: str, effect: str) -> str:
@@ -28,30 +25,34 @@ def effect_key(tenant_id: str, workflow_id: str, effect: str) -> str:
     return f"request-effect:{tenant_id}:{workflow_id}:{effect}"
 
 
-@dataclass(frozen=True)
-class ExecuteEffect:
-    effects: EffectProvider
+class EffectInputs(BaseModel):
+    authorization: Authorization
 
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        authorization = job.inputs["authorization"]
-        workflow_id, effect = envelope.workflow_id or "", authorization["effect"]
-        key = effect_key(envelope.tenant_id, workflow_id, effect)
-        request = EffectRequest(
-            idempotency_key=key,
-            workflow_id=workflow_id,
-            effect=effect,
-            authorized_by={k: authorization[k] for k in AUTHORITY_FIELDS},
-        )
-        try:
-            receipt, reconciled = await execute_once(self.effects, key, request)
-        except ExternalRejected as exc:
-            return refused(exc)
-        return StageResult(
-            "EFFECT_EXECUTED",
-            {
-                "idempotency_key": key,
-                "operation_id": receipt.operation_id,
-                "effect": receipt.effect,
-                "reconciled": reconciled,
-            },
-        )
+
+@stage(
+    "execute_effect",
+    reads=EffectInputs,
+    emits=(EffectExecuted,),
+    ports=(EFFECTS,),
+    effects=True,
+    redeliver=True,
+)
+async def execute_effect(job: EffectInputs, ctx: StageContext) -> EffectExecuted:
+    authorization = job.authorization
+    key = effect_key(ctx.tenant_id, ctx.workflow_id, authorization.effect)
+    request = EffectRequest(
+        idempotency_key=key,
+        workflow_id=ctx.workflow_id,
+        effect=authorization.effect,
+        authorized_by=authorization.model_dump(mode="json", include=AUTHORITY_FIELDS),
+    )
+    provider = ctx.port(EFFECTS)
+    receipt, reconciled = await execute_once(provider, key, request)
+    return EffectExecuted.model_validate(
+        {
+            "idempotency_key": key,
+            "operation_id": receipt.operation_id,
+            "effect": receipt.effect,
+            "reconciled": reconciled,
+        }
+    )

@@ -7,48 +7,54 @@ action, the request's canonical fingerprint, and local evidence for the classifi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
-from interlock.contracts.envelope import Envelope
-from interlock.contracts.ids import fingerprint
-from interlock.contracts.jobs import JobPayload
-from interlock.services.runtime.stage import StageResult
+from pydantic import BaseModel
+
+from interlock import StageContext, fingerprint, stage
 from interlock.workflows.request.payloads import EFFECTS, NORMALIZATION_VERSION, normalize
+from interlock.workflows.request.results import Enriched, Normalized, Unsupported, Validated
 
 
-@dataclass(frozen=True)
-class Validate:
+class Asked(BaseModel):
+    """The fields of the recorded request the intake decides on."""
+
+    requested_action: str
+    account_tier: str
+
+
+class IntakeInputs(BaseModel):
+    request: Asked
+
+
+@stage("validate", reads=IntakeInputs, emits=(Validated, Unsupported))
+async def validate(job: IntakeInputs, ctx: StageContext) -> Validated | Unsupported:
     """Eligibility: the requested action must be on the workflow's allowlist."""
-
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        action = job.inputs["request"]["requested_action"]
-        if action in EFFECTS:
-            return StageResult("REQUEST_VALIDATED", {"requested_action": action})
-        return StageResult(
-            "REQUEST_UNSUPPORTED", {"requested_action": action, "allowed": list(EFFECTS)}
-        )
+    action = job.request.requested_action
+    if action in EFFECTS:
+        return Validated.model_validate({"requested_action": action})
+    return Unsupported.model_validate({"requested_action": action, "allowed": list(EFFECTS)})
 
 
-@dataclass(frozen=True)
-class Normalize:
+class RecordedRequest(BaseModel):
+    request: dict[str, Any]
+    """As recorded: an older record keeps fields the canonical form may not know."""
+
+
+@stage("normalize", reads=RecordedRequest, emits=(Normalized,))
+async def normalize_request(job: RecordedRequest, ctx: StageContext) -> Normalized:
     """Records the fingerprint of the canonical request and the rules that made it so.
 
     The request was normalised at the door (the same pure function); applying it again is
     a no-op for a current run and brings an older record to the canonical form.
     """
-
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        canonical = normalize(job.inputs["request"])
-        return StageResult(
-            "REQUEST_NORMALIZED",
-            {"fingerprint": fingerprint(canonical), "normalization_version": NORMALIZATION_VERSION},
-        )
+    canonical = normalize(job.request)
+    return Normalized(
+        fingerprint=fingerprint(canonical), normalization_version=NORMALIZATION_VERSION
+    )
 
 
-@dataclass(frozen=True)
-class Enrich:
+@stage("enrich", reads=IntakeInputs, emits=(Enriched,))
+async def enrich(job: IntakeInputs, ctx: StageContext) -> Enriched:
     """Local evidence only: whether the account is on the priority tier."""
-
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        tier = job.inputs["request"]["account_tier"]
-        return StageResult("REQUEST_ENRICHED", {"priority": tier == "priority"})
+    return Enriched(priority=job.request.account_tier == "priority")

@@ -15,12 +15,11 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from interlock.contracts.envelope import summarise
-from interlock.contracts.payloads import PolicyCheck
-from interlock.workflows.request.payloads import APPROVAL_EFFECTS, RoutingProposal
+from interlock import PolicyCheck, summarise
+from interlock.workflows.request.payloads import APPROVAL_EFFECTS, Route, RoutingProposal
 
 POLICY_VERSION = "policy-1"
-ROUTES: dict[str, str] = {
+ROUTES: dict[str, Route] = {
     "support": "service_desk",
     "billing": "finance",
     "sales": "commercial",

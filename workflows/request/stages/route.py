@@ -10,12 +10,19 @@ payload against the record again before the workflow may enter `executing`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
-from interlock.contracts.envelope import Envelope
-from interlock.contracts.ids import result_event_id
-from interlock.contracts.jobs import JobPayload
-from interlock.services.runtime.stage import StageResult
+from pydantic import BaseModel
+
+from interlock import StageContext, stage
+from interlock.workflows.request.payloads import Approval, Normalization, RouteDecision
+from interlock.workflows.request.results import (
+    Authorized,
+    ClassificationInvalid,
+    Refused,
+    RouteBlocked,
+    RoutedForApproval,
+)
 from interlock.workflows.request.stages.policy import (
     POLICY_VERSION,
     ROUTES,
@@ -25,72 +32,86 @@ from interlock.workflows.request.stages.policy import (
 )
 
 
-@dataclass(frozen=True)
-class RouteRequest:
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        inputs = job.inputs
-        decision, errors = revalidate((inputs.get("classification") or {}).get("decision"))
-        if decision is None:
-            return StageResult(
-                "CLASSIFICATION_INVALID",
-                {"errors": errors, "versions": {"policy": POLICY_VERSION}},
-            )
-        request = inputs["request"]
-        report = checks(request, decision)
-        outcome = verdict(report, decision)
-        if outcome == "authorized":
-            return _authorize(
-                job,
-                "route",
-                effect=decision.requested_effect,
-                route=decision.recommended_route,
-                fingerprint=inputs["normalization"]["fingerprint"],
-                workflow_version=inputs["versions"]["workflow"],
-            )
-        return StageResult(
-            "ROUTE_BLOCKED" if outcome == "blocked" else "ROUTED_FOR_APPROVAL",
-            {
-                "outcome": outcome,
-                "route": ROUTES[request["request_type"]],
-                "effect": decision.requested_effect,
-                "policy_version": POLICY_VERSION,
-                "checks": [c.model_dump(mode="json") for c in report],
-                "versions": {"policy": POLICY_VERSION},
-            },
+class RouteInputs(BaseModel):
+    request: dict[str, Any]
+    classification: dict[str, Any] | None = None
+    """As recorded: its decision is revalidated here, never trusted."""
+    normalization: Normalization
+    versions: dict[str, str]
+
+
+@stage(
+    "route",
+    reads=RouteInputs,
+    emits=(Authorized, RouteBlocked, RoutedForApproval, ClassificationInvalid),
+)
+async def route(
+    job: RouteInputs, ctx: StageContext
+) -> Authorized | RouteBlocked | RoutedForApproval | ClassificationInvalid:
+    decision, errors = revalidate((job.classification or {}).get("decision"))
+    if decision is None:
+        return ClassificationInvalid(errors=errors, versions={"policy": POLICY_VERSION})
+    report = checks(job.request, decision)
+    outcome = verdict(report, decision)
+    if outcome == "authorized":
+        return _authorize(
+            ctx,
+            "route",
+            effect=decision.requested_effect,
+            route=decision.recommended_route,
+            fingerprint=job.normalization.fingerprint,
+            workflow_version=job.versions["workflow"],
         )
+    routed = RouteBlocked if outcome == "blocked" else RoutedForApproval
+    return routed(
+        outcome=outcome,
+        route=ROUTES[job.request["request_type"]],
+        effect=decision.requested_effect,
+        policy_version=POLICY_VERSION,
+        checks=report,
+        versions={"policy": POLICY_VERSION},
+    )
 
 
-@dataclass(frozen=True)
-class BindApproval:
+class BindInputs(BaseModel):
+    route: RouteDecision
+    approval: Approval
+    normalization: Normalization
+
+
+@stage("bind_approval", reads=BindInputs, emits=(Authorized, Refused))
+async def bind_approval(job: BindInputs, ctx: StageContext) -> Authorized | Refused:
     """Binds the accepted approval to the routed operation; refuses one that no longer
     names the current policy or the routed effect (the approval went stale in between)."""
-
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        inputs = job.inputs
-        approval, route = inputs["approval"], inputs["route"]
-        if approval["policy_version"] != POLICY_VERSION or approval["effect"] != route["effect"]:
-            return StageResult("PERMANENT_ERROR", {"error_class": "approval_not_bindable"})
-        return _authorize(
-            job,
-            "approval",
-            effect=route["effect"],
-            route=route["route"],
-            fingerprint=inputs["normalization"]["fingerprint"],
-            workflow_version=approval["workflow_version"],
-        )
+    approval, routed = job.approval, job.route
+    if approval.policy_version != POLICY_VERSION or approval.effect != routed.effect:
+        return Refused(error_class="approval_not_bindable")
+    return _authorize(
+        ctx,
+        "approval",
+        effect=routed.effect,
+        route=routed.route,
+        fingerprint=job.normalization.fingerprint,
+        workflow_version=approval.workflow_version,
+    )
 
 
 def _authorize(
-    job: JobPayload, basis: str, *, effect: str, route: str, fingerprint: str, workflow_version: str
-) -> StageResult:
-    return StageResult(
-        "EFFECT_AUTHORIZED",
+    ctx: StageContext,
+    basis: str,
+    *,
+    effect: str,
+    route: str,
+    fingerprint: str,
+    workflow_version: str,
+) -> Authorized:
+    return Authorized.model_validate(
         {
-            "authorization_id": result_event_id(job.job_id),
+            "authorization_id": ctx.result_event_id,
             "basis": basis,
             "effect": effect,
             "route": route,
             "fingerprint": fingerprint,
             "versions": {"workflow": workflow_version, "policy": POLICY_VERSION},
-        },
+        }
     )

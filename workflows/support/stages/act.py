@@ -2,22 +2,25 @@
 
 execute_action never issues a fresh idempotency key: the key is a function of the workflow
 and the recommendation version, and every attempt — first call, retry after a timeout, or a
-redelivery after a crash — reconciles by that key before acting (`services.effects`).
+redelivery after a crash — reconciles by that key before acting (`execute_once`). Their
+transient failures are redelivered, reconciling again, rather than retried by the workflow.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from decimal import Decimal
-from typing import Any
+from pydantic import BaseModel
 
-from interlock import ExternalRejected
-from interlock.contracts.envelope import Envelope
-from interlock.contracts.jobs import JobPayload
-from interlock.services.effects import execute_once
-from interlock.services.ports import ActionProvider, ActionRequest, Notifier
-from interlock.services.runtime.calls import call, refused
-from interlock.services.runtime.stage import StageResult
+from interlock import ExternalRejected, ShortText, StageContext, execute_once, stage
+from interlock.simulated import ActionRequest
+from interlock.workflows.support.payloads import ActionReceipt, Recommendation, SupportRequest
+from interlock.workflows.support.ports import ACTIONS, NOTIFIER
+from interlock.workflows.support.results import (
+    ActionExecuted,
+    Compensated,
+    CompensationFailed,
+    CustomerNotified,
+    InvariantFailed,
+)
 
 
 def action_key(tenant_id: str, workflow_id: str, recommendation_version: int) -> str:
@@ -25,87 +28,99 @@ def action_key(tenant_id: str, workflow_id: str, recommendation_version: int) ->
     return f"support-action:{tenant_id}:{workflow_id}:v{recommendation_version}"
 
 
-@dataclass(frozen=True)
-class ExecuteAction:
-    provider: ActionProvider
+class ActionInputs(BaseModel):
+    request: SupportRequest
+    recommendation: Recommendation
+    recommendation_version: int
 
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        rec, request = job.inputs["recommendation"], job.inputs["request"]
-        key = action_key(
-            envelope.tenant_id, envelope.workflow_id or "", job.inputs["recommendation_version"]
+
+@stage(
+    "execute_action",
+    reads=ActionInputs,
+    emits=(ActionExecuted, InvariantFailed),
+    ports=(ACTIONS,),
+    effects=True,
+    redeliver=True,
+)
+async def execute_action(job: ActionInputs, ctx: StageContext) -> ActionExecuted | InvariantFailed:
+    rec = job.recommendation
+    key = action_key(ctx.tenant_id, ctx.workflow_id, job.recommendation_version)
+    provider = ctx.port(ACTIONS)
+    receipt, reconciled = await execute_once(
+        provider,
+        key,
+        ActionRequest(
+            idempotency_key=key,
+            action_type=rec.action_type,
+            customer_id=job.request.customer_id,
+            amount=rec.amount,
+            currency=rec.currency,
+        ),
+    )
+    if receipt.amount != rec.amount or receipt.currency != rec.currency:
+        return InvariantFailed(
+            idempotency_key=key,
+            provider_operation_id=receipt.operation_id,
+            invariant="receipt_matches_recommendation",
+            detail=f"{receipt.amount} {receipt.currency} != {rec.amount} {rec.currency}",
         )
-        try:
-            receipt, reconciled = await execute_once(
-                self.provider,
-                key,
-                ActionRequest(
-                    idempotency_key=key,
-                    action_type=rec["action_type"],
-                    customer_id=request["customer_id"],
-                    amount=Decimal(rec["amount"]),
-                    currency=rec["currency"],
-                ),
-            )
-        except ExternalRejected as exc:
-            return refused(exc)
-        payload = {
-            "idempotency_key": key,
-            "provider_operation_id": receipt.operation_id,
-        }
-        if receipt.amount != Decimal(rec["amount"]) or receipt.currency != rec["currency"]:
-            return StageResult(
-                "POST_ACTION_INVARIANT_FAILED",
-                {
-                    **payload,
-                    "invariant": "receipt_matches_recommendation",
-                    "detail": f"{receipt.amount} {receipt.currency} != {rec['amount']} "
-                    f"{rec['currency']}",
-                },
-            )
-        return StageResult(
-            "ACTION_EXECUTED",
-            {
-                **payload,
-                "status": receipt.status,
-                "amount": str(receipt.amount),
-                "currency": receipt.currency,
-                "reconciled": reconciled,
-            },
-        )
+    return ActionExecuted(
+        idempotency_key=key,
+        provider_operation_id=receipt.operation_id,
+        status=receipt.status,
+        amount=receipt.amount,
+        currency=receipt.currency,
+        reconciled=reconciled,
+    )
 
 
-@dataclass(frozen=True)
-class NotifyCustomer:
-    notifier: Notifier
-
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        action: dict[str, Any] = job.inputs["action"]
-        key = f"support-notify:{envelope.workflow_id}:{action['provider_operation_id']}"
-        delivery = await call(
-            self.notifier.send(
-                key,
-                job.inputs["request"]["customer_id"],
-                "support-action-done",
-                {"amount": str(action["amount"]), "currency": str(action["currency"])},
-            ),
-            "notifier",
-        )
-        if isinstance(delivery, StageResult):
-            return delivery
-        return StageResult("CUSTOMER_NOTIFIED", delivery.model_dump(mode="json"))
+class NotifyInputs(BaseModel):
+    request: SupportRequest
+    action: ActionReceipt
 
 
-@dataclass(frozen=True)
-class Compensate:
-    provider: ActionProvider
+@stage(
+    "notify_customer",
+    reads=NotifyInputs,
+    emits=(CustomerNotified,),
+    ports=(NOTIFIER,),
+    effects=True,
+    system="notifier",
+)
+async def notify_customer(job: NotifyInputs, ctx: StageContext) -> CustomerNotified:
+    action = job.action
+    delivery = await ctx.port(NOTIFIER).send(
+        f"support-notify:{ctx.workflow_id}:{action.provider_operation_id}",
+        job.request.customer_id,
+        "support-action-done",
+        {"amount": str(action.amount), "currency": action.currency},
+    )
+    return CustomerNotified.model_validate(delivery.model_dump())
 
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        action = job.inputs["action"]
-        key = action["idempotency_key"]
-        try:
-            reversal = await self.provider.reverse(key, action["provider_operation_id"])
-        except ExternalRejected as exc:
-            return StageResult("COMPENSATION_FAILED", {"error_class": exc.error_class})
-        return StageResult(
-            "COMPENSATION_SUCCEEDED", {"idempotency_key": key, "reversal_id": reversal}
-        )
+
+class ActionOnRecord(BaseModel):
+    """The action compensation reverses: executed, or executed with a broken invariant."""
+
+    idempotency_key: ShortText
+    provider_operation_id: ShortText
+
+
+class CompensateInputs(BaseModel):
+    action: ActionOnRecord
+
+
+@stage(
+    "compensate",
+    reads=CompensateInputs,
+    emits=(Compensated, CompensationFailed),
+    ports=(ACTIONS,),
+    effects=True,
+    redeliver=True,
+)
+async def compensate(job: CompensateInputs, ctx: StageContext) -> Compensated | CompensationFailed:
+    key = job.action.idempotency_key
+    try:
+        reversal = await ctx.port(ACTIONS).reverse(key, job.action.provider_operation_id)
+    except ExternalRejected as exc:
+        return CompensationFailed(error_class=exc.error_class)
+    return Compensated(idempotency_key=key, reversal_id=reversal)

@@ -6,17 +6,13 @@ only reports what the model said, validated against the closed set of categories
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from interlock.contracts.envelope import Envelope
-from interlock.contracts.jobs import JobPayload
-from interlock.services.ports import ModelClient, ModelRequest, output_schema
-from interlock.services.runtime.stage import StageResult
-from interlock.workflows.support.payloads import Category
+from interlock import ModelOutputInvalid, ModelRequest, StageContext, ask, output_schema, stage
+from interlock.workflows.support.payloads import Category, SupportRequest
+from interlock.workflows.support.ports import MODEL
 from interlock.workflows.support.prompts import SUPPORT_CLASSIFY_V1
-from interlock.workflows.support.stages.modelnode import ask
+from interlock.workflows.support.results import Classified, OutputInvalid
 
 
 class ClassifierOutput(BaseModel):
@@ -30,32 +26,35 @@ class ClassifierOutput(BaseModel):
     rationale: str = Field(max_length=2000)
 
 
-@dataclass(frozen=True)
-class Classify:
-    model: ModelClient
+class ClassifyInputs(BaseModel):
+    request: SupportRequest
+    invalid_model_output: ModelOutputInvalid | None = None
+    """The answer that failed validation, on a repair job."""
 
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        request = job.inputs["request"]
-        proposal = await ask(
-            self.model,
-            job,
-            ModelRequest(
-                task="classify",
-                prompt_version=SUPPORT_CLASSIFY_V1,
-                inputs={"subject": request["subject"], "body": request["body"]},
-                output_schema=output_schema(ClassifierOutput),
-                case_key=envelope.correlation_id,
-                attempt=job.attempt,
-            ),
-            ClassifierOutput,
-        )
-        if isinstance(proposal, StageResult):
-            return proposal
-        return StageResult(
-            "CLASSIFICATION_SUCCEEDED",
-            {
-                "category": proposal.value["category"],
-                "confidence": proposal.value["confidence"],
-                "call": proposal.call.model_dump(mode="json"),
-            },
-        )
+
+@stage(
+    "classify",
+    reads=ClassifyInputs,
+    emits=(Classified, OutputInvalid),
+    ports=(MODEL,),
+    system="model",
+)
+async def classify(job: ClassifyInputs, ctx: StageContext) -> Classified | OutputInvalid:
+    answer = await ask(
+        ctx.port(MODEL),
+        ModelRequest(
+            task="classify",
+            prompt_version=SUPPORT_CLASSIFY_V1,
+            inputs={"subject": job.request.subject, "body": job.request.body},
+            output_schema=output_schema(ClassifierOutput),
+            case_key=ctx.correlation_id,
+            attempt=ctx.attempt,
+        ),
+        ClassifierOutput,
+        ctx,
+        invalid=job.invalid_model_output.call if job.invalid_model_output else None,
+    )
+    if answer.value is None:
+        return OutputInvalid(call=answer.call)
+    proposal = answer.value
+    return Classified(category=proposal.category, confidence=proposal.confidence, call=answer.call)

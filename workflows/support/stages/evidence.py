@@ -2,36 +2,41 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pydantic import BaseModel
 
-from interlock.contracts.envelope import Envelope
-from interlock.contracts.jobs import JobPayload
-from interlock.services.ports import AccountApi, PolicyStore
-from interlock.services.runtime.calls import call
-from interlock.services.runtime.stage import StageResult
-
-
-@dataclass(frozen=True)
-class RetrievePolicy:
-    policies: PolicyStore
-
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        category = job.inputs["classification"]["category"]
-        policy = await call(self.policies.current(category), "policy_store")
-        if isinstance(policy, StageResult):
-            return policy
-        return StageResult("POLICY_RETRIEVED", policy.model_dump(mode="json"))
+from interlock import StageContext, stage
+from interlock.workflows.support.payloads import Classification, SupportRequest
+from interlock.workflows.support.ports import ACCOUNTS, POLICIES
+from interlock.workflows.support.results import AccountInspected, PolicyRetrieved
 
 
-@dataclass(frozen=True)
-class InspectAccount:
-    accounts: AccountApi
+class PolicyInputs(BaseModel):
+    classification: Classification
 
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        account = await call(
-            self.accounts.inspect(job.inputs["request"]["customer_id"]), "account_api"
-        )
-        if isinstance(account, StageResult):
-            return account
-        evidence = account.model_dump(mode="json", exclude={"customer_id"})
-        return StageResult("ACCOUNT_INSPECTED", evidence)
+
+@stage(
+    "retrieve_policy",
+    reads=PolicyInputs,
+    emits=(PolicyRetrieved,),
+    ports=(POLICIES,),
+    system="policy_store",
+)
+async def retrieve_policy(job: PolicyInputs, ctx: StageContext) -> PolicyRetrieved:
+    policy = await ctx.port(POLICIES).current(job.classification.category)
+    return PolicyRetrieved.model_validate(policy.model_dump())
+
+
+class AccountInputs(BaseModel):
+    request: SupportRequest
+
+
+@stage(
+    "inspect_account",
+    reads=AccountInputs,
+    emits=(AccountInspected,),
+    ports=(ACCOUNTS,),
+    system="account_api",
+)
+async def inspect_account(job: AccountInputs, ctx: StageContext) -> AccountInspected:
+    account = await ctx.port(ACCOUNTS).inspect(job.request.customer_id)
+    return AccountInspected.model_validate(account.model_dump(exclude={"customer_id"}))

@@ -7,18 +7,23 @@ whether it happens is a human approver's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from interlock.contracts.envelope import Envelope
-from interlock.contracts.jobs import JobPayload
-from interlock.contracts.payloads import Currency
-from interlock.services.ports import ModelClient, ModelRequest, output_schema
-from interlock.services.runtime.stage import StageResult
+from interlock import (
+    Currency,
+    ModelOutputInvalid,
+    ModelRequest,
+    StageContext,
+    ask,
+    output_schema,
+    stage,
+)
 from interlock.workflows.support.payloads import ActionType
+from interlock.workflows.support.ports import MODEL
 from interlock.workflows.support.prompts import SUPPORT_RECOMMEND_V1
-from interlock.workflows.support.stages.modelnode import ask
+from interlock.workflows.support.results import OutputInvalid, Recommended
 
 
 class RecommenderOutput(BaseModel):
@@ -34,39 +39,50 @@ class RecommenderOutput(BaseModel):
     evidence_refs: list[str] = Field(max_length=20)
 
 
-@dataclass(frozen=True)
-class Recommend:
-    model: ModelClient
+class RecommendInputs(BaseModel):
+    """The evidence as recorded: the model gets it as the workflow holds it."""
 
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        inputs = job.inputs
-        proposal = await ask(
-            self.model,
-            job,
-            ModelRequest(
-                task="recommend",
-                prompt_version=SUPPORT_RECOMMEND_V1,
-                inputs={
-                    "request": inputs["request"],
-                    "classification": _without_call(inputs["classification"]),
-                    "policy": inputs["policy"],
-                    "account": inputs["account"],
-                    "revision_feedback": inputs.get("revision_feedback"),
-                },
-                output_schema=output_schema(RecommenderOutput),
-                case_key=envelope.correlation_id,
-                attempt=job.attempt,
-            ),
-            RecommenderOutput,
-        )
-        if isinstance(proposal, StageResult):
-            return proposal
-        return StageResult(
-            "RECOMMENDATION_GENERATED",
-            {**proposal.value, "call": proposal.call.model_dump(mode="json")},
-        )
+    request: dict[str, Any]
+    classification: dict[str, Any]
+    policy: dict[str, Any]
+    account: dict[str, Any]
+    revision_feedback: dict[str, Any] | None = None
+    invalid_model_output: ModelOutputInvalid | None = None
 
 
-def _without_call(artifact: dict[str, object]) -> dict[str, object]:
+@stage(
+    "generate_recommendation",
+    reads=RecommendInputs,
+    emits=(Recommended, OutputInvalid),
+    ports=(MODEL,),
+    system="model",
+)
+async def recommend(job: RecommendInputs, ctx: StageContext) -> Recommended | OutputInvalid:
+    answer = await ask(
+        ctx.port(MODEL),
+        ModelRequest(
+            task="recommend",
+            prompt_version=SUPPORT_RECOMMEND_V1,
+            inputs={
+                "request": job.request,
+                "classification": _without_call(job.classification),
+                "policy": job.policy,
+                "account": job.account,
+                "revision_feedback": job.revision_feedback,
+            },
+            output_schema=output_schema(RecommenderOutput),
+            case_key=ctx.correlation_id,
+            attempt=ctx.attempt,
+        ),
+        RecommenderOutput,
+        ctx,
+        invalid=job.invalid_model_output.call if job.invalid_model_output else None,
+    )
+    if answer.value is None:
+        return OutputInvalid(call=answer.call)
+    return Recommended(**answer.value.model_dump(), call=answer.call)
+
+
+def _without_call(artifact: dict[str, Any]) -> dict[str, Any]:
     """Model context gets the artifact, not the record of how it was produced."""
     return {k: v for k, v in artifact.items() if k != "call"}

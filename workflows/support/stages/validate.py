@@ -7,31 +7,32 @@ was gathered -> POLICY_UNCLEAR (conflicting sources go to a human).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from decimal import Decimal
-from typing import Any
+from pydantic import BaseModel
 
-from interlock.contracts.envelope import Envelope
-from interlock.contracts.jobs import JobPayload
-from interlock.contracts.payloads import PolicyCheck
-from interlock.services.ports import (
-    PolicyDocument,
-    PolicyStore,
+from interlock import PolicyCheck, StageContext, stage
+from interlock.simulated import PolicyDocument
+from interlock.workflows.support.payloads import (
+    AccountEvidence,
+    PolicyEvidence,
+    Recommendation,
+    SupportRequest,
 )
-from interlock.services.runtime.calls import call
-from interlock.services.runtime.stage import StageResult
+from interlock.workflows.support.ports import POLICIES
+from interlock.workflows.support.results import PolicyInvalid, PolicyUnclear, PolicyValid
 
 
 def checks(
-    rec: dict[str, Any], request: dict[str, Any], account: dict[str, Any], policy: PolicyDocument
+    rec: Recommendation,
+    request: SupportRequest,
+    account: AccountEvidence,
+    policy: PolicyDocument,
 ) -> list[PolicyCheck]:
-    amount = Decimal(rec["amount"])
-    requested = Decimal(request["amount"]) if request.get("amount") is not None else None
+    amount, requested = rec.amount, request.amount
     return [
         PolicyCheck(
             name="action_allowed",
-            passed=rec["action_type"] in policy.allowed_actions,
-            detail=f"{rec['action_type']} in {policy.allowed_actions}",
+            passed=rec.action_type in policy.allowed_actions,
+            detail=f"{rec.action_type} in {policy.allowed_actions}",
         ),
         PolicyCheck(
             name="amount_within_policy",
@@ -45,41 +46,48 @@ def checks(
         ),
         PolicyCheck(
             name="currency_matches_account",
-            passed=rec["currency"] == account["currency"],
-            detail=f"{rec['currency']} == {account['currency']}",
+            passed=rec.currency == account.currency,
+            detail=f"{rec.currency} == {account.currency}",
         ),
         PolicyCheck(
             name="account_in_good_standing",
-            passed=not policy.requires_active_account or account["status"] == "active",
-            detail=account["status"],
+            passed=not policy.requires_active_account or account.status == "active",
+            detail=account.status,
         ),
     ]
 
 
-@dataclass(frozen=True)
-class ValidatePolicy:
-    policies: PolicyStore
+class ValidateInputs(BaseModel):
+    request: SupportRequest
+    recommendation: Recommendation
+    recommendation_version: int
+    policy: PolicyEvidence
+    account: AccountEvidence
 
-    async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
-        inputs = job.inputs
-        evidence = inputs["policy"]
-        current = await call(self.policies.current(evidence["category"]), "policy_store")
-        if isinstance(current, StageResult):
-            return current
-        report = checks(inputs["recommendation"], inputs["request"], inputs["account"], current)
-        fresh = PolicyCheck(
-            name="policy_version_current",
-            passed=current.policy_version == evidence["policy_version"],
-            detail=f"evidence v{evidence['policy_version']}, current v{current.policy_version}",
-        )
-        passed = fresh.passed and all(c.passed for c in report)
-        event = "POLICY_VALID" if passed else "POLICY_INVALID" if fresh.passed else "POLICY_UNCLEAR"
-        return StageResult(
-            event,
-            {
-                "passed": passed,
-                "recommendation_version": inputs["recommendation_version"],
-                "policy_ref": f"policy:{current.policy_id}:v{current.policy_version}",
-                "checks": [c.model_dump(mode="json") for c in (fresh, *report)],
-            },
-        )
+
+@stage(
+    "validate_policy",
+    reads=ValidateInputs,
+    emits=(PolicyValid, PolicyInvalid, PolicyUnclear),
+    ports=(POLICIES,),
+    system="policy_store",
+)
+async def validate_policy(
+    job: ValidateInputs, ctx: StageContext
+) -> PolicyValid | PolicyInvalid | PolicyUnclear:
+    evidence = job.policy
+    current = await ctx.port(POLICIES).current(evidence.category)
+    report = checks(job.recommendation, job.request, job.account, current)
+    fresh = PolicyCheck(
+        name="policy_version_current",
+        passed=current.policy_version == evidence.policy_version,
+        detail=f"evidence v{evidence.policy_version}, current v{current.policy_version}",
+    )
+    passed = fresh.passed and all(c.passed for c in report)
+    verdict = PolicyValid if passed else PolicyInvalid if fresh.passed else PolicyUnclear
+    return verdict(
+        passed=passed,
+        recommendation_version=job.recommendation_version,
+        policy_ref=f"policy:{current.policy_id}:v{current.policy_version}",
+        checks=[fresh, *report],
+    )
