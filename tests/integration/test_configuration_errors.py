@@ -29,6 +29,7 @@ BAD_VALUES = {
     "projector_workers": "0",
     "stage_workers": "many",
     "relay_batch_size": "0",
+    "publish_grace": "120",
     "archive_after": "-1",
     "forget_after": "soon",
     "history_retention": "-1",
