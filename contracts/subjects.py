@@ -43,6 +43,12 @@ HEADER_DLQ_BODY_BYTES = "Interlock-Dlq-Body-Bytes"
 """Set when a dead letter's body was too large to keep: how many bytes it had."""
 
 
+def outbox_message_id(instance: str, row_id: int) -> str:
+    """The `Nats-Msg-Id` of outbox row `row_id` of database `instance`: the projector and the
+    relay both publish a row under it, so the stream's duplicate window stores it once."""
+    return f"{instance}-{row_id}"
+
+
 INBOUND_KINDS = ("request", "signal", "result", "timer")
 """What an inbound subject may carry; its sender token names a client (requests and
 signals), a stage (results) or nobody (timer firings, sent by the timer service alone)."""

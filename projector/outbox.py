@@ -108,7 +108,7 @@ class OutboxPublisher:
     async def _one(self, row_id: int, message: Message) -> PubAck:
         subject, stored, body = message
         headers = dict(stored)
-        headers[subjects.HEADER_MSG_ID] = f"{self._instance}-{row_id}"
+        headers[subjects.HEADER_MSG_ID] = subjects.outbox_message_id(self._instance, row_id)
         span = _span(subject, headers, row_id)
         try:
             ack = await self._js.publish(subject, body, headers=headers)

@@ -53,7 +53,7 @@ def string_headers(stored: Mapping[str, Any]) -> dict[str, str]:
 def message_headers(row: OutboxRow, instance: str) -> dict[str, str]:
     """The row's headers plus its Nats-Msg-Id."""
     headers = string_headers(row.headers)
-    headers[subjects.HEADER_MSG_ID] = f"{instance}-{row.id}"
+    headers[subjects.HEADER_MSG_ID] = subjects.outbox_message_id(instance, row.id)
     return headers
 
 
@@ -95,7 +95,7 @@ class Publisher:
 
         Headers or a body the broker refused are left out. Raises what `js.publish` raises.
         """
-        headers = {subjects.HEADER_MSG_ID: f"{self._instance}-{row.id}"}
+        headers = {subjects.HEADER_MSG_ID: subjects.outbox_message_id(self._instance, row.id)}
         if not isinstance(error, nats.errors.BadHeaderError):
             headers = message_headers(row, self._instance)
         headers[subjects.HEADER_DLQ_REASON] = reason
