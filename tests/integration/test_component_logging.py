@@ -31,7 +31,7 @@ def test_log_lines_start_with_an_iso_timestamp_and_its_offset() -> None:
 _BROKER = """
 import asyncio, logging, sys
 import nats
-from interlock import components
+from interlock import connections
 from interlock.options import configure_logging
 from interlock.runtime import Runtime
 from interlock.settings import Settings
@@ -41,7 +41,7 @@ configure_logging("INFO")
 
 async def main(url):
     stop = asyncio.Event()
-    broker = components.broker(Runtime(Settings(), url, None), "logging-test", stop)
+    broker = connections.broker(Runtime(Settings(), url, None), "logging-test", stop)
     handled = asyncio.Event()
 
     @broker.subscriber("logging.test")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from interlock.cli.run import within_grace
-from interlock.components import EXIT_CONNECTION_LOST, connection_options
+from interlock.connections import EXIT_CONNECTION_LOST, connection_options
 from interlock.health import healthy
 from interlock.messaging.progress import Progress, Report
 from interlock.settings import Settings
