@@ -20,6 +20,7 @@ from pydantic import BaseModel, SecretStr
 
 from interlock.access import client_policies, secrets_of
 from interlock.messaging.crashpoints import ENV as CRASHPOINTS
+from interlock.messaging.permissions import STAGE_HOST
 from interlock.plugins import installed
 from interlock.settings import Settings
 
@@ -82,7 +83,10 @@ def model_stages() -> frozenset[str]:
 
 
 def settings_of(component: str) -> tuple[str, ...]:
-    """The settings fields `component` reads (besides its URLs)."""
+    """The settings fields `component` reads (besides its URLs); the stage host reads what
+    its stages read, the model settings if any of them asks a model."""
+    if component == STAGE_HOST:
+        return _COMMON + _STAGE + (_MODEL if model_stages() else ())
     if "." not in component:
         return _COMMON + _OWN[component]
     return _COMMON + _STAGE + (_MODEL if component in model_stages() else ())
@@ -111,7 +115,7 @@ def child_environment(
     if component == "projector":
         env["INTERLOCK_CLIENTS"] = _env_value(client_policies(settings))
         env["INTERLOCK_JOB_SIGNING_KEY"] = secrets.job_signing_key()
-    elif "." in component:
+    elif "." in component or component == STAGE_HOST:
         env["INTERLOCK_JOB_PUBLIC_KEY"] = secrets.job_public_key()
     return env
 

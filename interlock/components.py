@@ -1,7 +1,8 @@
 """The runnable components of Interlock: each runs until its stop event is set.
 
 `interlock up` runs each in its own process (see `supervisor`), so one can crash, be killed or
-be restarted without the others; `interlock service NAME` runs one in the foreground. Which
+be restarted without the others (on a small machine the stage services share one, the stage
+host); `interlock service NAME` runs one in the foreground. Which
 names a stack is made of is `composition`'s business; this module says what runs under each.
 """
 
@@ -22,6 +23,7 @@ from interlock.contracts import subjects
 from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
 from interlock.messaging.backoff import Backoff
+from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.progress import Progress
 from interlock.plugins import installed
 from interlock.projector.consumer import Patience
@@ -231,6 +233,20 @@ def stage_component(workflow_type: str, stage: str) -> Component:
     return run
 
 
+async def run_stage_host(rt: Runtime, stop: asyncio.Event) -> None:
+    """Every installed stage service in this one process, each on its own connections with
+    its own durable consumer, workers and health report (under its own name), as it would
+    run alone. They share the process's fate: one failing stops the others and the process
+    exits, for its supervisor to restart them all."""
+
+    async def hosted(component: Component) -> None:
+        await component(rt, stop)
+
+    async with asyncio.TaskGroup() as group:
+        for workflow_type, stage in installed().registry.stages():
+            group.create_task(hosted(stage_component(workflow_type, stage)))
+
+
 async def _fetching(nc: Client, durable: str, progress: Progress, stop: asyncio.Event) -> None:
     """Until `stop`: note progress whenever the stage's consumer has a pull request waiting
     (asked on the stage's own connection, so a dead connection shows as no progress)."""
@@ -260,6 +276,7 @@ def components() -> dict[str, Component]:
         SIMULATOR: run_sim,
         GATEWAY: run_gateway,
         CONSOLE: run_console,
+        STAGE_HOST: run_stage_host,
     }
     for workflow_type, stage in installed().registry.stages():
         found[f"{workflow_type}.{stage}"] = stage_component(workflow_type, stage)

@@ -9,6 +9,7 @@ name is in `components`.
 
 from __future__ import annotations
 
+from interlock.messaging.permissions import STAGE_HOST
 from interlock.runtime import default_components
 
 SIMULATOR = "sim"
@@ -17,15 +18,16 @@ CONSOLE = "console"
 EXTRAS = (SIMULATOR, GATEWAY, CONSOLE)
 
 
-def default_stack(*workflow_types: str) -> list[str]:
+def default_stack(*workflow_types: str, stage_host: bool = False) -> list[str]:
     """What `up`, the demo and the bench start: the runtime's components for
-    `workflow_types` (default: all) and the simulator their stage services call."""
-    return default_components(*workflow_types, extras=[SIMULATOR])
+    `workflow_types` (default: all) and the simulator their stage services call; with
+    `stage_host`, every stage service in one process (see `Settings.hosts_stages`)."""
+    return default_components(*workflow_types, extras=[SIMULATOR], stage_host=stage_host)
 
 
 def names() -> list[str]:
     """Every component name `interlock service` accepts."""
-    return default_components(extras=EXTRAS)
+    return [*default_components(extras=EXTRAS), STAGE_HOST]
 
 
 def resolve_name(name: str) -> str:

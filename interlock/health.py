@@ -23,17 +23,26 @@ from nats.js.errors import NotFoundError
 from interlock.access import without_credentials
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_inbox
+from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.progress import read_report
+from interlock.plugins import installed
 from interlock.services.adapters.sim import POLICY_CURRENT
 
 
-def _consumer_of(component: str) -> tuple[str, str] | None:
+def _hosted() -> list[str]:
+    """The stage services the stage host runs, by name."""
+    return [f"{t}.{s}" for t, s in installed().registry.stages()]
+
+
+def _consumers_of(component: str) -> list[tuple[str, str]]:
     if component == "projector":
-        return subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR
+        return [(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR)]
+    if component == STAGE_HOST:
+        return [c for name in _hosted() for c in _consumers_of(name)]
     if "." in component:
         workflow_type, stage = component.split(".", 1)
-        return subjects.STREAM_JOBS, subjects.stage_consumer(workflow_type, stage)
-    return None
+        return [(subjects.STREAM_JOBS, subjects.stage_consumer(workflow_type, stage))]
+    return []
 
 
 STALLED_AFTER_S = 30.0
@@ -42,7 +51,14 @@ seconds while it works or waits)."""
 
 
 def healthy(home: Path, component: str, stalled_after: float = STALLED_AFTER_S) -> tuple[bool, str]:
-    """(healthy, a one-line explanation), from the component's own report under `home`."""
+    """(healthy, a one-line explanation), from the component's own report under `home`; the
+    stage host is healthy when every stage it runs is (each reports under its own name)."""
+    if component == STAGE_HOST:
+        verdicts = [healthy(home, name, stalled_after) for name in _hosted()]
+        failing = [why for ok, why in verdicts if not ok]
+        if failing:
+            return False, f"{component}: {failing[0]}"
+        return True, f"{component}: {len(verdicts)} stage services healthy"
     report = read_report(home, component)
     if report is None:
         return False, f"{component}: no health report under {home} (is it running here?)"
@@ -65,16 +81,19 @@ async def attached(component: str, nats_url: str) -> tuple[bool, str]:
 
 
 async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
-    target = _consumer_of(component)
-    if target is None:
+    targets = _consumers_of(component)
+    if not targets:
         return True, f"{component}: broker reachable"
-    try:
-        info = await nc.jetstream().consumer_info(*target)
-    except NotFoundError:
-        return False, f"{component}: consumer {target[1]} does not exist (run migrate)"
-    if info.num_waiting:
-        return True, f"{component}: {info.num_waiting} pull request(s) waiting"
-    return False, f"{component}: nobody is fetching from {target[1]}"
+    waiting = 0
+    for target in targets:
+        try:
+            info = await nc.jetstream().consumer_info(*target)
+        except NotFoundError:
+            return False, f"{component}: consumer {target[1]} does not exist (run migrate)"
+        if not info.num_waiting:
+            return False, f"{component}: nobody is fetching from {target[1]}"
+        waiting += info.num_waiting
+    return True, f"{component}: {waiting} pull request(s) waiting"
 
 
 async def accepts_anonymous(nats_url: str) -> bool:

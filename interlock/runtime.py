@@ -14,6 +14,7 @@ from interlock import access
 from interlock.childenv import child_environment
 from interlock.contracts.urls import nats_inbox
 from interlock.health import wait_until_ready
+from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.streams import provision
 from interlock.plugins import installed
 from interlock.projector.store.migrate import upgrade_async
@@ -51,9 +52,14 @@ CORE = ["projector", "relay", "timer"]
 decide, record, publish and time everything; outside systems are composed in by the root."""
 
 
-def default_components(*workflow_types: str, extras: Sequence[str] = ()) -> list[str]:
+def default_components(
+    *workflow_types: str, extras: Sequence[str] = (), stage_host: bool = False
+) -> list[str]:
     """The core components, then `extras`, then the stage services of `workflow_types`
-    (default: every installed type)."""
+    (default: every installed type), each its own process, or with `stage_host` the stage
+    host running every installed type's stages in one."""
+    if stage_host:
+        return [*CORE, *extras, STAGE_HOST]
     return [
         *CORE,
         *extras,

@@ -1,5 +1,6 @@
 """Process settings, read from ``INTERLOCK_*`` environment variables."""
 
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
@@ -22,6 +23,10 @@ from interlock.setting_checks import (
 )
 
 __all__ = ["Settings", "asyncpg_dsn"]
+
+SMALL_MACHINE_CPUS = 4
+"""Up to this many CPUs, one process per stage costs more (memory, context switches) than
+the isolation it buys: `stage_host=auto` hosts the stages in one process."""
 
 
 class GatewaySender(BaseModel):
@@ -124,6 +129,12 @@ class Settings(BaseSettings):
         "nothing itself and the relay publishes every row at once.",
     )
     stage_workers: int = Field(default=8, ge=1, description="Jobs each stage runs concurrently.")
+    stage_host: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="How `up`, `demo` and `bench` run the stage services: `on`, every stage in "
+        "one process (`interlock service stages`), each still its own durable consumer; "
+        "`off`, one process per stage; `auto`, `on` on a machine with at most 4 CPUs.",
+    )
     relay_batch_size: int = Field(default=500, ge=1, description="Outbox rows per relay batch.")
     archive_after: float = Field(
         default=30 * 24 * 3600.0,
@@ -288,6 +299,12 @@ class Settings(BaseSettings):
         if url is not None:
             split_postgres_url(url, setting="INTERLOCK_DATABASE_URL")
         return url
+
+    def hosts_stages(self) -> bool:
+        """Whether the stack runs its stage services in one process (`stage_host`)."""
+        if self.stage_host == "auto":
+            return (os.cpu_count() or 1) <= SMALL_MACHINE_CPUS
+        return self.stage_host == "on"
 
     def timings(self) -> dict[str, Any]:
         """The settings a run's timing depends on (what `interlock demo` compares with the

@@ -25,7 +25,10 @@ TIMER = "timer"
 SIMULATOR = "sim"
 GATEWAY = "gateway"
 CONSOLE = "console"
-COMPONENTS = (PROJECTOR, RELAY, TIMER, SIMULATOR, GATEWAY, CONSOLE)
+STAGE_HOST = "stages"
+"""The stage host: every installed stage service in one process, each still its own durable
+consumer on its own subject, all on one identity."""
+COMPONENTS = (PROJECTOR, RELAY, TIMER, SIMULATOR, GATEWAY, CONSOLE, STAGE_HOST)
 """Identities of the components that are not stages (each stage has its own)."""
 
 _JS_API = "$JS.API"
@@ -68,23 +71,33 @@ def _own(identity: str, publish: Iterable[str]) -> Permissions:
     return Permissions(publish=tuple(publish), subscribe=(_inbox(identity),))
 
 
-def _stage(workflow_type: str, stage: str) -> Permissions:
+def _stage_subjects(workflow_type: str, stage: str) -> list[str]:
+    """What one stage publishes: pulls and acks of its own jobs, its result, its dead
+    letters, reads of the open-jobs record, calls to the outside systems."""
     consumer = subjects.stage_consumer(workflow_type, stage)
     bucket_stream = f"KV_{subjects.JOBS_BUCKET}"
-    return _own(
-        stage_identity(workflow_type, stage),
-        [
-            *_pulls(subjects.STREAM_JOBS, consumer),
-            subjects.result(workflow_type, stage),
-            subjects.dlq(consumer),
-            # Reading the open-jobs record: the bucket's info, then a direct or stream get.
-            f"{_JS_API}.STREAM.INFO.{bucket_stream}",
-            f"{_JS_API}.DIRECT.GET.{bucket_stream}.>",
-            f"{_JS_API}.STREAM.MSG.GET.{bucket_stream}",
-            # The outside systems a stage calls (the simulator answers there).
-            "sim.>",
-        ],
-    )
+    return [
+        *_pulls(subjects.STREAM_JOBS, consumer),
+        subjects.result(workflow_type, stage),
+        subjects.dlq(consumer),
+        # Reading the open-jobs record: the bucket's info, then a direct or stream get.
+        f"{_JS_API}.STREAM.INFO.{bucket_stream}",
+        f"{_JS_API}.DIRECT.GET.{bucket_stream}.>",
+        f"{_JS_API}.STREAM.MSG.GET.{bucket_stream}",
+        # The outside systems a stage calls (the simulator answers there).
+        "sim.>",
+    ]
+
+
+def _stage(workflow_type: str, stage: str) -> Permissions:
+    return _own(stage_identity(workflow_type, stage), _stage_subjects(workflow_type, stage))
+
+
+def _stage_host(stages: Iterable[tuple[str, str]]) -> Permissions:
+    """The stage host runs every stage in one process, so it may do what each of them may
+    (and no more): one process is one trust boundary, whatever identities it holds."""
+    publish = {s for pair in stages for s in _stage_subjects(*pair)}
+    return _own(STAGE_HOST, sorted(publish))
 
 
 def _client(name: str, policy: ClientPolicy, installed: Iterable[str]) -> Permissions:
@@ -156,8 +169,10 @@ def permissions(
         GATEWAY: _own(GATEWAY, [subjects.signal("*", GATEWAY), subjects.dlq(GATEWAY)]),
         CONSOLE: _console(console_redrive),
     }
+    stages = list(stages)
     for workflow_type, stage in stages:
         found[stage_identity(workflow_type, stage)] = _stage(workflow_type, stage)
+    found[STAGE_HOST] = _stage_host(stages)
     for name, policy in clients.items():
         if name in found:
             raise ValueError(f"client name {name!r} is taken by an Interlock component")

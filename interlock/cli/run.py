@@ -27,11 +27,12 @@ def up(
     only: Annotated[list[str] | None, typer.Option(help="Run only these components.")] = None,
 ) -> None:
     """Run projector, relay, timers, simulator, approval gateway, operator console and every
-    stage service until Ctrl-C."""
+    stage service until Ctrl-C (the stage services in one process on a small machine:
+    INTERLOCK_STAGE_HOST)."""
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
         stop = stop_on_signals()
-        names = only or [*default_stack(), GATEWAY, CONSOLE]
+        names = only or [*default_stack(stage_host=s.hosts_stages()), GATEWAY, CONSOLE]
         async with supervised(s, nats_url, database_url, names) as supervisor:
             shown = write_endpoints(s, nats_url, database_url, names)
             terminal.console.print(
@@ -57,7 +58,11 @@ def up(
 
 def service(
     name: Annotated[
-        str, typer.Argument(help="projector, relay, timer, sim, or a stage such as classify")
+        str,
+        typer.Argument(
+            help="projector, relay, timer, sim, gateway, console, stages (every stage service "
+            "in one process), or a stage such as classify"
+        ),
     ],
 ) -> None:
     """Run one component in the foreground (what `up` runs in each child process)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import nats
 import pytest
@@ -30,6 +31,39 @@ async def stack(
     module_database: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Stack]:
+    """Every stage service in its own process."""
+    async with running_stack(
+        e2e_settings, module_nats, module_database, tmp_path_factory, default_stack()
+    ) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+async def hosted_stack(
+    e2e_settings: Settings,
+    module_nats: str,
+    module_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Stack]:
+    """Every stage service in the one process of the stage host."""
+    async with running_stack(
+        e2e_settings,
+        module_nats,
+        module_database,
+        tmp_path_factory,
+        default_stack(stage_host=True),
+    ) as running:
+        yield running
+
+
+@asynccontextmanager
+async def running_stack(
+    e2e_settings: Settings,
+    module_nats: str,
+    module_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    names: list[str],
+) -> AsyncIterator[Stack]:
     crash_dir = tmp_path_factory.mktemp("crashpoints")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(CRASHPOINTS, str(crash_dir))
@@ -44,9 +78,7 @@ async def stack(
             patch.setenv(key, value)
         # The components are given their settings, not the environment: read them anew.
         settings = Settings(home=e2e_settings.home, secrets_dir=e2e_settings.secrets_dir)
-        async with supervised(
-            settings, module_nats, module_database, default_stack()
-        ) as supervisor:
+        async with supervised(settings, module_nats, module_database, names) as supervisor:
             bus = await Clients.connect(settings, module_nats, "chaos")
             admin = await nats.connect(module_nats)
             engine = database_pool(module_database, pool_size=4)

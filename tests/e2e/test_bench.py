@@ -24,10 +24,17 @@ from tests.support.polling import eventually
 pytestmark = pytest.mark.timeout(240)
 
 
-async def _bench(home: Path, nats_url: str, database_url: str, *args: str) -> tuple[int, str, str]:
+async def _bench(
+    home: Path, nats_url: str, database_url: str, *args: str, stage_host: str = "on"
+) -> tuple[int, str, str]:
     # The server alone: the bench connects as the installation's clients, administers as admin.
     server = access.without_credentials(nats_url)
-    env = cli_env(home, INTERLOCK_NATS_URL=server, INTERLOCK_DATABASE_URL=database_url)
+    env = cli_env(
+        home,
+        INTERLOCK_NATS_URL=server,
+        INTERLOCK_DATABASE_URL=database_url,
+        INTERLOCK_STAGE_HOST=stage_host,
+    )
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -77,6 +84,10 @@ async def test_bench_reports_the_documented_figures(bench_report: Report) -> Non
     assert any(page.startswith("/workflows/bench/") for page in pages)
     assert all(0 < t["p50_ms"] <= t["max_ms"] for t in pages.values())
     assert report["cpu_by_component"]["projector"] > 0
+    # INTERLOCK_STAGE_HOST=on: every stage service in the one process of the stage host
+    assert report["stage_host"] is True
+    assert report["cpu_by_component"]["stages"] > 0
+    assert not [name for name in report["cpu_by_component"] if "." in name]
     assert report["cpu_ms_per_workflow"] > 0
     assert report["work"] == "realistic"
     assert "sim" in report["cpu_by_component"]
@@ -95,6 +106,7 @@ async def test_bench_of_a_plugin_type_runs_its_happy_path_scenario(
         module_database,
         *("--type", "invoice", "--workflows", "4", "--concurrency", "2", "--warmup", "1"),
         "--json",
+        stage_host="off",
     )
 
     assert code == 0, err
@@ -102,6 +114,8 @@ async def test_bench_of_a_plugin_type_runs_its_happy_path_scenario(
     assert (report["workflows"], report["failures"]) == (4, 0)
     # receive, extract, validate, post, notify: five accepted transitions per invoice
     assert round(report["transitions_per_s"] / report["workflows_per_s"]) == 5
+    # INTERLOCK_STAGE_HOST=off: a process, and a line of the breakdown, per stage service
+    assert report["stage_host"] is False
     assert {"invoice.extract", "invoice.post"} <= set(report["cpu_by_component"])
 
 

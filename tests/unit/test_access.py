@@ -13,7 +13,7 @@ from interlock.childenv import child_environment, model_stages, settings_of
 from interlock.components import components
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
-from interlock.messaging.permissions import ADMIN, Permissions, stage_identity
+from interlock.messaging.permissions import ADMIN, STAGE_HOST, Permissions, stage_identity
 from interlock.runtime import Runtime
 from interlock.services.runtime.stage import StageWorker
 from interlock.settings import Settings
@@ -58,7 +58,7 @@ def permissions() -> dict[str, Permissions]:
         (subjects.timer("support"), {"timer"}),
         (
             subjects.result("support", "execute_action"),
-            {stage_identity("support", "execute_action")},
+            {stage_identity("support", "execute_action"), STAGE_HOST},
         ),
         (subjects.request("support", "upstream"), {"upstream"}),
         (subjects.signal("support", "approvals"), {"approvals"}),
@@ -85,6 +85,29 @@ def test_every_identity_subscribes_to_its_own_inbox_only(
 
 def test_every_stage_has_an_identity(permissions: dict[str, Permissions]) -> None:
     assert {stage_identity(t, s) for t, s in STAGES} <= set(permissions)
+
+
+def test_the_stage_host_may_do_what_its_stages_may_and_nothing_more(
+    permissions: dict[str, Permissions],
+) -> None:
+    stages = [p for name, p in permissions.items() if name.startswith("stage-")]
+    host = permissions[STAGE_HOST]
+    assert len(stages) >= len(STAGES)  # every installed type's, the plugins' too
+
+    assert set(host.publish) == {subject for stage in stages for subject in stage.publish}
+    assert host.subscribe == (f"{subjects.inbox_prefix(STAGE_HOST)}.>",)
+    assert not _may_publish(host, subjects.job("support", "execute_action"))
+    assert not _may_publish(host, subjects.request("support", "upstream"))
+
+
+def test_the_stage_host_is_given_what_its_stages_are() -> None:
+    host = child_environment(Settings(), STAGE_HOST, "nats://x:y@h:1", None)
+    stage = child_environment(Settings(), "support.execute_action", "nats://x:y@h:1", None)
+
+    assert "INTERLOCK_JOB_SIGNING_KEY" not in host
+    assert host["INTERLOCK_JOB_PUBLIC_KEY"] == stage["INTERLOCK_JOB_PUBLIC_KEY"]
+    assert set(settings_of("support.execute_action")) <= set(settings_of(STAGE_HOST))
+    assert "INTERLOCK_DATABASE_URL" not in host
 
 
 def test_the_console_reads_dead_letters_and_redrives_them_only_when_allowed() -> None:
@@ -237,6 +260,7 @@ def test_every_setting_reaches_the_components_that_read_it() -> None:
         "clients",
         "job_signing_key",
         "job_public_key",
+        "stage_host",  # how `up` and `bench` compose the stack, read by them
     }
     assert "secrets_dir" in settings_of("console")
 
