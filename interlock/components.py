@@ -11,20 +11,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from contextlib import AsyncExitStack, suppress
-
-from nats.aio.client import Client
+from contextlib import suppress
 
 from interlock import console
-from interlock.access import client_policies, job_public_key, job_signing_key
+from interlock.access import client_policies, job_signing_key
 from interlock.composition import CONSOLE, GATEWAY, SIMULATOR
 from interlock.connections import broker, connect, connection_options, reporting
-from interlock.contracts import subjects
 from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.permissions import STAGE_HOST
-from interlock.messaging.progress import Progress
 from interlock.plugins import installed
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
@@ -42,12 +38,8 @@ from interlock.relay.timers import TimerService
 from interlock.runtime import Component, Runtime
 from interlock.services.gateway import Limits
 from interlock.services.gateway import run_gateway as serve_gateway
-from interlock.services.runtime.admission import JobAdmission
-from interlock.services.runtime.openjobs import OpenJobsReader
-from interlock.services.runtime.signatures import JobVerifier
-from interlock.services.runtime.stage import register
 from interlock.simulators import run_simulator
-from interlock.wiring import stage_handlers
+from interlock.stage_services import run_stage_host, stage_component
 
 log = logging.getLogger("interlock")
 
@@ -204,62 +196,6 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
 async def run_console(rt: Runtime, stop: asyncio.Event) -> None:
     registry = installed().registry
     await console.serve(rt.settings, rt.nats_url, rt.database_url, stop, registry=registry)
-
-
-def stage_component(workflow_type: str, stage: str) -> Component:
-    name = f"{workflow_type}.{stage}"
-
-    async def run(rt: Runtime, stop: asyncio.Event) -> None:
-        progress = reporting(rt, name, stop)
-        async with AsyncExitStack() as exit_stack:
-            nc = await connect(rt, stage, stop)
-            exit_stack.push_async_callback(nc.drain)
-            handlers = stage_handlers(rt, nc, workflow_type)
-            nats_broker = broker(rt, stage, stop)
-            register(
-                nats_broker,
-                handlers[stage],
-                JobAdmission(
-                    JobVerifier(job_public_key(rt.settings)), OpenJobsReader(nc.jetstream())
-                ),
-                workers=rt.settings.stage_workers,
-                inbox_prefix=rt.inbox_prefix,
-            )
-            await nats_broker.start()
-            exit_stack.push_async_callback(nats_broker.stop)
-            progress.watch(lambda: nats_broker.connection.is_connected)
-            await _fetching(nc, subjects.stage_consumer(workflow_type, stage), progress, stop)
-
-    return run
-
-
-async def run_stage_host(rt: Runtime, stop: asyncio.Event) -> None:
-    """Every installed stage service in this one process, each on its own connections with
-    its own durable consumer, workers and health report (under its own name), as it would
-    run alone. They share the process's fate: one failing stops the others and the process
-    exits, for its supervisor to restart them all."""
-
-    async def hosted(component: Component) -> None:
-        await component(rt, stop)
-
-    async with asyncio.TaskGroup() as group:
-        for workflow_type, stage in installed().registry.stages():
-            group.create_task(hosted(stage_component(workflow_type, stage)))
-
-
-async def _fetching(nc: Client, durable: str, progress: Progress, stop: asyncio.Event) -> None:
-    """Until `stop`: note progress whenever the stage's consumer has a pull request waiting
-    (asked on the stage's own connection, so a dead connection shows as no progress)."""
-    js = nc.jetstream()
-    while not stop.is_set():
-        try:
-            info = await js.consumer_info(subjects.STREAM_JOBS, durable, timeout=2.0)
-        except Exception as exc:
-            log.debug("consumer %s not reachable: %r", durable, exc)
-        else:
-            if info.num_waiting or info.num_ack_pending:
-                progress.advanced()
-        await _wait(stop.wait(), 5.0)
 
 
 async def _wait(awaitable: Awaitable[object], seconds: float) -> None:
