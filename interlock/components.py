@@ -66,13 +66,17 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
         signer=JobSigner(job_signing_key(rt.settings)),
     )
     patience = Patience(unknown_workflow_grace=rt.settings.unknown_workflow_grace)
+    publisher: OutboxPublisher | None = None
+    marking: asyncio.Task[None] | None = None
     try:
         await nats_broker.start()
         progress.watch(lambda: nats_broker.connection.is_connected)
         if rt.settings.publish_grace > 0:
             js = nats_broker.connection.jetstream()
             grace = rt.settings.publish_grace
-            store.publish_after_commit(await OutboxPublisher.open(js, store.pool, grace))
+            publisher = await OutboxPublisher.open(js, store.pool, grace)
+            store.publish_after_commit(publisher)
+            marking = asyncio.create_task(publisher.keep_marking(stop))
         await consume_inbound(
             nats_broker,
             projector,
@@ -82,6 +86,12 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
             progress=progress,
         )
     finally:
+        if marking is not None:
+            marking.cancel()
+            with suppress(asyncio.CancelledError):
+                await marking
+        if publisher is not None:
+            await publisher.flush_marks()  # what no commit carried, before the pool closes
         await nats_broker.stop()
         await store.close()
 

@@ -9,9 +9,13 @@ once by the stream's duplicate window, far longer than the grace.
 
 Rows are marked published only once JetStream acknowledged them, and only the acknowledged
 prefix: a workflow with a row left unmarked has its later decisions left to the relay too
-(the commit statement sees it), so its messages never overtake one another. The mark is a
-hint, committed without waiting for the disk: lost in a crash, it only means the relay
-publishes the rows again, which the duplicate window drops.
+(the commit statement sees it), so its messages never overtake one another. The marks ride
+on the projector's next commit (no statement of their own on the hot path); when no commit
+comes within `MARK_EVERY` seconds, `keep_marking` writes them alone, without waiting for the
+disk. A mark is a hint: lost in a crash, it only means the relay publishes the rows again,
+which the duplicate window drops. Marks are pending only after the publishes are
+acknowledged, and a workflow's next event is decided only after that, so its next commit
+always carries them: its rows are the projector's to publish again.
 
 Nothing here raises: a failure leaves the rows to the relay.
 """
@@ -19,6 +23,7 @@ Nothing here raises: a failure leaves the rows to the relay.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -48,6 +53,11 @@ FROM hint WHERE id = ANY($1::bigint[]) AND published_at IS NULL
 costs a duplicate publish the stream drops, never a message)."""
 
 INSTANCE = "SELECT value FROM interlock_meta WHERE key = 'instance'"
+MARK_EVERY = 0.05
+"""Seconds acknowledged rows may wait for a commit to carry their mark (far inside the
+relay's grace)."""
+MAX_PENDING_MARKS = 10_000
+"""Beyond this many pending marks they are written at once, not carried."""
 
 
 class OutboxPublisher:
@@ -61,6 +71,7 @@ class OutboxPublisher:
         self._instance = instance
         self.grace = grace
         self._warm = False
+        self._marks: list[int] = []
 
     @classmethod
     async def open(cls, js: JetStreamContext, pool: asyncpg.Pool, grace: float) -> OutboxPublisher:
@@ -77,11 +88,39 @@ class OutboxPublisher:
         crash_point("projector.before_publish")
         try:
             acked = await self._send(ids, messages)
-            if acked:
-                async with self._pool.acquire() as conn:
-                    await conn.execute(MARK, list(ids[:acked]))
+            self._marks.extend(ids[:acked])
+            if len(self._marks) > MAX_PENDING_MARKS:
+                await self.flush_marks()
         except Exception as exc:  # the relay's grace covers every failure here
             log.warning("publishing after commit failed, left to the relay: %r", exc)
+
+    def take_marks(self) -> list[int]:
+        """The rows to mark published, for the commit about to run to carry."""
+        marks, self._marks = self._marks, []
+        return marks
+
+    def restore_marks(self, marks: list[int]) -> None:
+        """Give back the marks of a commit that failed."""
+        self._marks[:0] = marks
+
+    async def flush_marks(self) -> None:
+        """Write the pending marks in a statement of their own. Never raises."""
+        marks = self.take_marks()
+        if not marks:
+            return
+        try:
+            async with self._pool.acquire() as conn:
+                await conn.execute(MARK, marks)
+        except Exception as exc:
+            self.restore_marks(marks)
+            log.warning("marking published rows failed, kept for the next commit: %r", exc)
+
+    async def keep_marking(self, stop: asyncio.Event) -> None:
+        """Until `stop` (then once more): write marks no commit carried within MARK_EVERY."""
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), MARK_EVERY)
+            await self.flush_marks()
 
     async def _send(self, ids: Sequence[int], messages: Sequence[Message]) -> int:
         """How many rows, from the first, JetStream acknowledged. The publishes are

@@ -116,11 +116,18 @@ class PostgresWorkflowStore:
 
     async def _write(self, statement: sql.Statement, values: dict[str, Any]) -> bool:
         """Run COMMIT or CREATE; True if it wrote. The rows it left to this projector to
-        publish are published once the connection is back in the pool."""
+        publish are published once the connection is back in the pool; the rows published
+        since the last commit are marked by this one (kept for the next if it fails)."""
         publisher = self._publisher
         values["publish_grace"] = publisher.grace if publisher is not None else None
-        async with self._connection() as conn:
-            written, deferred = await conn.fetchrow(statement.sql, *statement.args(values))
+        values["marks"] = publisher.take_marks() if publisher is not None else []
+        try:
+            async with self._connection() as conn:
+                written, deferred = await conn.fetchrow(statement.sql, *statement.args(values))
+        except BaseException:
+            if publisher is not None:
+                publisher.restore_marks(values["marks"])
+            raise
         if deferred and publisher is not None:
             messages = zip(values["subjects"], values["headers"], values["bodies"], strict=True)
             await publisher.publish(deferred, list(messages))

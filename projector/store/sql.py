@@ -6,6 +6,11 @@ that matches no row, nothing else is written, and a duplicate event id aborts th
 statement on the processed-events key. A single statement is atomic, so this is the one
 transaction the design requires, without the round trips of BEGIN … COMMIT.
 
+The commit also marks published the rows this projector published (and JetStream
+acknowledged) since its previous commit (`marks`, see `projector.outbox`), whether or not its
+own compare-and-set matches: no statement of its own for them. A sibling CTE's writes are
+invisible to the others, so `held` leaves those rows out itself.
+
 Statements are written with `:name` placeholders and compiled once to asyncpg's `$n`.
 """
 
@@ -86,9 +91,14 @@ audited AS (
            :audit_correlation_id, :trace_id, :guard_results, :occurred_at
     FROM w
 ),
+marked AS (
+    UPDATE outbox SET published_at = now()
+    WHERE id = ANY(:marks::bigint[]) AND published_at IS NULL
+),
 held AS (
     SELECT EXISTS (SELECT 1 FROM outbox
-                   WHERE workflow_id = :workflow_id AND published_at IS NULL) AS behind
+                   WHERE workflow_id = :workflow_id AND published_at IS NULL
+                     AND NOT id = ANY(:marks::bigint[])) AS behind
 ),
 published AS (
     INSERT INTO outbox (subject, headers, body, tenant_id, workflow_id, relay_after)

@@ -16,11 +16,18 @@ import asyncpg
 from nats.js import JetStreamContext
 from opentelemetry.trace import SpanKind
 
+from interlock.access import job_signing_key
 from interlock.projector.outbox import Message, OutboxPublisher
+from interlock.projector.service import Projector
+from interlock.projector.signing import JobSigner
+from interlock.projector.store.postgres import open_store
 from interlock.relay import OutboxRelay
+from interlock.settings import Settings
+from tests.support.direct import to_gathering_evidence
 from tests.support.relay_rows import TRACEPARENT, Recorder, published_ids, stream_messages
 from tests.support.telemetry import recorded
 from tests.support.waiting import until
+from tests.support.workflows import REGISTRY
 
 GRACE = 0.6
 
@@ -54,7 +61,9 @@ async def _published_by_the_projector(
 ) -> None:
     pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
     try:
-        await (await OutboxPublisher.open(js, pool, GRACE)).publish(ids, messages)
+        publisher = await OutboxPublisher.open(js, pool, GRACE)
+        await publisher.publish(ids, messages)
+        await publisher.flush_marks()  # as `keep_marking` does when no commit carries them
     finally:
         await pool.close()
 
@@ -160,3 +169,30 @@ async def test_either_publisher_traces_its_publish_as_a_child_of_the_decision(
             "messaging.message.id": f"{instance}-{row_id}",
             "interlock.outbox_id": row_id,
         }
+
+
+async def test_the_next_commit_carries_the_marks_so_the_workflow_stays_the_projectors(
+    database_url: str, db: asyncpg.Connection, js: JetStreamContext
+) -> None:
+    """No statement of its own marks a decision's published rows: the next commit does. A
+    workflow whose rows are still unmarked at its next decision would be left to the relay
+    (its rows due at once, published a relay pass later) for as long as marks lag."""
+    store = await open_store(database_url, size=2)
+    try:
+        publisher = await OutboxPublisher.open(js, store.pool, GRACE)
+        store.publish_after_commit(publisher)
+        projector = Projector(
+            store, registry=REGISTRY, signer=JobSigner(job_signing_key(Settings()))
+        )
+        await to_gathering_evidence(projector, store, "wf-marks")  # START, then a result
+
+        rows = await db.fetch(
+            "SELECT txid = max(txid) OVER () AS last, published_at IS NOT NULL AS marked, "
+            "relay_after > created_at AS theirs FROM outbox WHERE workflow_id = 'wf-marks'"
+        )
+    finally:
+        await store.close()
+
+    assert {r["last"] for r in rows} == {True, False}  # two decisions wrote rows
+    assert all(r["theirs"] for r in rows), "every decision's rows were the projector's"
+    assert all(r["marked"] for r in rows if not r["last"]), "marked by the next commit"
