@@ -14,8 +14,10 @@ on the projector's next commit (no statement of their own on the hot path); when
 comes within `MARK_EVERY` seconds, `keep_marking` writes them alone, without waiting for the
 disk. A mark is a hint: lost in a crash, it only means the relay publishes the rows again,
 which the duplicate window drops. Marks are pending only after the publishes are
-acknowledged, and a workflow's next event is decided only after that, so its next commit
-always carries them: its rows are the projector's to publish again.
+acknowledged, and a workflow's next event is decided only after that; its next commit,
+which may run beside the commit carrying them, is told every row published and not yet
+known marked (`take_marks`), so it never counts those as left behind: its rows are the
+projector's to publish again.
 
 Nothing here raises: a failure leaves the rows to the relay.
 """
@@ -72,6 +74,9 @@ class OutboxPublisher:
         self.grace = grace
         self._warm = False
         self._marks: list[int] = []
+        """Published and acknowledged, for the next commit to mark."""
+        self._marking: set[int] = set()
+        """Being marked by a commit that has not committed yet."""
 
     @classmethod
     async def open(cls, js: JetStreamContext, pool: asyncpg.Pool, grace: float) -> OutboxPublisher:
@@ -94,18 +99,26 @@ class OutboxPublisher:
         except Exception as exc:  # the relay's grace covers every failure here
             log.warning("publishing after commit failed, left to the relay: %r", exc)
 
-    def take_marks(self) -> list[int]:
-        """The rows to mark published, for the commit about to run to carry."""
+    def take_marks(self) -> tuple[list[int], list[int]]:
+        """For the commit about to run: the rows it is to mark, and every row published but
+        not yet known marked (those being marked by commits still running too), which its
+        workflow check must not count as left behind."""
         marks, self._marks = self._marks, []
-        return marks
+        self._marking.update(marks)
+        return marks, list(self._marking)
+
+    def marked(self, marks: list[int]) -> None:
+        """The commit that carried `marks` committed."""
+        self._marking.difference_update(marks)
 
     def restore_marks(self, marks: list[int]) -> None:
         """Give back the marks of a commit that failed."""
+        self._marking.difference_update(marks)
         self._marks[:0] = marks
 
     async def flush_marks(self) -> None:
         """Write the pending marks in a statement of their own. Never raises."""
-        marks = self.take_marks()
+        marks, _ = self.take_marks()
         if not marks:
             return
         try:
@@ -114,6 +127,8 @@ class OutboxPublisher:
         except Exception as exc:
             self.restore_marks(marks)
             log.warning("marking published rows failed, kept for the next commit: %r", exc)
+        else:
+            self.marked(marks)
 
     async def keep_marking(self, stop: asyncio.Event) -> None:
         """Until `stop` (then once more): write marks no commit carried within MARK_EVERY."""

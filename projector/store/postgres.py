@@ -120,14 +120,17 @@ class PostgresWorkflowStore:
         since the last commit are marked by this one (kept for the next if it fails)."""
         publisher = self._publisher
         values["publish_grace"] = publisher.grace if publisher is not None else None
-        values["marks"] = publisher.take_marks() if publisher is not None else []
+        marks, published = publisher.take_marks() if publisher is not None else ([], [])
+        values["marks"], values["published"] = marks, published
         try:
             async with self._connection() as conn:
                 written, deferred = await conn.fetchrow(statement.sql, *statement.args(values))
         except BaseException:
             if publisher is not None:
-                publisher.restore_marks(values["marks"])
+                publisher.restore_marks(marks)
             raise
+        if publisher is not None:
+            publisher.marked(marks)
         if deferred and publisher is not None:
             messages = zip(values["subjects"], values["headers"], values["bodies"], strict=True)
             await publisher.publish(deferred, list(messages))

@@ -9,7 +9,8 @@ transaction the design requires, without the round trips of BEGIN … COMMIT.
 The commit also marks published the rows this projector published (and JetStream
 acknowledged) since its previous commit (`marks`, see `projector.outbox`), whether or not its
 own compare-and-set matches: no statement of its own for them. A sibling CTE's writes are
-invisible to the others, so `held` leaves those rows out itself.
+invisible to the others, and another commit may be marking rows at the same moment, so
+`held` leaves out every row the projector knows it published (`published`) itself.
 
 Statements are written with `:name` placeholders and compiled once to asyncpg's `$n`.
 """
@@ -98,7 +99,7 @@ marked AS (
 held AS (
     SELECT EXISTS (SELECT 1 FROM outbox
                    WHERE workflow_id = :workflow_id AND published_at IS NULL
-                     AND NOT id = ANY(:marks::bigint[])) AS behind
+                     AND NOT id = ANY(:published::bigint[])) AS behind
 ),
 published AS (
     INSERT INTO outbox (subject, headers, body, tenant_id, workflow_id, relay_after)
