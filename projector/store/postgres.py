@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
+import orjson
 
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import StoreUnavailable
@@ -53,10 +54,21 @@ class _SessionFree(asyncpg.Connection):  # type: ignore[misc]
         return ""
 
 
+def _encode(value: Any) -> str:
+    """JSON text for a JSON(B) parameter: orjson (a tenth of the standard encoder's time on
+    the projector's rows), the standard encoder for what orjson refuses (integers beyond 64
+    bits)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value)
+
+
 async def json_codecs(conn: asyncpg.Connection) -> None:
-    """JSON and JSONB columns as Python values on `conn`."""
+    """JSON and JSONB columns as Python values on `conn` (read by the standard decoder:
+    orjson would read an integer beyond 64 bits as a float)."""
     for name in ("json", "jsonb"):
-        await conn.set_type_codec(name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+        await conn.set_type_codec(name, encoder=_encode, decoder=json.loads, schema="pg_catalog")
 
 
 async def open_store(database_url: str, *, size: int = 10) -> PostgresWorkflowStore:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
+from interlock.projector.store.postgres import PostgresWorkflowStore, json_codecs, open_store
 from interlock.projector.store.records import (
     AuditRecord,
     OutboxRecord,
@@ -100,3 +100,22 @@ class TestPostgresStore(StoreContract):
                 await server.close()
 
         return unreachable
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"amount": 2**70, "fraction": 0.1, "name": "Zoë", "nested": [1, None, True, {"k": "v"}]},
+        {"n": -(2**63)},
+        [],
+    ],
+)
+async def test_json_columns_round_trip_exactly(database_url: str, value: object) -> None:
+    """The store's JSON codecs: orjson writes what it can, the standard encoder the rest
+    (integers beyond 64 bits), and reading never turns an integer into a float."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        await json_codecs(conn)
+        assert await conn.fetchval("SELECT $1::jsonb", value) == value
+    finally:
+        await conn.close()
