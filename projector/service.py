@@ -11,7 +11,6 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,6 +33,7 @@ from interlock.projector import door
 from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from interlock.projector.errors import NotDueYet
+from interlock.projector.outcome import EventOutcome, accepted, measure, rejected
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.port import WorkflowStore
@@ -44,20 +44,7 @@ TIMER_TOLERANCE = timedelta(seconds=5)
 """How early a timer firing may arrive and still be waited for: the clock skew between the
 timer service and the projector that the deployment must stay within."""
 tracer = trace.get_tracer("interlock.projector")
-
-
-@dataclass(frozen=True)
-class EventOutcome:
-    """What happened to one event, for the consumer's span, metrics and logs."""
-
-    workflow_id: str
-    workflow_type: str
-    event_type: str
-    accepted: bool
-    from_state: str | None = None
-    to_state: str | None = None
-    version: int | None = None
-    reason: str | None = None
+__all__ = ["EventOutcome", "Projector", "first_checkpoint", "validated"]
 
 
 class Projector:
@@ -139,10 +126,10 @@ class Projector:
                 continue
             except DuplicateEvent:
                 self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
-                return _outcome(wf, checked, Rejected("duplicate", "processed concurrently"))
+                return rejected(wf, checked, Rejected("duplicate", "processed concurrently"))
             self._remember(decision, stored.fingerprint)
-            _measure(definition, decision, checked, stored, self._clock())
-            return _accepted(decision, checked)
+            measure(definition, decision, checked, stored, self._clock())
+            return accepted(decision, checked)
         raise ConcurrencyConflict(f"{event.workflow_id}: lost {self._max_conflicts} races in a row")
 
     async def _start(
@@ -179,7 +166,7 @@ class Projector:
             if created:
                 self._remember(decision, request_fp)
                 metrics.transition(definition.workflow_type, checked.type, True, None)
-                return _accepted(decision, checked)
+                return accepted(decision, checked)
         raise ConcurrencyConflict(f"{workflow_id}: creation kept racing")
 
     async def _refuse_at_door(
@@ -208,7 +195,7 @@ class Projector:
             await self._store.reject(wf, event, rejection, trace, ctx)
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
         metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
-        return _outcome(wf, event, rejection)
+        return rejected(wf, event, rejection)
 
     def _premature(self, due: datetime) -> None:
         """A timer firing ahead of its time: waited for if only clock skew explains it, else
@@ -280,49 +267,3 @@ def validated(definition: WorkflowDefinition, event: Envelope) -> Envelope:
     except ValidationError as exc:
         raise MalformedMessage("schema_mismatch", f"{event.type}: {summarise(exc)}") from exc
     return event.model_copy(update={"payload": payload})
-
-
-def _measure(
-    definition: WorkflowDefinition,
-    decision: Accepted,
-    event: Envelope,
-    before: Stored,
-    now: datetime,
-) -> None:
-    wf_type, source, target = definition.workflow_type, decision.from_state, decision.workflow.state
-    metrics.transition(wf_type, event.type, True, None)
-    if target != source:
-        waited = (now - before.updated_at).total_seconds()
-        metrics.time_in_state(wf_type, source, waited)
-        spec = definition.announcement(source)
-        if spec is not None and spec.name == "approval_requested":
-            metrics.approval_wait(wf_type, waited, event.type)
-    if definition.is_terminal(target):
-        metrics.outcome(wf_type, target)
-    if decision.transition.action in ("schedule_retry", "branch_retry"):
-        metrics.retry(wf_type, source, str(event.payload.get("error_class", "unknown")))
-
-
-def _accepted(decision: Accepted, event: Envelope) -> EventOutcome:
-    wf = decision.workflow
-    return EventOutcome(
-        workflow_id=wf.workflow_id,
-        workflow_type=wf.workflow_type,
-        event_type=event.type,
-        accepted=True,
-        from_state=decision.from_state,
-        to_state=wf.state,
-        version=wf.version,
-    )
-
-
-def _outcome(wf: Workflow, event: Envelope, rejection: Rejected) -> EventOutcome:
-    return EventOutcome(
-        workflow_id=wf.workflow_id,
-        workflow_type=wf.workflow_type,
-        event_type=event.type,
-        accepted=False,
-        from_state=wf.state,
-        version=wf.version,
-        reason=rejection.reason,
-    )
