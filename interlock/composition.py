@@ -9,6 +9,7 @@ name is in `components`.
 
 from __future__ import annotations
 
+from interlock.contracts.partitions import is_projector
 from interlock.runtime import default_components
 
 SIMULATOR = "sim"
@@ -17,21 +18,22 @@ CONSOLE = "console"
 EXTRAS = (SIMULATOR, GATEWAY, CONSOLE)
 
 
-def default_stack(*workflow_types: str) -> list[str]:
+def default_stack(*workflow_types: str, partitions: int = 1) -> list[str]:
     """What `up`, the demo and the bench start: the runtime's components for
-    `workflow_types` (default: all) and the simulator their stage services call."""
-    return default_components(*workflow_types, extras=[SIMULATOR])
+    `workflow_types` (default: all), with `partitions` projector partitions, and the
+    simulator their stage services call."""
+    return default_components(*workflow_types, extras=[SIMULATOR], partitions=partitions)
 
 
 def names() -> list[str]:
-    """Every component name `interlock service` accepts."""
+    """Every component name `interlock service` accepts (and `projector.<k>`, a partition)."""
     return default_components(extras=EXTRAS)
 
 
 def resolve_name(name: str) -> str:
     """Accept `classify` for `support.classify` when unambiguous."""
     known = names()
-    if name in known:
+    if name in known or is_projector(name):
         return name
     matches = [k for k in known if k.split(".", 1)[-1] == name]
     if len(matches) == 1:

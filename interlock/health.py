@@ -22,14 +22,13 @@ from nats.js.errors import NotFoundError
 
 from interlock.access import without_credentials
 from interlock.contracts import subjects
+from interlock.contracts.partitions import PROJECTOR, index_of, is_projector
 from interlock.contracts.urls import nats_inbox
 from interlock.messaging.progress import read_report
 from interlock.services.adapters.sim import POLICY_CURRENT
 
 
 def _consumer_of(component: str) -> tuple[str, str] | None:
-    if component == "projector":
-        return subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR
     if "." in component:
         workflow_type, stage = component.split(".", 1)
         return subjects.STREAM_JOBS, subjects.stage_consumer(workflow_type, stage)
@@ -65,6 +64,8 @@ async def attached(component: str, nats_url: str) -> tuple[bool, str]:
 
 
 async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
+    if is_projector(component):
+        return await _projector_attached(nc, component)
     target = _consumer_of(component)
     if target is None:
         return True, f"{component}: broker reachable"
@@ -75,6 +76,28 @@ async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
     if info.num_waiting:
         return True, f"{component}: {info.num_waiting} pull request(s) waiting"
     return False, f"{component}: nobody is fetching from {target[1]}"
+
+
+async def _projector_attached(nc: Client, component: str) -> tuple[bool, str]:
+    """A projector partition is attached when its consumer (of whatever partition count the
+    stack is provisioned for) has a pull request waiting; `projector`: any projector's."""
+    own = f"projector-p{index_of(component)}-of-"
+    try:
+        every = await nc.jetstream().consumers_info(subjects.STREAM_IN)
+    except NotFoundError:
+        every = []
+    found = [
+        info
+        for info in every
+        if subjects.is_projector_consumer(info.name)
+        and (component == PROJECTOR or info.name.startswith(own))
+    ]
+    if not found:
+        return False, f"{component}: no consumer of it exists (run migrate)"
+    waiting = sum(info.num_waiting or 0 for info in found)
+    if waiting:
+        return True, f"{component}: {waiting} pull request(s) waiting"
+    return False, f"{component}: nobody is fetching from {', '.join(i.name for i in found)}"
 
 
 async def accepts_anonymous(nats_url: str) -> bool:

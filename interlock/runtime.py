@@ -12,6 +12,7 @@ import nats
 
 from interlock import access
 from interlock.childenv import child_environment
+from interlock.contracts.partitions import components as projector_components
 from interlock.contracts.urls import nats_inbox
 from interlock.health import wait_until_ready
 from interlock.messaging.streams import provision
@@ -48,14 +49,22 @@ Component = Callable[[Runtime, asyncio.Event], Awaitable[None]]
 
 CORE = ["projector", "relay", "timer"]
 """The runtime's own components. With the stage services of the installed workflow types they
-decide, record, publish and time everything; outside systems are composed in by the root."""
+decide, record, publish and time everything; outside systems are composed in by the root.
+With several projector partitions, `projector` is `projector.0` .. `projector.<n-1>`."""
 
 
-def default_components(*workflow_types: str, extras: Sequence[str] = ()) -> list[str]:
-    """The core components, then `extras`, then the stage services of `workflow_types`
-    (default: every installed type)."""
+def core(partitions: int = 1) -> list[str]:
+    """The core components with `partitions` projector partitions."""
+    return [*projector_components(partitions), *CORE[1:]]
+
+
+def default_components(
+    *workflow_types: str, extras: Sequence[str] = (), partitions: int = 1
+) -> list[str]:
+    """The core components (`partitions` projectors), then `extras`, then the stage services
+    of `workflow_types` (default: every installed type)."""
     return [
-        *CORE,
+        *core(partitions),
         *extras,
         *(
             f"{t}.{s}"
@@ -65,16 +74,29 @@ def default_components(*workflow_types: str, extras: Sequence[str] = ()) -> list
     ]
 
 
-async def prepare(nats_url: str, database_url: str, roles: Mapping[str, str] | None = None) -> None:
+async def prepare(
+    nats_url: str,
+    database_url: str,
+    roles: Mapping[str, str] | None = None,
+    *,
+    partitions: int = 1,
+    repartition: bool = False,
+) -> None:
     """Apply migrations, create or update the components' database `roles` (name ->
-    password) and provision streams; idempotent, safe from several processes. Needs the
-    administrators' URLs."""
+    password) and provision streams for `partitions` projector partitions (`repartition`:
+    rebuilding the inbound stream if it must be and may be); idempotent, safe from several
+    processes. Needs the administrators' URLs."""
     await upgrade_async(database_url)
     if roles is not None:
         await provision_roles(database_url, roles)
     nc = await nats.connect(nats_url, name="interlock-prepare")
     try:
-        await provision(nc.jetstream(), installed().registry.stages())
+        await provision(
+            nc.jetstream(),
+            installed().registry.stages(),
+            partitions=partitions,
+            repartition=repartition,
+        )
     finally:
         await nc.drain()
 
@@ -86,7 +108,8 @@ async def supervised(
     """Run the named components as child processes for the duration, each with its own
     credentials and settings only (`nats_url` and `database_url`: the administrators')."""
     secrets = access.secrets_of(settings)
-    await prepare(nats_url, database_url, access.component_roles(settings))
+    partitions = settings.projector_partitions
+    await prepare(nats_url, database_url, access.component_roles(settings), partitions=partitions)
     server = access.without_credentials(nats_url)
     envs = {}
     for name in names:

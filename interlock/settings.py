@@ -114,6 +114,13 @@ class Settings(BaseSettings):
     projector_workers: int = Field(
         default=16, ge=1, description="Events the projector decides concurrently."
     )
+    projector_partitions: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Projector partitions, each its own process (`projector.0` ..) deciding "
+        "the workflows that hash to it; 1: one `projector`. Changing it: see the README.",
+    )
     publish_grace: float = Field(
         default=1.0,
         ge=0,

@@ -32,9 +32,13 @@ async def dead_letter_of(js: JetStreamContext, event_id: str, after: int) -> Let
 
 
 async def projector_consuming(js: JetStreamContext) -> bool:
-    """Whether a projector is pulling from (or working on) its consumer right now."""
+    """Whether a projector (any partition) is pulling from or working on its consumer now."""
     try:
-        info = await js.consumer_info(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR)
+        found = await js.consumers_info(subjects.STREAM_IN)
     except NotFoundError:
         return False
-    return bool(info.num_waiting or info.num_ack_pending)
+    return any(
+        info.num_waiting or info.num_ack_pending
+        for info in found
+        if subjects.is_projector_consumer(info.name)
+    )

@@ -31,7 +31,7 @@ def up(
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
         stop = stop_on_signals()
-        names = only or [*default_stack(), GATEWAY, CONSOLE]
+        names = only or [*default_stack(partitions=s.projector_partitions), GATEWAY, CONSOLE]
         async with supervised(s, nats_url, database_url, names) as supervisor:
             shown = write_endpoints(s, nats_url, database_url, names)
             terminal.console.print(
@@ -64,9 +64,9 @@ def service(
     component_name = _known(name)
     # What runs the components brings in every library they use (FastStream, aiohttp, the
     # stages and their clients): ~0.3 s that every other command would pay at start-up.
-    from interlock.components import components  # noqa: PLC0415
+    from interlock.components import component as runnable  # noqa: PLC0415
 
-    component = components()[component_name]
+    component = runnable(component_name)
 
     async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
         _check_adapters(s)
@@ -91,10 +91,26 @@ def _check_adapters(s: Settings) -> None:
     check_adapters(s.adapters, installed())
 
 
-def migrate() -> None:
+def migrate(
+    repartition: Annotated[
+        bool,
+        typer.Option(
+            help="Rebuild the inbound stream for INTERLOCK_PROJECTOR_PARTITIONS > 1 if it was "
+            "made for one partition (refused unless it is empty; stop the stack first)."
+        ),
+    ] = False,
+) -> None:
     """Apply database migrations, create the components' database roles and provision
-    streams (`up` and `demo` do this themselves)."""
-    with_stack(lambda s, n, d: prepare(n, d, component_roles(s)))
+    streams for INTERLOCK_PROJECTOR_PARTITIONS (`up` and `demo` do this themselves)."""
+    with_stack(
+        lambda s, n, d: prepare(
+            n,
+            d,
+            component_roles(s),
+            partitions=s.projector_partitions,
+            repartition=repartition,
+        )
+    )
     terminal.console.print("database schema, roles and JetStream streams are up to date")
 
 
