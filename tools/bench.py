@@ -67,12 +67,12 @@ def bench(
     """Drive happy-path support workflows and print throughput, latency (p50/p95/p99), CPU
     per workflow across every Interlock process, peak RSS, and the broker's sync setting."""
     s = load_settings()
-    components = default_stack("support")
+    components = default_stack("support", partitions=s.projector_partitions)
     if work is Work.NONE:
         instant = {port: {"adapter": "instant"} for port in INSTANT_PORTS}
         adapters = {**s.adapters, "support": {**s.adapters.get("support", {}), **instant}}
         s = s.model_copy(update={"adapters": adapters})
-        components = default_components("support")
+        components = default_components("support", partitions=s.projector_partitions)
     try:
         entry = None if workflow_type == "support" else workload(workflow_type, scenario)
         if entry is not None and work is Work.NONE:
@@ -93,6 +93,7 @@ def bench(
                 entry=entry,
             )
             report["work"] = work.value
+            report["projector_partitions"] = s.projector_partitions
             report["broker_sync"] = broker_sync(nats_url, s.home)
             if console_pages:
                 ids = report["workflow_ids"]
@@ -240,7 +241,8 @@ def _print(r: dict[str, Any]) -> None:
         f"CPU {r['cpu_seconds']} s ({r['cpu_percent']}% of one core), "
         f"{r['cpu_ms_per_workflow']} ms per workflow over {r['processes']} processes, "
         f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}\n"
-        f"stage work: {r['work']}; broker sync: {r['broker_sync']}"
+        f"stage work: {r['work']}; projector partitions: {r['projector_partitions']}; "
+        f"broker sync: {r['broker_sync']}"
     )
     for page, t in r.get("console_pages", {}).items():
         terminal.console.print(f"console {page}: p50 {t['p50_ms']} ms, max {t['max_ms']} ms")
