@@ -44,9 +44,8 @@ async def stack(
             patch.setenv(key, value)
         # The components are given their settings, not the environment: read them anew.
         settings = Settings(home=e2e_settings.home, secrets_dir=e2e_settings.secrets_dir)
-        async with supervised(
-            settings, module_nats, module_database, default_stack()
-        ) as supervisor:
+        names = default_stack(partitions=settings.projector_partitions)
+        async with supervised(settings, module_nats, module_database, names) as supervisor:
             bus = await Clients.connect(settings, module_nats, "chaos")
             admin = await nats.connect(module_nats)
             engine = database_pool(module_database, pool_size=4)
