@@ -34,6 +34,12 @@ def projector_consumer(index: int, count: int) -> str:
     return f"projector-p{index}-of-{count}"
 
 
+def partition_layout(consumer: str) -> tuple[int, int] | None:
+    """(index, count) of a partition's consumer; None for any other name."""
+    found = _PARTITION_CONSUMER.fullmatch(consumer)
+    return None if found is None else (int(found.group(1)), int(found.group(2)))
+
+
 def is_projector_consumer(name: str) -> bool:
     """Whether `name` is a projector consumer of any partition layout."""
     return name == CONSUMER_PROJECTOR or _PARTITION_CONSUMER.fullmatch(name) is not None

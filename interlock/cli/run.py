@@ -14,8 +14,10 @@ import typer
 from interlock import console, telemetry, terminal
 from interlock.access import component_roles
 from interlock.composition import CONSOLE, GATEWAY, default_stack, resolve_name
+from interlock.contracts.partitions import is_projector, partition_of_component
 from interlock.devsender import with_dev_sender
 from interlock.endpoints import ENDPOINTS, write_endpoints
+from interlock.failures import ConfigurationError
 from interlock.health import healthy
 from interlock.options import load_settings, with_component, with_stack
 from interlock.runtime import Runtime, prepare, supervised
@@ -51,6 +53,7 @@ def up(
 
     settings, sender_line = with_dev_sender(load_settings())
     _check_adapters(settings)
+    _check_layout(only or [], settings.projector_partitions)
     with only_up(settings.home):
         with_stack(run, settings)
 
@@ -78,6 +81,16 @@ def service(
             telemetry.stop()
 
     with_component(component_name, run)
+
+
+def _check_layout(names: list[str], partitions: int) -> None:
+    """Refuse (one line, exit 2) a projector that is not one of the configured partitions."""
+    for name in names:
+        if is_projector(name):
+            try:
+                partition_of_component(name, partitions)
+            except ValueError as exc:
+                raise ConfigurationError(str(exc), hint="choose that layout's names") from None
 
 
 def _check_adapters(s: Settings) -> None:

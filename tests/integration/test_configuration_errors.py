@@ -101,6 +101,21 @@ def test_a_bad_setting_is_one_line_naming_it_and_exit_2(name: str, tmp_path: Pat
     assert EXPLAINED.get(name, "") in line
 
 
+@pytest.mark.parametrize(
+    ("only", "partitions"), [("projector", "2"), ("projector.2", "2"), ("projector.0", "1")]
+)
+def test_a_projector_of_another_partition_layout_is_refused_by_up(
+    only: str, partitions: str, tmp_path: Path
+) -> None:
+    line = _one_line(
+        _interlock(
+            tmp_path / "home", "up", "--only", only, INTERLOCK_PROJECTOR_PARTITIONS=partitions
+        )
+    )
+    assert f"{only} is not a projector of this stack" in line
+    assert f"INTERLOCK_PROJECTOR_PARTITIONS={partitions}" in line
+
+
 def test_openai_without_its_settings_names_what_is_missing(tmp_path: Path) -> None:
     line = _one_line(_interlock(tmp_path / "home", "list", INTERLOCK_MODEL="openai"))
     assert "INTERLOCK_OPENAI_BASE_URL" in line

@@ -22,6 +22,7 @@ from interlock.contracts.partitions import (
 from interlock.messaging.permissions import PROJECTOR, permissions
 from interlock.projector.partitioning import Owner
 from interlock.projector.store.roles import PROJECTOR_ROLE
+from interlock.signal_watch import consumer_decides
 from tests.support.payloads import envelope
 from tests.support.workflows import REGISTRY, STAGES
 
@@ -104,3 +105,12 @@ def test_the_projector_pulls_only_from_the_consumers_of_its_layout() -> None:
     assert pulls(2) == {
         f"$JS.API.CONSUMER.MSG.NEXT.{subjects.STREAM_IN}.projector-p{k}-of-2" for k in (0, 1)
     }
+
+
+def test_a_signal_is_queued_only_when_the_partition_deciding_it_is_not_running() -> None:
+    assert subjects.partition_layout("projector-p3-of-4") == (3, 4)
+    assert subjects.partition_layout("projector") is None
+    owner = partition_of("acme", "wf-1", 2)
+    assert consumer_decides(f"projector-p{owner}-of-2", "acme", "wf-1")
+    assert not consumer_decides(f"projector-p{1 - owner}-of-2", "acme", "wf-1")
+    assert consumer_decides("projector", "acme", "wf-1")
