@@ -74,6 +74,16 @@ def default_components(
     ]
 
 
+def with_partitions(names: list[str], partitions: int) -> list[str]:
+    """`names` with `projector` standing for every partition of a partitioned projector."""
+    if partitions == 1:
+        return names
+    expanded: list[str] = []
+    for name in names:
+        expanded += projector_components(partitions) if name == "projector" else [name]
+    return expanded
+
+
 async def prepare(
     nats_url: str,
     database_url: str,
@@ -106,9 +116,11 @@ async def supervised(
     settings: Settings, nats_url: str, database_url: str, names: list[str]
 ) -> AsyncIterator[Supervisor]:
     """Run the named components as child processes for the duration, each with its own
-    credentials and settings only (`nats_url` and `database_url`: the administrators')."""
+    credentials and settings only (`nats_url` and `database_url`: the administrators');
+    `projector` stands for every partition of a partitioned projector."""
     secrets = access.secrets_of(settings)
     partitions = settings.projector_partitions
+    names = with_partitions(names, partitions)
     await prepare(nats_url, database_url, access.component_roles(settings), partitions=partitions)
     server = access.without_credentials(nats_url)
     envs = {}

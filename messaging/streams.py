@@ -1,7 +1,8 @@
 """Idempotent provisioning of Interlock's JetStream streams, consumers and KV bucket.
 
 Safe to run from every process at start-up: an existing stream or consumer is updated to the
-configuration below, never recreated (which would drop its messages or its ack state).
+configuration below, never recreated (which would drop its messages or its ack state); the one
+exception, an empty inbound stream rebuilt for projector partitions when asked, is `inbound`'s.
 """
 
 from __future__ import annotations

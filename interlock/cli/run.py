@@ -84,9 +84,10 @@ def service(
 
 
 def _check_layout(names: list[str], partitions: int) -> None:
-    """Refuse (one line, exit 2) a projector that is not one of the configured partitions."""
+    """Refuse (one line, exit 2) a projector partition that is not one of the configured
+    layout's."""
     for name in names:
-        if is_projector(name):
+        if is_projector(name) and name != "projector":  # `projector`: every partition
             try:
                 partition_of_component(name, partitions)
             except ValueError as exc:

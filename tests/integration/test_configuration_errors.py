@@ -101,9 +101,7 @@ def test_a_bad_setting_is_one_line_naming_it_and_exit_2(name: str, tmp_path: Pat
     assert EXPLAINED.get(name, "") in line
 
 
-@pytest.mark.parametrize(
-    ("only", "partitions"), [("projector", "2"), ("projector.2", "2"), ("projector.0", "1")]
-)
+@pytest.mark.parametrize(("only", "partitions"), [("projector.2", "2"), ("projector.0", "1")])
 def test_a_projector_of_another_partition_layout_is_refused_by_up(
     only: str, partitions: str, tmp_path: Path
 ) -> None:

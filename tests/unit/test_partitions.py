@@ -22,6 +22,7 @@ from interlock.contracts.partitions import (
 from interlock.messaging.permissions import PROJECTOR, permissions
 from interlock.projector.partitioning import Owner
 from interlock.projector.store.roles import PROJECTOR_ROLE
+from interlock.runtime import with_partitions
 from interlock.signal_watch import consumer_decides
 from tests.support.payloads import envelope
 from tests.support.workflows import REGISTRY, STAGES
@@ -94,6 +95,12 @@ def test_a_partitioned_stack_runs_every_partition_as_the_projector() -> None:
         assert nats_identity(name) == PROJECTOR
         assert database_role(name) == PROJECTOR_ROLE
         assert "projector_partitions" in settings_of(name)
+
+
+def test_projector_stands_for_every_partition_of_the_stack_supervised() -> None:
+    assert with_partitions(["projector", "relay"], 1) == ["projector", "relay"]
+    assert with_partitions(["projector", "relay"], 2) == ["projector.0", "projector.1", "relay"]
+    assert with_partitions(["projector.1"], 2) == ["projector.1"]
 
 
 def test_the_projector_pulls_only_from_the_consumers_of_its_layout() -> None:
