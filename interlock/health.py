@@ -18,11 +18,17 @@ from pathlib import Path
 
 import nats
 from nats.aio.client import Client
+from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import NotFoundError
 
 from interlock.access import without_credentials
 from interlock.contracts import subjects
-from interlock.contracts.partitions import PROJECTOR, index_of, is_projector
+from interlock.contracts.partitions import (
+    PROJECTOR,
+    index_of,
+    is_projector,
+    partition_of_component,
+)
 from interlock.contracts.urls import nats_inbox
 from interlock.messaging.progress import read_report
 from interlock.services.adapters.sim import POLICY_CURRENT
@@ -121,15 +127,17 @@ async def _ignore(_error: Exception) -> None:
     """The refusal is the answer; nats-py would log it as an error."""
 
 
-async def wait_until_ready(nats_url: str, components: list[str], within: float = 90.0) -> None:
+async def wait_until_ready(
+    nats_url: str, components: list[str], within: float = 90.0, *, partitions: int = 1
+) -> None:
     """Return once every consumer-based component is fetching and the simulator answers;
-    raise TimeoutError naming the laggards otherwise."""
+    raise TimeoutError naming the laggards otherwise. `partitions`: the projector's."""
     deadline = asyncio.get_running_loop().time() + within
     pending = list(components)
     nc = await nats.connect(nats_url)
     try:
         while pending:
-            checks = await asyncio.gather(*(_ready(nc, name) for name in pending))
+            checks = await asyncio.gather(*(_ready(nc, name, partitions) for name in pending))
             pending = [name for name, ok in zip(pending, checks, strict=True) if not ok]
             if pending and asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError(f"not ready after {within}s: {', '.join(pending)}")
@@ -139,10 +147,17 @@ async def wait_until_ready(nats_url: str, components: list[str], within: float =
         await nc.close()
 
 
-async def _ready(nc: Client, component: str) -> bool:
+async def _ready(nc: Client, component: str, partitions: int) -> bool:
     if component == "sim":
         return await _sim_answers(nc)
-    healthy, _ = await _attached_on(nc, component)
+    try:
+        if is_projector(component):
+            consumer = partition_of_component(component, partitions).consumer
+            info = await nc.jetstream().consumer_info(subjects.STREAM_IN, consumer)
+            return bool(info.num_waiting)
+        healthy, _ = await _attached_on(nc, component)
+    except (NotFoundError, NatsTimeout):  # not provisioned yet, or a slow answer
+        return False
     return healthy
 
 

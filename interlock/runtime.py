@@ -135,7 +135,7 @@ async def supervised(
     supervisor = Supervisor(envs, settings.home / "logs")
     await supervisor.start()
     try:
-        await wait_until_ready(nats_url, names)
+        await wait_until_ready(nats_url, names, partitions=partitions)
         yield supervisor
     finally:
         await supervisor.stop()
