@@ -22,6 +22,29 @@ STREAM_DLQ = "WF_DLQ"
 """Dead letters, each with its reason in headers."""
 
 CONSUMER_PROJECTOR = "projector"
+"""The projector's consumer when it runs as one partition (the default)."""
+_PARTITION_CONSUMER = re.compile(r"projector-p(\d+)-of-(\d+)")
+
+
+def projector_consumer(index: int, count: int) -> str:
+    """The durable consumer of projector partition `index` of `count` on the inbound stream:
+    `projector` for a single partition, else `projector-p<index>-of-<count>`."""
+    if count == 1:
+        return CONSUMER_PROJECTOR
+    return f"projector-p{index}-of-{count}"
+
+
+def partition_layout(consumer: str) -> tuple[int, int] | None:
+    """(index, count) of a partition's consumer; None for any other name."""
+    found = _PARTITION_CONSUMER.fullmatch(consumer)
+    return None if found is None else (int(found.group(1)), int(found.group(2)))
+
+
+def is_projector_consumer(name: str) -> bool:
+    """Whether `name` is a projector consumer of any partition layout."""
+    return name == CONSUMER_PROJECTOR or _PARTITION_CONSUMER.fullmatch(name) is not None
+
+
 JOBS_BUCKET = "wf_open_jobs"
 """Per-workflow record of open jobs, written through the outbox; services use it to skip
 stale jobs before doing any work."""

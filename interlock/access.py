@@ -11,6 +11,7 @@ from __future__ import annotations
 from urllib.parse import SplitResult, quote, urlsplit
 
 from interlock.contracts.clients import ANY, ClientPolicy, Publishes, signing_roles
+from interlock.contracts.partitions import is_projector
 from interlock.messaging import permissions as broker
 from interlock.plugins import installed
 from interlock.projector.store.roles import (
@@ -72,7 +73,10 @@ def external_clients(settings: Settings) -> list[str]:
 
 
 def nats_identity(component: str) -> str:
-    """The NATS user of a component: its own name, or `stage-<type>-<stage>` for a stage."""
+    """The NATS user of a component: its own name, `projector` for every projector
+    partition, or `stage-<type>-<stage>` for a stage."""
+    if is_projector(component):
+        return broker.PROJECTOR
     if "." in component:
         return broker.stage_identity(*component.split(".", 1))
     return component
@@ -80,7 +84,7 @@ def nats_identity(component: str) -> str:
 
 def database_role(component: str) -> str | None:
     """The database role a component connects as; None when it has no database access."""
-    return _ROLES.get(component)
+    return PROJECTOR_ROLE if is_projector(component) else _ROLES.get(component)
 
 
 def signing_roles_of(settings: Settings) -> list[str]:
@@ -135,6 +139,7 @@ def broker_permissions(settings: Settings) -> dict[str, broker.Permissions]:
         clients,
         registry.workflow_types(),
         console_redrive=settings.console_redrive,
+        projector_partitions=settings.projector_partitions,
     )
 
 

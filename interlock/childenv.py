@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, SecretStr
 
 from interlock.access import client_policies, secrets_of
+from interlock.contracts.partitions import PROJECTOR, is_projector
 from interlock.messaging.crashpoints import ENV as CRASHPOINTS
 from interlock.messaging.permissions import STAGE_HOST
 from interlock.plugins import installed
@@ -37,7 +38,13 @@ _FAULT_INJECTION = frozenset({CRASHPOINTS})
 
 _COMMON = ("home", "log_level", "local_traces", "insecure_nats", "shutdown_grace")
 _OWN: dict[str, tuple[str, ...]] = {
-    "projector": ("projector_workers", "parameters", "unknown_workflow_grace", "publish_grace"),
+    "projector": (
+        "projector_workers",
+        "projector_partitions",
+        "parameters",
+        "unknown_workflow_grace",
+        "publish_grace",
+    ),
     "relay": (
         "relay_batch_size",
         "stuck_after",
@@ -85,6 +92,8 @@ def model_stages() -> frozenset[str]:
 def settings_of(component: str) -> tuple[str, ...]:
     """The settings fields `component` reads (besides its URLs); the stage host reads what
     its stages read, the model settings if any of them asks a model."""
+    if is_projector(component):
+        return _COMMON + _OWN[PROJECTOR]
     if component == STAGE_HOST:
         return _COMMON + _STAGE + (_MODEL if model_stages() else ())
     if "." not in component:
@@ -112,7 +121,7 @@ def child_environment(
             value = Path(value).resolve()
         if value is not None:
             env[f"INTERLOCK_{name.upper()}"] = _env_value(value)
-    if component == "projector":
+    if is_projector(component):
         env["INTERLOCK_CLIENTS"] = _env_value(client_policies(settings))
         env["INTERLOCK_JOB_SIGNING_KEY"] = secrets.job_signing_key()
     elif "." in component or component == STAGE_HOST:

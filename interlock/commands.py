@@ -101,7 +101,9 @@ async def _outcome(
                     "detail": f"{dead.reason}: {dead.detail} (`interlock dlq show {dead.id}`)",
                 }
             waited = time.monotonic() - began
-            if waited > QUEUED_AFTER and not await signal_watch.projector_consuming(js):
+            if waited > QUEUED_AFTER and not await signal_watch.projector_consuming(
+                js, view["tenant_id"], view["workflow_id"]
+            ):
                 return {
                     "accepted": False,
                     "reason": "queued",

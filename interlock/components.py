@@ -19,6 +19,8 @@ from interlock.composition import CONSOLE, GATEWAY, SIMULATOR
 from interlock.connections import broker, connect, connection_options, reporting
 from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
+from interlock.contracts.partitions import PROJECTOR, index_of, partition_of_component
+from interlock.failures import ConfigurationError
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.permissions import STAGE_HOST
 from interlock.plugins import installed
@@ -26,6 +28,7 @@ from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.outbox import OutboxPublisher
+from interlock.projector.partitioning import Owner
 from interlock.projector.service import Projector
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
@@ -53,14 +56,21 @@ def check_definitions() -> None:
         assert_valid(definition, guards, ACTIONS)
 
 
-async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
+async def run_projector(rt: Runtime, stop: asyncio.Event, name: str = PROJECTOR) -> None:
+    """Run projector component `name`: `projector`, or partition `projector.<k>` of
+    `INTERLOCK_PROJECTOR_PARTITIONS` (refused when it is not one of that layout)."""
+    try:
+        partition = partition_of_component(name, rt.settings.projector_partitions)
+    except ValueError as exc:
+        raise ConfigurationError(str(exc), hint="run the projectors of that layout") from None
     check_definitions()
-    progress = reporting(rt, "projector", stop)
+    progress = reporting(rt, name, stop)
     store = await _store_when_up(rt, stop)
-    nats_broker = broker(rt, "projector", stop)
+    nats_broker = broker(rt, name, stop)
+    registry = installed().registry
     projector = Projector(
         store,
-        registry=installed().registry,
+        registry=registry,
         parameters=rt.settings.parameters,
         clients=client_policies(rt.settings),
         signer=JobSigner(job_signing_key(rt.settings)),
@@ -84,6 +94,7 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
             workers=rt.settings.projector_workers,
             patience=patience,
             progress=progress,
+            owner=Owner(partition, registry),
         )
     finally:
         if marking is not None:
@@ -94,6 +105,13 @@ async def run_projector(rt: Runtime, stop: asyncio.Event) -> None:
             await publisher.flush_marks()  # what no commit carried, before the pool closes
         await nats_broker.stop()
         await store.close()
+
+
+def projector_partition(name: str) -> Component:
+    async def run(rt: Runtime, stop: asyncio.Event) -> None:
+        await run_projector(rt, stop, name)
+
+    return run
 
 
 async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowStore:
@@ -214,9 +232,10 @@ async def _wait(awaitable: Awaitable[object], seconds: float) -> None:
 
 
 def components() -> dict[str, Component]:
-    """Every component by name: the core services, the extras, and `<type>.<stage>`."""
+    """Every component by name: the core services, the extras, and `<type>.<stage>`
+    (the partitions of a partitioned projector: `component`)."""
     found: dict[str, Component] = {
-        "projector": run_projector,
+        PROJECTOR: run_projector,
         "relay": run_relay,
         "timer": run_timer,
         SIMULATOR: run_sim,
@@ -227,3 +246,10 @@ def components() -> dict[str, Component]:
     for workflow_type, stage in installed().registry.stages():
         found[f"{workflow_type}.{stage}"] = stage_component(workflow_type, stage)
     return found
+
+
+def component(name: str) -> Component:
+    """What runs under `name`: one of `components()`, or a projector partition."""
+    if index_of(name) is not None:
+        return projector_partition(name)
+    return components()[name]

@@ -9,6 +9,7 @@ name is in `components`.
 
 from __future__ import annotations
 
+from interlock.contracts.partitions import is_projector
 from interlock.messaging.permissions import STAGE_HOST
 from interlock.runtime import default_components
 
@@ -18,22 +19,25 @@ CONSOLE = "console"
 EXTRAS = (SIMULATOR, GATEWAY, CONSOLE)
 
 
-def default_stack(*workflow_types: str, stage_host: bool = False) -> list[str]:
+def default_stack(*workflow_types: str, partitions: int = 1, stage_host: bool = False) -> list[str]:
     """What `up`, the demo and the bench start: the runtime's components for
-    `workflow_types` (default: all) and the simulator their stage services call; with
-    `stage_host`, every stage service in one process (see `Settings.hosts_stages`)."""
-    return default_components(*workflow_types, extras=[SIMULATOR], stage_host=stage_host)
+    `workflow_types` (default: all), with `partitions` projector partitions, and the
+    simulator their stage services call; with `stage_host`, every stage service in one
+    process (see `Settings.hosts_stages`)."""
+    return default_components(
+        *workflow_types, extras=[SIMULATOR], partitions=partitions, stage_host=stage_host
+    )
 
 
 def names() -> list[str]:
-    """Every component name `interlock service` accepts."""
+    """Every component name `interlock service` accepts (and `projector.<k>`, a partition)."""
     return [*default_components(extras=EXTRAS), STAGE_HOST]
 
 
 def resolve_name(name: str) -> str:
     """Accept `classify` for `support.classify` when unambiguous."""
     known = names()
-    if name in known:
+    if name in known or is_projector(name):
         return name
     matches = [k for k in known if k.split(".", 1)[-1] == name]
     if len(matches) == 1:

@@ -18,10 +18,17 @@ from pathlib import Path
 
 import nats
 from nats.aio.client import Client
+from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import NotFoundError
 
 from interlock.access import without_credentials
 from interlock.contracts import subjects
+from interlock.contracts.partitions import (
+    PROJECTOR,
+    index_of,
+    is_projector,
+    partition_of_component,
+)
 from interlock.contracts.urls import nats_inbox
 from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.progress import read_report
@@ -35,8 +42,6 @@ def _hosted() -> list[str]:
 
 
 def _consumers_of(component: str) -> list[tuple[str, str]]:
-    if component == "projector":
-        return [(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR)]
     if component == STAGE_HOST:
         return [c for name in _hosted() for c in _consumers_of(name)]
     if "." in component:
@@ -81,6 +86,8 @@ async def attached(component: str, nats_url: str) -> tuple[bool, str]:
 
 
 async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
+    if is_projector(component):
+        return await _projector_attached(nc, component)
     targets = _consumers_of(component)
     if not targets:
         return True, f"{component}: broker reachable"
@@ -94,6 +101,28 @@ async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
             return False, f"{component}: nobody is fetching from {target[1]}"
         waiting += info.num_waiting
     return True, f"{component}: {waiting} pull request(s) waiting"
+
+
+async def _projector_attached(nc: Client, component: str) -> tuple[bool, str]:
+    """A projector partition is attached when its consumer (of whatever partition count the
+    stack is provisioned for) has a pull request waiting; `projector`: any projector's."""
+    own = f"projector-p{index_of(component)}-of-"
+    try:
+        every = await nc.jetstream().consumers_info(subjects.STREAM_IN)
+    except NotFoundError:
+        every = []
+    found = [
+        info
+        for info in every
+        if subjects.is_projector_consumer(info.name)
+        and (component == PROJECTOR or info.name.startswith(own))
+    ]
+    if not found:
+        return False, f"{component}: no consumer of it exists (run migrate)"
+    waiting = sum(info.num_waiting or 0 for info in found)
+    if waiting:
+        return True, f"{component}: {waiting} pull request(s) waiting"
+    return False, f"{component}: nobody is fetching from {', '.join(i.name for i in found)}"
 
 
 async def accepts_anonymous(nats_url: str) -> bool:
@@ -117,15 +146,17 @@ async def _ignore(_error: Exception) -> None:
     """The refusal is the answer; nats-py would log it as an error."""
 
 
-async def wait_until_ready(nats_url: str, components: list[str], within: float = 90.0) -> None:
+async def wait_until_ready(
+    nats_url: str, components: list[str], within: float = 90.0, *, partitions: int = 1
+) -> None:
     """Return once every consumer-based component is fetching and the simulator answers;
-    raise TimeoutError naming the laggards otherwise."""
+    raise TimeoutError naming the laggards otherwise. `partitions`: the projector's."""
     deadline = asyncio.get_running_loop().time() + within
     pending = list(components)
     nc = await nats.connect(nats_url)
     try:
         while pending:
-            checks = await asyncio.gather(*(_ready(nc, name) for name in pending))
+            checks = await asyncio.gather(*(_ready(nc, name, partitions) for name in pending))
             pending = [name for name, ok in zip(pending, checks, strict=True) if not ok]
             if pending and asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError(f"not ready after {within}s: {', '.join(pending)}")
@@ -135,10 +166,17 @@ async def wait_until_ready(nats_url: str, components: list[str], within: float =
         await nc.close()
 
 
-async def _ready(nc: Client, component: str) -> bool:
+async def _ready(nc: Client, component: str, partitions: int) -> bool:
     if component == "sim":
         return await _sim_answers(nc)
-    healthy, _ = await _attached_on(nc, component)
+    try:
+        if is_projector(component):
+            consumer = partition_of_component(component, partitions).consumer
+            info = await nc.jetstream().consumer_info(subjects.STREAM_IN, consumer)
+            return bool(info.num_waiting)
+        healthy, _ = await _attached_on(nc, component)
+    except (NotFoundError, NatsTimeout):  # not provisioned yet, or a slow answer
+        return False
     return healthy
 
 

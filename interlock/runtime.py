@@ -12,6 +12,7 @@ import nats
 
 from interlock import access
 from interlock.childenv import child_environment
+from interlock.contracts.partitions import components as projector_components
 from interlock.contracts.urls import nats_inbox
 from interlock.health import wait_until_ready
 from interlock.messaging.permissions import STAGE_HOST
@@ -49,19 +50,28 @@ Component = Callable[[Runtime, asyncio.Event], Awaitable[None]]
 
 CORE = ["projector", "relay", "timer"]
 """The runtime's own components. With the stage services of the installed workflow types they
-decide, record, publish and time everything; outside systems are composed in by the root."""
+decide, record, publish and time everything; outside systems are composed in by the root.
+With several projector partitions, `projector` is `projector.0` .. `projector.<n-1>`."""
+
+
+def core(partitions: int = 1) -> list[str]:
+    """The core components with `partitions` projector partitions."""
+    return [*projector_components(partitions), *CORE[1:]]
 
 
 def default_components(
-    *workflow_types: str, extras: Sequence[str] = (), stage_host: bool = False
+    *workflow_types: str,
+    extras: Sequence[str] = (),
+    partitions: int = 1,
+    stage_host: bool = False,
 ) -> list[str]:
-    """The core components, then `extras`, then the stage services of `workflow_types`
-    (default: every installed type), each its own process, or with `stage_host` the stage
-    host running every installed type's stages in one."""
+    """The core components (`partitions` projectors), then `extras`, then the stage services
+    of `workflow_types` (default: every installed type), each its own process, or with
+    `stage_host` the stage host running every installed type's stages in one."""
     if stage_host:
-        return [*CORE, *extras, STAGE_HOST]
+        return [*core(partitions), *extras, STAGE_HOST]
     return [
-        *CORE,
+        *core(partitions),
         *extras,
         *(
             f"{t}.{s}"
@@ -71,16 +81,39 @@ def default_components(
     ]
 
 
-async def prepare(nats_url: str, database_url: str, roles: Mapping[str, str] | None = None) -> None:
+def with_partitions(names: list[str], partitions: int) -> list[str]:
+    """`names` with `projector` standing for every partition of a partitioned projector."""
+    if partitions == 1:
+        return names
+    expanded: list[str] = []
+    for name in names:
+        expanded += projector_components(partitions) if name == "projector" else [name]
+    return expanded
+
+
+async def prepare(
+    nats_url: str,
+    database_url: str,
+    roles: Mapping[str, str] | None = None,
+    *,
+    partitions: int = 1,
+    repartition: bool = False,
+) -> None:
     """Apply migrations, create or update the components' database `roles` (name ->
-    password) and provision streams; idempotent, safe from several processes. Needs the
-    administrators' URLs."""
+    password) and provision streams for `partitions` projector partitions (`repartition`:
+    rebuilding the inbound stream if it must be and may be); idempotent, safe from several
+    processes. Needs the administrators' URLs."""
     await upgrade_async(database_url)
     if roles is not None:
         await provision_roles(database_url, roles)
     nc = await nats.connect(nats_url, name="interlock-prepare")
     try:
-        await provision(nc.jetstream(), installed().registry.stages())
+        await provision(
+            nc.jetstream(),
+            installed().registry.stages(),
+            partitions=partitions,
+            repartition=repartition,
+        )
     finally:
         await nc.drain()
 
@@ -90,9 +123,12 @@ async def supervised(
     settings: Settings, nats_url: str, database_url: str, names: list[str]
 ) -> AsyncIterator[Supervisor]:
     """Run the named components as child processes for the duration, each with its own
-    credentials and settings only (`nats_url` and `database_url`: the administrators')."""
+    credentials and settings only (`nats_url` and `database_url`: the administrators');
+    `projector` stands for every partition of a partitioned projector."""
     secrets = access.secrets_of(settings)
-    await prepare(nats_url, database_url, access.component_roles(settings))
+    partitions = settings.projector_partitions
+    names = with_partitions(names, partitions)
+    await prepare(nats_url, database_url, access.component_roles(settings), partitions=partitions)
     server = access.without_credentials(nats_url)
     envs = {}
     for name in names:
@@ -106,7 +142,7 @@ async def supervised(
     supervisor = Supervisor(envs, settings.home / "logs")
     await supervisor.start()
     try:
-        await wait_until_ready(nats_url, names)
+        await wait_until_ready(nats_url, names, partitions=partitions)
         yield supervisor
     finally:
         await supervisor.stop()

@@ -119,6 +119,10 @@ class Settings(BaseSettings):
     projector_workers: int = Field(
         default=16, ge=1, description="Events the projector decides concurrently."
     )
+    projector_partitions: int = Field(
+        1, ge=1, le=64, description="Projector processes (`projector.0` ..), each deciding the "
+        "workflows that hash to it; 1: one `projector`. Changing it: see the README."
+    )  # fmt: skip
     publish_grace: float = Field(
         default=1.0,
         ge=0,

@@ -7,6 +7,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from interlock.contracts import subjects
+from interlock.contracts.partitions import partition_of
 from interlock.messaging.letters import Letter, letter
 
 
@@ -31,10 +32,25 @@ async def dead_letter_of(js: JetStreamContext, event_id: str, after: int) -> Let
     return None
 
 
-async def projector_consuming(js: JetStreamContext) -> bool:
-    """Whether a projector is pulling from (or working on) its consumer right now."""
+async def projector_consuming(
+    js: JetStreamContext, tenant_id: str | None = None, workflow_id: str | None = None
+) -> bool:
+    """Whether a projector is pulling from or working on its consumer now: with several
+    partitions, the one deciding `workflow_id` of `tenant_id` (given both), else any."""
     try:
-        info = await js.consumer_info(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR)
+        found = await js.consumers_info(subjects.STREAM_IN)
     except NotFoundError:
         return False
-    return bool(info.num_waiting or info.num_ack_pending)
+    ours = [info for info in found if subjects.is_projector_consumer(info.name)]
+    if tenant_id is not None and workflow_id is not None:
+        ours = [info for info in ours if consumer_decides(info.name, tenant_id, workflow_id)]
+    return any(info.num_waiting or info.num_ack_pending for info in ours)
+
+
+def consumer_decides(consumer: str, tenant_id: str, workflow_id: str) -> bool:
+    """Whether projector consumer `consumer` is that of the partition deciding the workflow."""
+    layout = subjects.partition_layout(consumer)
+    if layout is None:  # the one projector decides everything
+        return True
+    index, count = layout
+    return partition_of(tenant_id, workflow_id, count) == index

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
+from interlock.contracts.partitions import consumers
 
 ADMIN = "admin"
 PROJECTOR = "projector"
@@ -147,10 +148,13 @@ def permissions(
     installed: Iterable[str],
     *,
     console_redrive: bool = False,
+    projector_partitions: int = 1,
 ) -> dict[str, Permissions]:
     """Every identity's permissions: the components, a stage each of `stages`
     ((workflow_type, stage) pairs), and `clients` for the `installed` workflow types;
-    `console_redrive`: the console may send dead letters back."""
+    `console_redrive`: the console may send dead letters back; `projector_partitions`: the
+    projector (every partition connects as `projector`) pulls from the consumers of that
+    many partitions, and from no other consumer."""
     installed = list(installed)
     found = {
         ADMIN: Permissions(publish=(">",), subscribe=(">",)),
@@ -158,7 +162,11 @@ def permissions(
         PROJECTOR: _own(
             PROJECTOR,
             [
-                *_pulls(subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR),
+                *(
+                    pull
+                    for consumer in consumers(projector_partitions)
+                    for pull in _pulls(subjects.STREAM_IN, consumer)
+                ),
                 subjects.dlq(PROJECTOR),
                 *OUTBOX_SUBJECTS,
             ],

@@ -1,7 +1,8 @@
 """Idempotent provisioning of Interlock's JetStream streams, consumers and KV bucket.
 
 Safe to run from every process at start-up: an existing stream or consumer is updated to the
-configuration below, never recreated (which would drop its messages or its ack state).
+configuration below, never recreated (which would drop its messages or its ack state); the one
+exception, an empty inbound stream rebuilt for projector partitions when asked, is `inbound`'s.
 """
 
 from __future__ import annotations
@@ -21,28 +22,19 @@ from nats.js.api import (
 from nats.js.errors import BadRequestError, NotFoundError
 
 from interlock.contracts import subjects
+from interlock.messaging.inbound import (
+    DUPLICATE_WINDOW_S,
+    GIB,
+    ensure_consumer,
+    provision_inbound,
+)
 
-DUPLICATE_WINDOW_S = 300.0
-"""Publishes with the same Nats-Msg-Id inside this window are dropped by the server; it must
-outlast the longest relay or timer-service restart."""
 DAY = 24 * 3600.0
-GIB = 1024**3
 # Byte limits: a stream that fills refuses new messages (work queues: publishers see the
 # error and retry) or drops its oldest (announcements, dead letters); none grows without
 # bound on disk.
 
 STREAMS = (
-    StreamConfig(
-        name=subjects.STREAM_IN,
-        description="Requests, signals, results and timer firings for the projector",
-        subjects=[f"{subjects.IN_PREFIX}.>"],
-        retention=RetentionPolicy.WORK_QUEUE,
-        storage=StorageType.FILE,
-        duplicate_window=DUPLICATE_WINDOW_S,
-        max_msg_size=1024 * 1024,
-        max_bytes=4 * GIB,
-        discard=DiscardPolicy.NEW,
-    ),
     StreamConfig(
         name=subjects.STREAM_JOBS,
         description="Stage jobs; one work-queue consumer per stage",
@@ -79,6 +71,7 @@ STREAMS = (
     ),
 )
 
+
 # No `backoff` lists: a consumer's backoff also shortens the ack wait of the first delivery
 # (to backoff[0]), which would redeliver long calls. Failures nak with their own delay instead;
 # the ack wait only bounds how long a crashed consumer's messages stay invisible.
@@ -86,16 +79,6 @@ STREAMS = (
 # work-queue stream, acked by nobody and dead-lettered by nobody. The consumers count
 # deliveries themselves (`PROJECTOR_MAX_DELIVER`, `STAGE_MAX_DELIVER`) and end every message
 # in an ack, a nak or a dead letter; a crash on the last counted delivery is redelivered.
-PROJECTOR_CONSUMER = ConsumerConfig(
-    durable_name=subjects.CONSUMER_PROJECTOR,
-    filter_subject=f"{subjects.IN_PREFIX}.>",
-    ack_policy=AckPolicy.EXPLICIT,
-    ack_wait=subjects.PROJECTOR_ACK_WAIT_S,
-    max_deliver=-1,
-    max_ack_pending=2000,
-)
-
-
 def stage_consumer(workflow_type: str, stage: str) -> ConsumerConfig:
     """Durable pull consumer of one stage service; `in_progress` extends long calls."""
     return ConsumerConfig(
@@ -117,15 +100,23 @@ async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     await js.update_stream(config)
 
 
-async def provision(js: JetStreamContext, stages: Iterable[tuple[str, str]]) -> None:
+async def provision(
+    js: JetStreamContext,
+    stages: Iterable[tuple[str, str]],
+    *,
+    partitions: int = 1,
+    repartition: bool = False,
+) -> None:
     """Create or update every stream, consumer and bucket Interlock uses; `stages` are the
-    (workflow type, stage) pairs of the installed definitions, each with its consumer."""
+    (workflow type, stage) pairs of the installed definitions, each with its consumer;
+    `partitions`: the projector's (see `inbound`), `repartition`: rebuild the inbound stream
+    for them if it must be and may be."""
+    await provision_inbound(js, partitions, repartition=repartition)
     for config in STREAMS:
         await _ensure_stream(js, config)
     await _ensure_bucket(js)
-    await _ensure_consumer(js, subjects.STREAM_IN, PROJECTOR_CONSUMER)
     for workflow_type, stage in stages:
-        await _ensure_consumer(js, subjects.STREAM_JOBS, stage_consumer(workflow_type, stage))
+        await ensure_consumer(js, subjects.STREAM_JOBS, stage_consumer(workflow_type, stage))
 
 
 async def _ensure_bucket(js: JetStreamContext) -> None:
@@ -142,12 +133,3 @@ async def _ensure_bucket(js: JetStreamContext) -> None:
     except BadRequestError:  # it exists with an older configuration
         info = await js.stream_info(f"KV_{subjects.JOBS_BUCKET}")
         await js.update_stream(replace(info.config, max_bytes=max_bytes, max_msg_size=max_value))
-
-
-async def _ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:
-    try:
-        await js.add_consumer(stream, config)
-    except BadRequestError:
-        # Older servers refuse an in-place update through CREATE; recreate is not an option
-        # (it would lose ack state), so keep the existing consumer as it is.
-        await js.consumer_info(stream, config.durable_name or "")

@@ -1,4 +1,6 @@
-"""The projector's consumer: the durable pull consumer `projector` on `wf.in.>`, explicit acks.
+"""The projector's consumer: a durable pull consumer on `wf.in.>`, explicit acks: `projector`,
+or with several partitions the partition's own (`projector-p<k>-of-<n>`), which acknowledges
+without deciding what another partition decides (`partitioning`).
 
 Messages of different workflows are decided concurrently; messages of one workflow are
 decided one at a time, in stream order, so a command published right after a request is
@@ -14,7 +16,8 @@ Every message ends in ack, nak or a reasoned dead letter:
 * decided (accepted or rejected, including duplicates) -> ack;
 * malformed (bad JSON, unknown type, schema mismatch, oversized, a NUL character, a subject
   that is not `wf.in.<kind>.<type>[.<sender>]`) -> dead-letter on `wf.dlq.projector` with the
-  reason, and terminate;
+  reason, and terminate (with several partitions: the workflow's partition, or partition 0
+  for a message with no readable workflow, so each is dead-lettered once);
 * addressed to a workflow that does not exist (yet) -> nak with a growing delay while the
   message is younger than `Patience.unknown_workflow_grace` (its START may be behind it),
   then dead-letter `unknown_workflow`;
@@ -60,6 +63,7 @@ from interlock.otel.messaging import consuming, link_from
 from interlock.otel.propagation import current_trace_id, inject
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.errors import NotDueYet
+from interlock.projector.partitioning import EVERYTHING, Owner
 from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.types import TraceInfo
 
@@ -92,25 +96,33 @@ async def run(
     workers: int = 16,
     patience: Patience = PATIENCE,
     progress: Progress | None = None,
+    owner: Owner = EVERYTHING,
 ) -> None:
-    """Consume until `stop` is set; the broker must be started."""
+    """Consume until `stop` is set; the broker must be started. `owner`: the partition this
+    projector is and which messages it decides (default: the one partition, all)."""
     dispatcher = KeyedDispatcher(
-        lambda parsed: consume(broker, projector, parsed, patience), workers
+        lambda parsed: consume(broker, projector, parsed, patience), workers, owns=owner.owns
     )
     try:
-        await fetch_in_order(broker.connection, dispatcher, stop, progress)
+        await fetch_in_order(
+            broker.connection, dispatcher, stop, progress, owner.partition.consumer
+        )
     finally:
         await dispatcher.aclose()
 
 
 async def fetch_in_order(
-    nc: Client, dispatcher: KeyedDispatcher, stop: asyncio.Event, progress: Progress | None = None
+    nc: Client,
+    dispatcher: KeyedDispatcher,
+    stop: asyncio.Event,
+    progress: Progress | None = None,
+    durable: str = subjects.CONSUMER_PROJECTOR,
 ) -> None:
     """Hand every inbound message to the dispatcher in stream order, as it arrives."""
     consumer = PullConsumer(
         nc,
         subjects.STREAM_IN,
-        subjects.CONSUMER_PROJECTOR,
+        durable,
         batch=PULL_BATCH,
         expires=2.0,
         progress=progress,

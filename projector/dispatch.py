@@ -8,6 +8,8 @@ bounded by the consumer's `max_ack_pending`, the most the server hands out unack
 A malformed message has no workflow: it is chained behind nothing, so it never waits for,
 nor holds up, any other message.
 
+A message another projector partition decides (`owns` says no) is acknowledged at once.
+
 A message waiting its turn is kept alive (`in_progress`) so that its ack wait does not run
 out and have the server deliver it a second time while the first copy is still queued.
 """
@@ -42,19 +44,26 @@ class KeyedDispatcher:
         workers: int,
         *,
         keep_alive: float = KEEP_ALIVE_S,
+        owns: Callable[[Envelope | MalformedMessage], bool] = lambda _: True,
     ) -> None:
         self._handle = handle
+        self._owns = owns
         self._slots = asyncio.Semaphore(workers)
         self._keep_alive = keep_alive
         self._tails: dict[str, asyncio.Task[None]] = {}
         self._running: set[asyncio.Task[None]] = set()
 
     async def submit(self, msg: Msg) -> None:
-        """Chain `msg` behind earlier messages of its workflow; returns at once."""
+        """Chain `msg` behind earlier messages of its workflow; returns at once (or acks
+        it, if another partition decides it)."""
         try:
             event: Envelope | MalformedMessage = parse_envelope(msg.data)
         except MalformedMessage as exc:
             event = exc
+        if not self._owns(event):
+            with suppress(Exception):  # lost with the connection: redelivered, acked again
+                await msg.ack()
+            return
         key = key_of(event)
         previous = self._tails.get(key) if key is not None else None
         task = asyncio.create_task(self._decide((msg, event), previous))

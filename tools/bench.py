@@ -68,12 +68,14 @@ def bench(
     per workflow across every Interlock process, peak RSS, and the broker's sync setting."""
     s = load_settings()
     hosted = s.hosts_stages()
-    components = default_stack("support", stage_host=hosted)
+    components = default_stack("support", partitions=s.projector_partitions, stage_host=hosted)
     if work is Work.NONE:
         instant = {port: {"adapter": "instant"} for port in INSTANT_PORTS}
         adapters = {**s.adapters, "support": {**s.adapters.get("support", {}), **instant}}
         s = s.model_copy(update={"adapters": adapters})
-        components = default_components("support", stage_host=hosted)
+        components = default_components(
+            "support", partitions=s.projector_partitions, stage_host=hosted
+        )
     try:
         entry = None if workflow_type == "support" else workload(workflow_type, scenario)
         if entry is not None and work is Work.NONE:
@@ -94,6 +96,7 @@ def bench(
                 entry=entry,
             )
             report["work"] = work.value
+            report["projector_partitions"] = s.projector_partitions
             report["broker_sync"] = broker_sync(nats_url, s.home)
             report["stage_host"] = hosted
             if console_pages:
@@ -242,7 +245,8 @@ def _print(r: dict[str, Any]) -> None:
         f"CPU {r['cpu_seconds']} s ({r['cpu_percent']}% of one core), "
         f"{r['cpu_ms_per_workflow']} ms per workflow over {r['processes']} processes, "
         f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}\n"
-        f"stage work: {r['work']}; broker sync: {r['broker_sync']}; "
+        f"stage work: {r['work']}; projector partitions: {r['projector_partitions']}; "
+        f"broker sync: {r['broker_sync']}; "
         f"stage services {'in one process' if r['stage_host'] else 'one process each'}"
     )
     for page, t in r.get("console_pages", {}).items():

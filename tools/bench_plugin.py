@@ -131,7 +131,9 @@ async def run_plugin_bench(
     warmup: int,
 ) -> dict[str, Any]:
     """The measured run for `entry`'s type; the caller reports it as the support bench's."""
-    stack = default_stack(entry.workflow_type, stage_host=s.hosts_stages())
+    stack = default_stack(
+        entry.workflow_type, partitions=s.projector_partitions, stage_host=s.hosts_stages()
+    )
     async with supervised(s, nats_url, database_url, stack) as supervisor:
         bus = await Clients.connect(s, nats_url, "interlock-bench")
         engine = queries.open_reader(database_url, pool_size=4)

@@ -14,8 +14,10 @@ import typer
 from interlock import console, telemetry, terminal
 from interlock.access import component_roles
 from interlock.composition import CONSOLE, GATEWAY, default_stack, resolve_name
+from interlock.contracts.partitions import is_projector, partition_of_component
 from interlock.devsender import with_dev_sender
 from interlock.endpoints import ENDPOINTS, write_endpoints
+from interlock.failures import ConfigurationError
 from interlock.health import healthy
 from interlock.options import load_settings, with_component, with_stack
 from interlock.runtime import Runtime, prepare, supervised
@@ -32,7 +34,8 @@ def up(
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
         stop = stop_on_signals()
-        names = only or [*default_stack(stage_host=s.hosts_stages()), GATEWAY, CONSOLE]
+        stack = default_stack(partitions=s.projector_partitions, stage_host=s.hosts_stages())
+        names = only or [*stack, GATEWAY, CONSOLE]
         async with supervised(s, nats_url, database_url, names) as supervisor:
             shown = write_endpoints(s, nats_url, database_url, names)
             terminal.console.print(
@@ -52,6 +55,7 @@ def up(
 
     settings, sender_line = with_dev_sender(load_settings())
     _check_adapters(settings)
+    _check_layout(only or [], settings.projector_partitions)
     with only_up(settings.home):
         with_stack(run, settings)
 
@@ -69,9 +73,9 @@ def service(
     component_name = _known(name)
     # What runs the components brings in every library they use (FastStream, aiohttp, the
     # stages and their clients): ~0.3 s that every other command would pay at start-up.
-    from interlock.components import components  # noqa: PLC0415
+    from interlock.components import component as runnable  # noqa: PLC0415
 
-    component = components()[component_name]
+    component = runnable(component_name)
 
     async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
         _check_adapters(s)
@@ -85,6 +89,17 @@ def service(
     with_component(component_name, run)
 
 
+def _check_layout(names: list[str], partitions: int) -> None:
+    """Refuse (one line, exit 2) a projector partition that is not one of the configured
+    layout's."""
+    for name in names:
+        if is_projector(name) and name != "projector":  # `projector`: every partition
+            try:
+                partition_of_component(name, partitions)
+            except ValueError as exc:
+                raise ConfigurationError(str(exc), hint="choose that layout's names") from None
+
+
 def _check_adapters(s: Settings) -> None:
     """Refuse (`AdapterConfigError`: one line, exit 2 through the CLI's error path) an
     `INTERLOCK_ADAPTERS` that names an unknown type, port or adapter, or configures one
@@ -96,10 +111,26 @@ def _check_adapters(s: Settings) -> None:
     check_adapters(s.adapters, installed())
 
 
-def migrate() -> None:
+def migrate(
+    repartition: Annotated[
+        bool,
+        typer.Option(
+            help="Rebuild the inbound stream for INTERLOCK_PROJECTOR_PARTITIONS > 1 if it was "
+            "made for one partition (refused unless it is empty; stop the stack first)."
+        ),
+    ] = False,
+) -> None:
     """Apply database migrations, create the components' database roles and provision
-    streams (`up` and `demo` do this themselves)."""
-    with_stack(lambda s, n, d: prepare(n, d, component_roles(s)))
+    streams for INTERLOCK_PROJECTOR_PARTITIONS (`up` and `demo` do this themselves)."""
+    with_stack(
+        lambda s, n, d: prepare(
+            n,
+            d,
+            component_roles(s),
+            partitions=s.projector_partitions,
+            repartition=repartition,
+        )
+    )
     terminal.console.print("database schema, roles and JetStream streams are up to date")
 
 

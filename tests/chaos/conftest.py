@@ -33,7 +33,7 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     """Every stage service in its own process."""
     async with running_stack(
-        e2e_settings, module_nats, module_database, tmp_path_factory, default_stack()
+        e2e_settings, module_nats, module_database, tmp_path_factory, stage_host=False
     ) as running:
         yield running
 
@@ -47,11 +47,7 @@ async def hosted_stack(
 ) -> AsyncIterator[Stack]:
     """Every stage service in the one process of the stage host."""
     async with running_stack(
-        e2e_settings,
-        module_nats,
-        module_database,
-        tmp_path_factory,
-        default_stack(stage_host=True),
+        e2e_settings, module_nats, module_database, tmp_path_factory, stage_host=True
     ) as running:
         yield running
 
@@ -62,7 +58,8 @@ async def running_stack(
     module_nats: str,
     module_database: str,
     tmp_path_factory: pytest.TempPathFactory,
-    names: list[str],
+    *,
+    stage_host: bool,
 ) -> AsyncIterator[Stack]:
     crash_dir = tmp_path_factory.mktemp("crashpoints")
     with pytest.MonkeyPatch.context() as patch:
@@ -78,6 +75,7 @@ async def running_stack(
             patch.setenv(key, value)
         # The components are given their settings, not the environment: read them anew.
         settings = Settings(home=e2e_settings.home, secrets_dir=e2e_settings.secrets_dir)
+        names = default_stack(partitions=settings.projector_partitions, stage_host=stage_host)
         async with supervised(settings, module_nats, module_database, names) as supervisor:
             bus = await Clients.connect(settings, module_nats, "chaos")
             admin = await nats.connect(module_nats)

@@ -27,6 +27,7 @@ BAD_VALUES = {
     "job_public_key": "not a key",
     "log_level": "loud",
     "projector_workers": "0",
+    "projector_partitions": "65",
     "stage_workers": "many",
     "relay_batch_size": "0",
     "publish_grace": "120",
@@ -98,6 +99,19 @@ def test_a_bad_setting_is_one_line_naming_it_and_exit_2(name: str, tmp_path: Pat
     line = _one_line(_interlock(tmp_path / "home", "list", **{variable: BAD_VALUES[name]}))
     assert variable in line
     assert EXPLAINED.get(name, "") in line
+
+
+@pytest.mark.parametrize(("only", "partitions"), [("projector.2", "2"), ("projector.0", "1")])
+def test_a_projector_of_another_partition_layout_is_refused_by_up(
+    only: str, partitions: str, tmp_path: Path
+) -> None:
+    line = _one_line(
+        _interlock(
+            tmp_path / "home", "up", "--only", only, INTERLOCK_PROJECTOR_PARTITIONS=partitions
+        )
+    )
+    assert f"{only} is not a projector of this stack" in line
+    assert f"INTERLOCK_PROJECTOR_PARTITIONS={partitions}" in line
 
 
 def test_openai_without_its_settings_names_what_is_missing(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
@@ -19,9 +20,11 @@ from interlock import queries
 from interlock.access import client_policies, job_signing_key
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
+from interlock.contracts.partitions import Partition
 from interlock.messaging.streams import provision
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as run_projector
+from interlock.projector.partitioning import Owner
 from interlock.projector.service import Projector
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.database import database_pool
@@ -90,10 +93,12 @@ async def projector_running(
     *,
     workers: int = 8,
     projectors: int = 1,
+    partitions: int = 1,
     store_url: str | None = None,
     settings: Settings | None = None,
 ) -> AsyncIterator[Harness]:
-    """Provisioned streams and `projectors` projector apps for the duration; they write
+    """Provisioned streams and `projectors` projector apps for each of `partitions`
+    partitions for the duration; they write
     through `store_url` (default `database_url`, which the harness reads through) and admit
     the clients of `settings` (default: the installation's defaults, `upstream` sending
     requests, `approvals` and `operator` signals, for every type and tenant)."""
@@ -101,13 +106,13 @@ async def projector_running(
     async with AsyncExitStack() as stack:
         nc = await nats.connect(nats_url)
         stack.push_async_callback(nc.close)
-        await provision(nc.jetstream(), STAGES)
+        await provision(nc.jetstream(), STAGES, partitions=partitions)
         engine = database_pool(database_url, pool_size=workers)
         stack.push_async_callback(engine.dispose)
         stop = asyncio.Event()
         settings = settings or Settings()
         clients, signer = client_policies(settings), JobSigner(job_signing_key(settings))
-        for _ in range(projectors):
+        for _, index in itertools.product(range(projectors), range(partitions)):
             broker = NatsBroker(nats_url, log_level=logging.DEBUG)
             await broker.start()
             stack.push_async_callback(broker.stop)
@@ -120,6 +125,7 @@ async def projector_running(
                     stop,
                     workers=workers,
                     patience=QUICK,
+                    owner=Owner(Partition(index, partitions), REGISTRY),
                 )
             )
             stack.push_async_callback(_stopped, stop, task)

@@ -46,3 +46,15 @@ def test_the_long_run_has_sixty_kills_and_the_long_outages() -> None:
 
 def _limit(kind: str) -> float | None:
     return {"nats": LONG_NATS_STOP_S, "postgres": LONG_POSTGRES_STOP_S}.get(kind)
+
+
+def test_with_partitions_the_projector_faults_hit_the_partitions() -> None:
+    names = default_stack(partitions=3)
+    faults = schedule(1000, 600, names)
+
+    projector = [f for f in faults if f.component_kind == "projector"]
+    killed = {f.target for f in projector if f.kind == "kill"}
+    assert killed <= {"projector.0", "projector.1", "projector.2"}
+    assert len(killed) > 1
+    assert {f.target for f in projector if f.kind == "crash"} <= {"projector.after_commit"}
+    assert "stage" in {f.component_kind for f in faults}

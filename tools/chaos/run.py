@@ -130,12 +130,12 @@ async def _run(
 ) -> ChaosReport:
     (home / "crash").mkdir()
     os.environ.update(_component_environment(home))
-    names = default_stack()
+    # Components are given settings, not the environment: read them with the run's own.
+    component_settings = Settings(home=home, secrets_dir=settings.secrets_dir)
+    names = default_stack(partitions=component_settings.projector_partitions)
     faults = schedule(seed, duration, names)
     rng = random.Random(seed)
     work = workloads(random.Random(seed + 1), count, installed().registry.workflow_types())
-    # Components are given settings, not the environment: read them with the run's own.
-    component_settings = Settings(home=home, secrets_dir=settings.secrets_dir)
     async with supervised(component_settings, nats_url, database_url, names) as supervisor:
         patient = {"max_reconnect_attempts": -1, "reconnect_time_wait": 0.5, "error_cb": _quietly}
         nc = await nats.connect(

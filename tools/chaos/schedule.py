@@ -22,6 +22,8 @@ import json
 import random
 from dataclasses import asdict, dataclass
 
+from interlock.contracts.partitions import is_projector
+
 KINDS = ("projector", "relay", "timer", "sim", "stage")
 """Component kinds, as counted in the report's `faults`."""
 EFFECTFUL = {
@@ -56,6 +58,8 @@ class Fault:
 
 
 def kind_of(component: str) -> str:
+    if is_projector(component):
+        return "projector"
     return component if component in KINDS[:-1] else "stage"
 
 
@@ -67,12 +71,17 @@ def schedule(
     faults = [*_outages(rng, duration)]
     busy = [(f.at - 5.0, f.at + f.seconds + 10.0) for f in faults]
     stages = [c for c in components if kind_of(c) == "stage"]
-    kinds = [k for k in KINDS if (k == "stage" and stages) or k in components]
+    projectors = [c for c in components if kind_of(c) == "projector"]
+    kinds = [
+        k
+        for k in KINDS
+        if (k == "stage" and stages) or (k == "projector" and projectors) or k in components
+    ]
     at = 3.0
     index = 0
     while at < duration - 5.0:
         kind = kinds[index % len(kinds)] if index < 2 * len(kinds) else rng.choice(kinds)
-        faults.append(_component_fault(rng, at, kind, stages, components))
+        faults.append(_component_fault(rng, at, kind, stages, projectors))
         index += 1
         at += rng.uniform(0.5, 1.5) * kill_every
     at = 10.0
@@ -107,9 +116,16 @@ def _outages(rng: random.Random, duration: float) -> list[Fault]:
 
 
 def _component_fault(
-    rng: random.Random, at: float, kind: str, stages: list[str], components: list[str]
+    rng: random.Random, at: float, kind: str, stages: list[str], projectors: list[str]
 ) -> Fault:
-    target = rng.choice(stages) if kind == "stage" else kind
+    """A kill or crash of a component of `kind`: one of `stages`, one of several projector
+    partitions (`projectors`), else the one component of that kind."""
+    if kind == "stage":
+        target = rng.choice(stages)
+    elif kind == "projector" and len(projectors) > 1:
+        target = rng.choice(projectors)
+    else:
+        target = kind
     point = _crash_point(rng, target)
     if point is not None and rng.random() < 0.5:
         return Fault(round(at, 2), "crash", point)
@@ -117,6 +133,8 @@ def _component_fault(
 
 
 def _crash_point(rng: random.Random, target: str) -> str | None:
+    if is_projector(target):  # armed for every partition: whichever commits next crashes
+        return CORE_POINTS["projector"]
     if target in CORE_POINTS:
         return CORE_POINTS[target]
     workflow_type, _, stage = target.partition(".")

@@ -123,7 +123,7 @@ async def _run_all(
     quiet: bool,
 ) -> tuple[list[ScenarioResult], fixture.FixtureReport]:
     """The scenarios, then the request cases, on one set of components."""
-    await prepare(nats_url, database_url, component_roles(s))
+    await prepare(nats_url, database_url, component_roles(s), partitions=s.projector_partitions)
     any_chosen = bool(chosen[0] or chosen[1])
     names = None if any_chosen else fixture.COMPONENTS
     async with _components(s, nats_url, database_url, names) as supervisor:
@@ -145,7 +145,7 @@ async def run_demo(
     plugins: list[PluginScenario] | None = None,
 ) -> list[ScenarioResult]:
     """The chosen built-in scenarios and `plugins`' scenarios on their own components."""
-    await prepare(nats_url, database_url, component_roles(s))
+    await prepare(nats_url, database_url, component_roles(s), partitions=s.projector_partitions)
     async with _components(s, nats_url, database_url):
         return await _scenarios(s, nats_url, database_url, chosen, plugins or [], quiet=quiet)
 

@@ -81,7 +81,12 @@ async def hostile_stack(
 ) -> AsyncIterator[tuple[Stack, Supervisor]]:
     """The support workflow's components and the gateway, supervised, for the duration."""
     settings = hostile_settings(s)
-    await prepare(nats_url, database_url, access.component_roles(settings))
+    await prepare(
+        nats_url,
+        database_url,
+        access.component_roles(settings),
+        partitions=settings.projector_partitions,
+    )
     names = [*default_stack("support"), GATEWAY]
     async with supervised(settings, nats_url, database_url, names) as supervisor:
         server = access.without_credentials(nats_url)

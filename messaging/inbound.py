@@ -1,0 +1,129 @@
+"""The inbound stream and the projector's consumers on it, for a number of partitions.
+
+One partition (the default): a work-queue stream read by the one consumer `projector`. Several:
+every partition reads the whole stream through its own consumer (`projector-p<k>-of-<n>`) and
+acknowledges what other partitions decide, so the stream keeps a message until every partition
+has acknowledged it: interest retention (a work queue admits no overlapping consumers). The
+server cannot turn a work queue into an interest stream in place, so a stack made with one
+partition is rebuilt, empty, by `interlock migrate --repartition`; an interest stream serves
+any count, one included.
+
+Only one layout exists at a time: provisioning adds the consumers of the configured count, then
+removes those of any other count (added first, so no message loses every interested consumer;
+what the old layout had not acknowledged is delivered to the new one, and the projector's
+duplicate check answers what was already decided).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from nats.js import JetStreamContext
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DiscardPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.errors import BadRequestError, NotFoundError
+
+from interlock.contracts import subjects
+from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.contracts.partitions import consumers
+
+DUPLICATE_WINDOW_S = 300.0
+"""Publishes with the same Nats-Msg-Id inside this window are dropped by the server; it must
+outlast the longest relay or timer-service restart."""
+GIB = 1024**3
+_CLOSED = "interlock.repartitioning"
+"""Where the inbound stream listens while it is checked empty and rebuilt: nowhere in use."""
+
+INBOUND = StreamConfig(
+    name=subjects.STREAM_IN,
+    description="Requests, signals, results and timer firings for the projector",
+    subjects=[f"{subjects.IN_PREFIX}.>"],
+    retention=RetentionPolicy.WORK_QUEUE,
+    storage=StorageType.FILE,
+    duplicate_window=DUPLICATE_WINDOW_S,
+    max_msg_size=1024 * 1024,
+    max_bytes=4 * GIB,
+    discard=DiscardPolicy.NEW,
+)
+
+
+class PartitionLayoutError(InterlockError):
+    """The inbound stream cannot serve the configured partition count as it is."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
+
+
+def retention_for(partitions: int) -> RetentionPolicy:
+    return RetentionPolicy.WORK_QUEUE if partitions == 1 else RetentionPolicy.INTEREST
+
+
+def projector_consumer(name: str) -> ConsumerConfig:
+    """A projector partition's durable pull consumer on the whole inbound stream."""
+    return ConsumerConfig(
+        durable_name=name,
+        filter_subject=f"{subjects.IN_PREFIX}.>",
+        ack_policy=AckPolicy.EXPLICIT,
+        ack_wait=subjects.PROJECTOR_ACK_WAIT_S,
+        max_deliver=-1,
+        max_ack_pending=2000,
+    )
+
+
+async def provision_inbound(
+    js: JetStreamContext, partitions: int = 1, *, repartition: bool = False
+) -> None:
+    """Create or update the inbound stream and the consumers of `partitions` partitions;
+    `repartition`: rebuild a work-queue stream, if it is empty, for more than one."""
+    try:
+        info = await js.stream_info(subjects.STREAM_IN)
+    except NotFoundError:
+        await js.add_stream(replace(INBOUND, retention=retention_for(partitions)))
+    else:
+        retention = RetentionPolicy(info.config.retention)
+        if partitions > 1 and retention == RetentionPolicy.WORK_QUEUE:
+            if not repartition:
+                raise PartitionLayoutError(
+                    f"the inbound stream {subjects.STREAM_IN} was made for one projector "
+                    f"partition; to run {partitions}, stop the stack, let one projector drain "
+                    "it, then run `interlock migrate --repartition` (see the README)"
+                )
+            await _rebuild_as_interest(js)
+        else:
+            await js.update_stream(replace(INBOUND, retention=retention))
+    wanted = consumers(partitions)
+    for name in wanted:
+        await ensure_consumer(js, subjects.STREAM_IN, projector_consumer(name))
+    for found in await js.consumers_info(subjects.STREAM_IN):
+        if subjects.is_projector_consumer(found.name) and found.name not in wanted:
+            await js.delete_consumer(subjects.STREAM_IN, found.name)
+
+
+async def _rebuild_as_interest(js: JetStreamContext) -> None:
+    """Stop the work-queue stream taking messages, and rebuild it as an interest stream if it
+    holds none; else open it again and refuse."""
+    await js.update_stream(replace(INBOUND, subjects=[_CLOSED]))
+    held = (await js.stream_info(subjects.STREAM_IN)).state.messages
+    if held:
+        await js.update_stream(INBOUND)
+        raise PartitionLayoutError(
+            f"the inbound stream {subjects.STREAM_IN} still holds {held} message(s); let the "
+            "projector (one partition) decide them, stop it, then repartition"
+        )
+    await js.delete_stream(subjects.STREAM_IN)
+    await js.add_stream(replace(INBOUND, retention=RetentionPolicy.INTEREST))
+
+
+async def ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:
+    try:
+        await js.add_consumer(stream, config)
+    except BadRequestError:
+        # Older servers refuse an in-place update through CREATE; recreate is not an option
+        # (it would lose ack state), so keep the existing consumer as it is.
+        await js.consumer_info(stream, config.durable_name or "")
