@@ -22,7 +22,7 @@ from nats.js.errors import NotFoundError
 
 from interlock.access import without_credentials
 from interlock.contracts import subjects
-from interlock.contracts.urls import nats_inbox
+from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.messaging.progress import read_report
 from interlock.services.adapters.sim import POLICY_CURRENT
 
@@ -54,7 +54,10 @@ async def attached(component: str, nats_url: str) -> tuple[bool, str]:
     """(attached, a one-line explanation), asked of the broker."""
     try:
         nc = await nats.connect(
-            nats_url, connect_timeout=2, max_reconnect_attempts=0, inbox_prefix=nats_inbox(nats_url)
+            nats_servers(nats_url),
+            connect_timeout=2,
+            max_reconnect_attempts=0,
+            inbox_prefix=nats_inbox(nats_url),
         )
     except Exception as exc:
         return False, f"broker unreachable: {type(exc).__name__}"
@@ -82,7 +85,7 @@ async def accepts_anonymous(nats_url: str) -> bool:
     unreachable server answers False: the caller's own connection reports that better."""
     try:
         nc = await nats.connect(
-            without_credentials(nats_url),
+            nats_servers(without_credentials(nats_url)),
             connect_timeout=2,
             max_reconnect_attempts=0,
             allow_reconnect=False,
@@ -103,7 +106,7 @@ async def wait_until_ready(nats_url: str, components: list[str], within: float =
     raise TimeoutError naming the laggards otherwise."""
     deadline = asyncio.get_running_loop().time() + within
     pending = list(components)
-    nc = await nats.connect(nats_url)
+    nc = await nats.connect(nats_servers(nats_url))
     try:
         while pending:
             checks = await asyncio.gather(*(_ready(nc, name) for name in pending))

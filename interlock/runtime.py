@@ -12,7 +12,7 @@ import nats
 
 from interlock import access
 from interlock.childenv import child_environment
-from interlock.contracts.urls import nats_inbox
+from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.health import wait_until_ready
 from interlock.messaging.streams import provision
 from interlock.plugins import installed
@@ -65,16 +65,22 @@ def default_components(*workflow_types: str, extras: Sequence[str] = ()) -> list
     ]
 
 
-async def prepare(nats_url: str, database_url: str, roles: Mapping[str, str] | None = None) -> None:
+async def prepare(
+    nats_url: str,
+    database_url: str,
+    roles: Mapping[str, str] | None = None,
+    *,
+    replicas: int = 1,
+) -> None:
     """Apply migrations, create or update the components' database `roles` (name ->
-    password) and provision streams; idempotent, safe from several processes. Needs the
-    administrators' URLs."""
+    password) and provision streams at `replicas` copies; idempotent, safe from several
+    processes. Needs the administrators' URLs."""
     await upgrade_async(database_url)
     if roles is not None:
         await provision_roles(database_url, roles)
-    nc = await nats.connect(nats_url, name="interlock-prepare")
+    nc = await nats.connect(nats_servers(nats_url), name="interlock-prepare")
     try:
-        await provision(nc.jetstream(), installed().registry.stages())
+        await provision(nc.jetstream(), installed().registry.stages(), replicas=replicas)
     finally:
         await nc.drain()
 
@@ -86,7 +92,12 @@ async def supervised(
     """Run the named components as child processes for the duration, each with its own
     credentials and settings only (`nats_url` and `database_url`: the administrators')."""
     secrets = access.secrets_of(settings)
-    await prepare(nats_url, database_url, access.component_roles(settings))
+    await prepare(
+        nats_url,
+        database_url,
+        access.component_roles(settings),
+        replicas=settings.stream_replicas,
+    )
     server = access.without_credentials(nats_url)
     envs = {}
     for name in names:

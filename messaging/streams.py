@@ -2,6 +2,8 @@
 
 Safe to run from every process at start-up: an existing stream or consumer is updated to the
 configuration below, never recreated (which would drop its messages or its ack state).
+Streams and the bucket are kept at `replicas` copies (INTERLOCK_STREAM_REPLICAS; 3 or 5 on a
+cluster); consumers inherit their stream's.
 """
 
 from __future__ import annotations
@@ -117,19 +119,23 @@ async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     await js.update_stream(config)
 
 
-async def provision(js: JetStreamContext, stages: Iterable[tuple[str, str]]) -> None:
+async def provision(
+    js: JetStreamContext, stages: Iterable[tuple[str, str]], *, replicas: int = 1
+) -> None:
     """Create or update every stream, consumer and bucket Interlock uses; `stages` are the
-    (workflow type, stage) pairs of the installed definitions, each with its consumer."""
+    (workflow type, stage) pairs of the installed definitions, each with its consumer; every
+    stream and the bucket at `replicas` copies (an existing one is scaled to it)."""
     for config in STREAMS:
-        await _ensure_stream(js, config)
-    await _ensure_bucket(js)
+        await _ensure_stream(js, replace(config, num_replicas=replicas))
+    await _ensure_bucket(js, replicas)
     await _ensure_consumer(js, subjects.STREAM_IN, PROJECTOR_CONSUMER)
     for workflow_type, stage in stages:
         await _ensure_consumer(js, subjects.STREAM_JOBS, stage_consumer(workflow_type, stage))
 
 
-async def _ensure_bucket(js: JetStreamContext) -> None:
-    """The open-jobs bucket, bounded; one made before it had its bounds gets them."""
+async def _ensure_bucket(js: JetStreamContext, replicas: int) -> None:
+    """The open-jobs bucket, bounded; one made before it had its bounds or at another
+    replica count gets them."""
     max_bytes, max_value = GIB, 256 * 1024
     try:
         await js.create_key_value(
@@ -138,10 +144,13 @@ async def _ensure_bucket(js: JetStreamContext) -> None:
             ttl=DAY,
             max_bytes=max_bytes,
             max_value_size=max_value,
+            replicas=replicas,
         )
     except BadRequestError:  # it exists with an older configuration
         info = await js.stream_info(f"KV_{subjects.JOBS_BUCKET}")
-        await js.update_stream(replace(info.config, max_bytes=max_bytes, max_msg_size=max_value))
+        await js.update_stream(
+            replace(info.config, max_bytes=max_bytes, max_msg_size=max_value, num_replicas=replicas)
+        )
 
 
 async def _ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:

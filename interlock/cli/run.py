@@ -94,7 +94,7 @@ def _check_adapters(s: Settings) -> None:
 def migrate() -> None:
     """Apply database migrations, create the components' database roles and provision
     streams (`up` and `demo` do this themselves)."""
-    with_stack(lambda s, n, d: prepare(n, d, component_roles(s)))
+    with_stack(lambda s, n, d: prepare(n, d, component_roles(s), replicas=s.stream_replicas))
     terminal.console.print("database schema, roles and JetStream streams are up to date")
 
 
