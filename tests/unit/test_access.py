@@ -13,8 +13,10 @@ from interlock.childenv import child_environment, model_stages, settings_of
 from interlock.components import components
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
+from interlock.contracts.urls import nats_servers, nats_user
 from interlock.messaging.permissions import ADMIN, Permissions, stage_identity
 from interlock.runtime import Runtime
+from interlock.secrets import Secrets
 from interlock.services.runtime.stage import StageWorker
 from interlock.settings import Settings
 from tests.support.workflows import REGISTRY, STAGES
@@ -145,6 +147,34 @@ def test_credentials_go_into_urls_and_out_of_what_is_printed() -> None:
     assert url == "postgresql://interlock_relay:s3cr3t@h:5432/db"
     assert access.redacted(url) == "postgresql://interlock_relay@h:5432/db"
     assert access.without_credentials(url) == "postgresql://h:5432/db"
+
+
+SEEDS = "nats://a:4222,nats://b:4222, nats://c:4222"
+
+
+def test_every_seed_of_a_cluster_url_carries_the_credentials_and_none_is_printed() -> None:
+    url = access.with_credentials(SEEDS, "relay", "s3cr,t")
+
+    assert nats_servers(url) == [f"nats://relay:s3cr%2Ct@{h}:4222" for h in "abc"]
+    assert nats_user(url) == "relay"
+    assert access.redacted(url) == "nats://relay@a:4222,nats://relay@b:4222,nats://relay@c:4222"
+    assert access.without_credentials(url) == "nats://a:4222,nats://b:4222,nats://c:4222"
+    assert access.nats_url_as(url, "timer", Secrets(Path("/nonexistent"))) == url
+
+
+def test_a_postgres_multi_host_url_keeps_its_own_commas() -> None:
+    url = access.with_credentials("postgresql://h1:5432,h2:5432/db", "interlock_relay", "p")
+
+    assert url == "postgresql://interlock_relay:p@h1:5432,h2:5432/db"
+
+
+def test_a_cluster_url_is_accepted_seed_by_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INTERLOCK_NATS_URL", SEEDS)
+    assert Settings().nats_url == SEEDS
+    for bad in ("nats://a:4222,http://b:4222", "nats://a:4222,ws://b:8080"):
+        monkeypatch.setenv("INTERLOCK_NATS_URL", bad)
+        with pytest.raises(ValueError, match="INTERLOCK_NATS_URL"):
+            Settings()
 
 
 def _child_settings(component: str, parent: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
