@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from pathlib import Path
 
 import nats
@@ -66,7 +67,7 @@ async def test_streams_made_at_one_replica_are_scaled_to_three(admin: Client) ->
     for name in names:
         assert (await js.stream_info(name)).config.num_replicas == 3, name
     for name in names:
-        await eventually(lambda n=name: _replicated(admin, n), within=30, what=f"{name} at R3")
+        await eventually(partial(_replicated, admin, name), within=30, what=f"{name} at R3")
     await eventually(
         lambda: _replicated(admin, subjects.STREAM_IN, subjects.CONSUMER_PROJECTOR),
         within=30,

@@ -129,7 +129,7 @@ def test_the_cluster_seeds_shown_in_the_header_name_the_cluster_nodes(
     monkeypatch.setenv("INTERLOCK_NATS_URL", seeds)
     monkeypatch.setenv("INTERLOCK_STREAM_REPLICAS", "3")
     loaded = Settings()
-    hosts = [urlsplit(seed).hostname for seed in nats_servers(loaded.nats_url or "")]
+    hosts = [urlsplit(seed).hostname or "" for seed in nats_servers(loaded.nats_url or "")]
     assert hosts == ["nats-1", "nats-2", "nats-3"]
     assert all(services()[host]["profiles"] == ["cluster"] for host in hosts)
 
