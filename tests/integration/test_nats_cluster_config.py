@@ -9,6 +9,7 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import nats
@@ -76,7 +77,7 @@ def cluster(tmp_path: Path) -> Iterator[tuple[dict[str, str], Secrets]]:
                 )
             )
         for monitor in monitors:
-            wait_until(lambda m=monitor: _meta_leader(m), timeout=30, what="a meta leader")
+            wait_until(partial(_meta_leader, monitor), timeout=30, what="a meta leader")
         seeds = ",".join(f"nats://127.0.0.1:{p}" for p in ports)
         yield {**env, "INTERLOCK_NATS_URL": seeds}, Secrets(home / "secrets")
     finally:
