@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nats
 from nats.aio.client import Client
-from nats.js.errors import NotFoundError
+from nats.js.errors import NotFoundError, ServiceUnavailableError
 
 from interlock.access import without_credentials
 from interlock.contracts import subjects
@@ -75,6 +75,9 @@ async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
         info = await nc.jetstream().consumer_info(*target)
     except NotFoundError:
         return False, f"{component}: consumer {target[1]} does not exist (run migrate)"
+    except (ServiceUnavailableError, nats.errors.TimeoutError):
+        # A cluster's JetStream answers so, or not at all, while it elects a leader.
+        return False, f"{component}: JetStream did not answer for {target[1]} (try again)"
     if info.num_waiting:
         return True, f"{component}: {info.num_waiting} pull request(s) waiting"
     return False, f"{component}: nobody is fetching from {target[1]}"

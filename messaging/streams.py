@@ -8,9 +8,12 @@ cluster); consumers inherit their stream's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
+from functools import partial
 
+import nats.errors
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
@@ -20,7 +23,7 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import BadRequestError, NotFoundError
+from nats.js.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 
 from interlock.contracts import subjects
 
@@ -126,11 +129,33 @@ async def provision(
     (workflow type, stage) pairs of the installed definitions, each with its consumer; every
     stream and the bucket at `replicas` copies (an existing one is scaled to it)."""
     for config in STREAMS:
-        await _ensure_stream(js, replace(config, num_replicas=replicas))
-    await _ensure_bucket(js, replicas)
-    await _ensure_consumer(js, subjects.STREAM_IN, PROJECTOR_CONSUMER)
+        await _patiently(partial(_ensure_stream, js, replace(config, num_replicas=replicas)))
+    await _patiently(partial(_ensure_bucket, js, replicas))
+    await _patiently(partial(_ensure_consumer, js, subjects.STREAM_IN, PROJECTOR_CONSUMER))
     for workflow_type, stage in stages:
-        await _ensure_consumer(js, subjects.STREAM_JOBS, stage_consumer(workflow_type, stage))
+        consumer = stage_consumer(workflow_type, stage)
+        await _patiently(partial(_ensure_consumer, js, subjects.STREAM_JOBS, consumer))
+
+
+PATIENCE_S = 60.0
+"""How long provisioning waits out a JetStream that answers "temporarily unavailable", or
+not at all: a cluster electing a leader, or one that was just started."""
+
+
+async def _patiently(step: Callable[[], Awaitable[None]]) -> None:
+    """`step` (idempotent), again after a short wait while JetStream is unavailable, for up to
+    `PATIENCE_S`."""
+    loop = asyncio.get_running_loop()
+    deadline, delay = loop.time() + PATIENCE_S, 0.2
+    while True:
+        try:
+            await step()
+            return
+        except (ServiceUnavailableError, nats.errors.TimeoutError):
+            if loop.time() >= deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(2.0, delay * 2)
 
 
 async def _ensure_bucket(js: JetStreamContext, replicas: int) -> None:
