@@ -128,25 +128,30 @@ async def provision(
     """Create or update every stream, consumer and bucket Interlock uses; `stages` are the
     (workflow type, stage) pairs of the installed definitions, each with its consumer; every
     stream and the bucket at `replicas` copies (an existing one is scaled to it)."""
-    for config in STREAMS:
-        await _patiently(partial(_ensure_stream, js, replace(config, num_replicas=replicas)))
-    await _patiently(partial(_ensure_bucket, js, replicas))
-    await _patiently(partial(_ensure_consumer, js, subjects.STREAM_IN, PROJECTOR_CONSUMER))
-    for workflow_type, stage in stages:
-        consumer = stage_consumer(workflow_type, stage)
-        await _patiently(partial(_ensure_consumer, js, subjects.STREAM_JOBS, consumer))
+    deadline = asyncio.get_running_loop().time() + PATIENCE_S
+    steps: list[Callable[[], Awaitable[None]]] = [
+        *(partial(_ensure_stream, js, replace(c, num_replicas=replicas)) for c in STREAMS),
+        partial(_ensure_bucket, js, replicas),
+        partial(_ensure_consumer, js, subjects.STREAM_IN, PROJECTOR_CONSUMER),
+        *(
+            partial(_ensure_consumer, js, subjects.STREAM_JOBS, stage_consumer(t, s))
+            for t, s in stages
+        ),
+    ]
+    for step in steps:
+        await _patiently(step, deadline)
 
 
 PATIENCE_S = 60.0
-"""How long provisioning waits out a JetStream that answers "temporarily unavailable", or
-not at all: a cluster electing a leader, or one that was just started."""
+"""How long provisioning as a whole waits out a JetStream that answers "temporarily
+unavailable", or not at all: a cluster electing a leader, or one that was just started."""
 
 
-async def _patiently(step: Callable[[], Awaitable[None]]) -> None:
-    """`step` (idempotent), again after a short wait while JetStream is unavailable, for up to
-    `PATIENCE_S`."""
+async def _patiently(step: Callable[[], Awaitable[None]], deadline: float) -> None:
+    """`step` (idempotent), again after a short wait while JetStream is unavailable, until
+    the loop time `deadline`."""
     loop = asyncio.get_running_loop()
-    deadline, delay = loop.time() + PATIENCE_S, 0.2
+    delay = 0.2
     while True:
         try:
             await step()
