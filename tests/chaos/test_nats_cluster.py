@@ -1,5 +1,6 @@
-"""Scale-out: the whole stack on a real three-node NATS JetStream cluster, every stream and
-the open-jobs bucket at three replicas, the components given the three seed URLs. The node
+"""Scale-out: the support workflow's stack (projector, relay, timer, simulator, its stages)
+on a real three-node NATS JetStream cluster, every stream and the open-jobs bucket at three
+replicas, the components given the three seed URLs. The node
 leading the inbound stream is killed with SIGKILL while workflows are in flight: every
 workflow completes, with one effect each on the provider's ledger, a gap-free audit and
 nothing lost, doubled or dead-lettered; the node, started again, catches up."""
@@ -75,7 +76,7 @@ async def clustered(
         admin_url = access.nats_url_as(seeds, ADMIN, session_secrets)
         patient: dict[str, Any] = {"max_reconnect_attempts": -1, "reconnect_time_wait": 0.5}
         try:
-            async with supervised(settings, admin_url, module_database, default_stack()):
+            async with supervised(settings, admin_url, module_database, default_stack("support")):
                 bus = await Clients.connect(settings, seeds, "cluster", **patient)
                 admin = await nats.connect(nats_servers(admin_url), **patient)
                 engine = queries.open_reader(module_database, pool_size=4)
