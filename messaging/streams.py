@@ -23,9 +23,10 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import BadRequestError, NotFoundError, ServiceUnavailableError
+from nats.js.errors import APIError, BadRequestError, NotFoundError, ServiceUnavailableError
 
 from interlock.contracts import subjects
+from interlock.contracts.errors import ErrorCode, InterlockError
 
 DUPLICATE_WINDOW_S = 300.0
 """Publishes with the same Nats-Msg-Id inside this window are dropped by the server; it must
@@ -138,8 +139,32 @@ async def provision(
             for t, s in stages
         ),
     ]
-    for step in steps:
-        await _patiently(step, deadline)
+    try:
+        for step in steps:
+            await _patiently(step, deadline)
+    except APIError as exc:
+        if replicas == 1 or not _about_replicas(exc):
+            raise
+        raise ReplicasRefused(
+            f"INTERLOCK_STREAM_REPLICAS={replicas}: the broker refused: {exc.description}",
+            hint="run a NATS cluster of at least that many nodes, or set it to 1",
+        ) from exc
+
+
+class ReplicasRefused(InterlockError):
+    """The broker cannot keep the streams at the configured replica count (a single server,
+    or a cluster of fewer nodes)."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
+
+
+INSUFFICIENT_RESOURCES = 10023
+"""JetStream's error code for a placement it cannot make (fewer nodes than replicas)."""
+
+
+def _about_replicas(exc: APIError) -> bool:
+    return exc.err_code == INSUFFICIENT_RESOURCES or "replica" in (exc.description or "").lower()
 
 
 PATIENCE_S = 60.0

@@ -1,6 +1,7 @@
 """INTERLOCK_STREAM_REPLICAS on a real three-node cluster: provisioning at 3 scales streams
 first made at 1 (what an installation moving from one server to a cluster has), the
-open-jobs bucket with them, and the consumers follow their stream."""
+open-jobs bucket with them, and the consumers follow their stream. A single server refuses
+it with a configuration error naming the setting."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from interlock import access
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_servers
 from interlock.messaging.permissions import ADMIN
-from interlock.messaging.streams import STREAMS, provision
+from interlock.messaging.streams import STREAMS, ReplicasRefused, provision
 from interlock.secrets import Secrets
 from interlock.settings import Settings
 from tests.support.nats_cluster import NatsCluster
@@ -82,3 +83,12 @@ async def test_provisioning_is_idempotent_at_three_replicas(admin: Client) -> No
     await asyncio.gather(provision(js, STAGES, replicas=3), provision(js, STAGES, replicas=3))
 
     assert (await js.stream_info(BUCKET_STREAM)).config.num_replicas == 3
+
+
+async def test_a_single_server_refuses_three_replicas_naming_the_setting(module_nats: str) -> None:
+    nc = await nats.connect(module_nats)
+    try:
+        with pytest.raises(ReplicasRefused, match=r"INTERLOCK_STREAM_REPLICAS=3.*non-clustered"):
+            await provision(nc.jetstream(), STAGES, replicas=3)
+    finally:
+        await nc.close()
