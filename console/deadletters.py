@@ -17,7 +17,7 @@ from nats.js.errors import NotFoundError
 
 from interlock.contracts import subjects
 from interlock.contracts.errors import ErrorCode, TransientError
-from interlock.contracts.urls import nats_inbox
+from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.messaging import letters
 
 log = logging.getLogger("interlock.console")
@@ -36,7 +36,7 @@ class Unavailable(TransientError):
 async def _stream(nats_url: str) -> AsyncIterator[JetStreamContext]:
     try:
         nc = await nats.connect(
-            nats_url,
+            nats_servers(nats_url),
             name="interlock-console",
             inbox_prefix=nats_inbox(nats_url),
             connect_timeout=2,

@@ -1,5 +1,6 @@
 """The URL forms of the public contract: `postgresql://user@host:port/db` and
-`nats://host:port`. The database driver is chosen internally, never by the user."""
+`nats://host:port` (several, comma-separated, for the seed servers of a NATS cluster). The
+database driver is chosen internally, never by the user."""
 
 from __future__ import annotations
 
@@ -23,9 +24,17 @@ def asyncpg_dsn(url: str) -> str:
     return f"postgresql://{rest}"
 
 
+def nats_servers(url: str) -> list[str]:
+    """The servers of a NATS URL: one `nats://host:port`, or the comma-separated seed URLs of
+    a cluster (the client library is given them as its server list)."""
+    return [part.strip() for part in url.split(",") if part.strip()]
+
+
 def nats_user(url: str) -> str | None:
-    """The user a `nats://user:password@host:port` URL connects as (None: anonymous)."""
-    userinfo, at, _ = url.partition("://")[2].partition("/")[0].rpartition("@")
+    """The user a `nats://user:password@host:port` URL connects as (None: anonymous); of
+    several seed URLs, the first's (each carries the same credentials)."""
+    first = (nats_servers(url) or [""])[0]
+    userinfo, at, _ = first.partition("://")[2].partition("/")[0].rpartition("@")
     return unquote(userinfo.partition(":")[0]) if at and userinfo else None
 
 

@@ -3,15 +3,18 @@ clients (`INTERLOCK_CLIENTS` with its defaults), and URLs carrying one identity'
 
 A URL that already carries credentials is used as it is (a child process is given its own by
 the supervisor); one without gets the credentials of the identity it is used for from the
-installation's secrets.
+installation's secrets. A NATS URL may name several seed servers, comma-separated (a
+cluster): each seed carries the same credentials.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import SplitResult, quote, urlsplit
 
 from interlock.contracts.clients import ANY, ClientPolicy, Publishes, signing_roles
 from interlock.contracts.partitions import is_projector
+from interlock.contracts.urls import NATS_SCHEMES, nats_servers, nats_user, scheme
 from interlock.messaging import permissions as broker
 from interlock.plugins import installed
 from interlock.projector.store.roles import (
@@ -147,7 +150,7 @@ def as_client(settings: Settings, nats_url: str, client: str) -> str:
     """The URL a command connects with to act as `client` (its messages carry that name):
     `INTERLOCK_NATS_URL` itself when it names a user (the operator chose an identity), else
     the server of `nats_url` with `client`'s credentials."""
-    if settings.nats_url is not None and urlsplit(settings.nats_url).username:
+    if settings.nats_url is not None and nats_user(settings.nats_url):
         return settings.nats_url
     return nats_url_as(without_credentials(nats_url), client, secrets_of(settings))
 
@@ -169,7 +172,7 @@ def as_admin(settings: Settings, nats_url: str, database_url: str) -> tuple[str,
 
 def nats_url_as(url: str, identity: str, secrets: Secrets) -> str:
     """`url` with `identity`'s credentials, unless it carries credentials already."""
-    if urlsplit(url).username:
+    if nats_user(url):
         return url
     return with_credentials(url, identity, secrets.nats_password(identity))
 
@@ -187,22 +190,35 @@ def database_url_as(url: str, role: str | None, secrets: Secrets) -> str:
 
 
 def with_credentials(url: str, user: str, password: str | None) -> str:
-    parts = urlsplit(url)
     userinfo = quote(user, safe="") + (f":{quote(password, safe='')}" if password else "")
-    return _with_netloc(parts, f"{userinfo}@{_host_port(parts)}")
+
+    def one(parts: SplitResult) -> str:
+        return _with_netloc(parts, f"{userinfo}@{_host_port(parts)}")
+
+    return _each_server(url, one)
 
 
 def without_credentials(url: str) -> str:
     """`url` with neither user nor password (the bare server address)."""
-    parts = urlsplit(url)
-    return _with_netloc(parts, _host_port(parts))
+    return _each_server(url, lambda parts: _with_netloc(parts, _host_port(parts)))
 
 
 def redacted(url: str) -> str:
     """`url` as it may be printed or logged: the user kept, the password left out."""
-    parts = urlsplit(url)
-    user = f"{quote(parts.username, safe='')}@" if parts.username else ""
-    return _with_netloc(parts, f"{user}{_host_port(parts)}")
+
+    def one(parts: SplitResult) -> str:
+        user = f"{quote(parts.username, safe='')}@" if parts.username else ""
+        return _with_netloc(parts, f"{user}{_host_port(parts)}")
+
+    return _each_server(url, one)
+
+
+def _each_server(url: str, change: Callable[[SplitResult], str]) -> str:
+    """`change` applied to each seed server of a NATS URL (commas in a PostgreSQL URL are
+    its own multi-host syntax, left as they are)."""
+    if scheme(url) not in NATS_SCHEMES:
+        return change(urlsplit(url))
+    return ",".join(change(urlsplit(seed)) for seed in nats_servers(url))
 
 
 def _host_port(parts: SplitResult) -> str:

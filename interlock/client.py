@@ -25,7 +25,7 @@ from interlock import queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.contracts.urls import nats_inbox, nats_user
+from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
 from interlock.signals import publish
 
 UPSTREAM_ACTOR = Actor(id="upstream", role="upstream")
@@ -53,7 +53,9 @@ class Client:
             home = home or Path(os.environ.get("INTERLOCK_HOME", ".interlock"))
             endpoints = json.loads((home / "endpoints.json").read_text())
             url = str(endpoints["clients"][name]["nats_url"])
-        nc = await nats.connect(url, inbox_prefix=nats_inbox(url), name="interlock-client")
+        nc = await nats.connect(
+            nats_servers(url), inbox_prefix=nats_inbox(url), name="interlock-client"
+        )
         return cls(nc, nats_user(url) or name, database_url)
 
     async def start(

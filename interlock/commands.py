@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from interlock import queries, signal_watch
 from interlock.access import OPERATOR
 from interlock.contracts.envelope import Actor
-from interlock.contracts.urls import nats_inbox, nats_user
+from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
 from interlock.signals import publish, signal_envelope
 
 DECISION_TIMEOUT = 15.0
@@ -60,12 +60,16 @@ async def send_and_wait(
         if view is None:
             return {"accepted": False, "reason": "unknown_workflow", "detail": workflow_id}
         event = signal_envelope(view, event_type, payload(view), actor)
-        admin = await nats.connect(admin_url, name="interlock-cli-watch") if admin_url else None
+        admin = (
+            await nats.connect(nats_servers(admin_url), name="interlock-cli-watch")
+            if admin_url
+            else None
+        )
         try:
             js = admin.jetstream() if admin else None
             mark = await signal_watch.dlq_mark(js) if js else 0
             nc = await nats.connect(
-                nats_url, name="interlock-cli", inbox_prefix=nats_inbox(nats_url)
+                nats_servers(nats_url), name="interlock-cli", inbox_prefix=nats_inbox(nats_url)
             )
             try:
                 await publish(nc.jetstream(), event, nats_user(nats_url) or OPERATOR)

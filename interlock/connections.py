@@ -12,6 +12,7 @@ import nats
 from faststream.nats import NatsBroker
 from nats.aio.client import Client
 
+from interlock.contracts.urls import nats_servers
 from interlock.messaging.progress import Progress
 from interlock.options import BROKER_LOGGER
 from interlock.runtime import Runtime
@@ -45,13 +46,13 @@ def connection_options(name: str, stop: asyncio.Event) -> dict[str, Any]:
 
 async def connect(rt: Runtime, name: str, stop: asyncio.Event) -> Client:
     return await nats.connect(
-        rt.nats_url, inbox_prefix=rt.inbox_prefix, **connection_options(name, stop)
+        nats_servers(rt.nats_url), inbox_prefix=rt.inbox_prefix, **connection_options(name, stop)
     )
 
 
 def broker(rt: Runtime, name: str, stop: asyncio.Event) -> NatsBroker:
     return NatsBroker(
-        rt.nats_url,
+        nats_servers(rt.nats_url),
         inbox_prefix=rt.inbox_prefix,
         logger=logging.getLogger(BROKER_LOGGER),
         log_level=logging.DEBUG,

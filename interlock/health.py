@@ -19,7 +19,7 @@ from pathlib import Path
 import nats
 from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js.errors import NotFoundError
+from nats.js.errors import NotFoundError, ServiceUnavailableError
 
 from interlock.access import without_credentials
 from interlock.contracts import subjects
@@ -29,7 +29,7 @@ from interlock.contracts.partitions import (
     is_projector,
     partition_of_component,
 )
-from interlock.contracts.urls import nats_inbox
+from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.progress import read_report
 from interlock.plugins import installed
@@ -75,7 +75,10 @@ async def attached(component: str, nats_url: str) -> tuple[bool, str]:
     """(attached, a one-line explanation), asked of the broker."""
     try:
         nc = await nats.connect(
-            nats_url, connect_timeout=2, max_reconnect_attempts=0, inbox_prefix=nats_inbox(nats_url)
+            nats_servers(nats_url),
+            connect_timeout=2,
+            max_reconnect_attempts=0,
+            inbox_prefix=nats_inbox(nats_url),
         )
     except Exception as exc:
         return False, f"broker unreachable: {type(exc).__name__}"
@@ -97,6 +100,9 @@ async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
             info = await nc.jetstream().consumer_info(*target)
         except NotFoundError:
             return False, f"{component}: consumer {target[1]} does not exist (run migrate)"
+        except (ServiceUnavailableError, NatsTimeout):
+            # A cluster's JetStream answers so, or not at all, while it elects a leader.
+            return False, f"{component}: JetStream did not answer for {target[1]} (try again)"
         if not info.num_waiting:
             return False, f"{component}: nobody is fetching from {target[1]}"
         waiting += info.num_waiting
@@ -111,6 +117,9 @@ async def _projector_attached(nc: Client, component: str) -> tuple[bool, str]:
         every = await nc.jetstream().consumers_info(subjects.STREAM_IN)
     except NotFoundError:
         every = []
+    except (ServiceUnavailableError, NatsTimeout):
+        # A cluster's JetStream answers so, or not at all, while it elects a leader.
+        return False, f"{component}: JetStream did not answer (try again)"
     found = [
         info
         for info in every
@@ -130,7 +139,7 @@ async def accepts_anonymous(nats_url: str) -> bool:
     unreachable server answers False: the caller's own connection reports that better."""
     try:
         nc = await nats.connect(
-            without_credentials(nats_url),
+            nats_servers(without_credentials(nats_url)),
             connect_timeout=2,
             max_reconnect_attempts=0,
             allow_reconnect=False,
@@ -153,7 +162,7 @@ async def wait_until_ready(
     raise TimeoutError naming the laggards otherwise. `partitions`: the projector's."""
     deadline = asyncio.get_running_loop().time() + within
     pending = list(components)
-    nc = await nats.connect(nats_url)
+    nc = await nats.connect(nats_servers(nats_url))
     try:
         while pending:
             checks = await asyncio.gather(*(_ready(nc, name, partitions) for name in pending))

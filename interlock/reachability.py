@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock.access import redacted, without_credentials
 from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.contracts.urls import nats_servers
 from interlock.projector.store.database import database_pool
 
 CONNECT_DEADLINE = 8.0
@@ -52,7 +53,7 @@ async def _nats(url: str, within: float) -> None:
             # the deadline is ours to keep.
             nc = await asyncio.wait_for(
                 nats.connect(
-                    url,
+                    nats_servers(url),
                     connect_timeout=2,
                     allow_reconnect=False,
                     max_reconnect_attempts=0,

@@ -13,7 +13,7 @@ import nats
 from interlock import access
 from interlock.childenv import child_environment
 from interlock.contracts.partitions import components as projector_components
-from interlock.contracts.urls import nats_inbox
+from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.health import wait_until_ready
 from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.streams import provision
@@ -98,21 +98,23 @@ async def prepare(
     *,
     partitions: int = 1,
     repartition: bool = False,
+    replicas: int = 1,
 ) -> None:
     """Apply migrations, create or update the components' database `roles` (name ->
     password) and provision streams for `partitions` projector partitions (`repartition`:
-    rebuilding the inbound stream if it must be and may be); idempotent, safe from several
-    processes. Needs the administrators' URLs."""
+    rebuilding the inbound stream if it must be and may be) at `replicas` copies;
+    idempotent, safe from several    processes. Needs the administrators' URLs."""
     await upgrade_async(database_url)
     if roles is not None:
         await provision_roles(database_url, roles)
-    nc = await nats.connect(nats_url, name="interlock-prepare")
+    nc = await nats.connect(nats_servers(nats_url), name="interlock-prepare")
     try:
         await provision(
             nc.jetstream(),
             installed().registry.stages(),
             partitions=partitions,
             repartition=repartition,
+            replicas=replicas,
         )
     finally:
         await nc.drain()
@@ -128,7 +130,13 @@ async def supervised(
     secrets = access.secrets_of(settings)
     partitions = settings.projector_partitions
     names = with_partitions(names, partitions)
-    await prepare(nats_url, database_url, access.component_roles(settings), partitions=partitions)
+    await prepare(
+        nats_url,
+        database_url,
+        access.component_roles(settings),
+        partitions=partitions,
+        replicas=settings.stream_replicas,
+    )
     server = access.without_credentials(nats_url)
     envs = {}
     for name in names:

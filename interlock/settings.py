@@ -8,7 +8,14 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from interlock.contracts.clients import ClientName, ClientPolicy
-from interlock.contracts.urls import NATS_SCHEMES, asyncpg_dsn, bad_url, scheme, split_postgres_url
+from interlock.contracts.urls import (
+    NATS_SCHEMES,
+    asyncpg_dsn,
+    bad_url,
+    nats_servers,
+    scheme,
+    split_postgres_url,
+)
 from interlock.setting_checks import (
     Directory,
     HttpUrl,
@@ -27,6 +34,10 @@ __all__ = ["Settings", "asyncpg_dsn"]
 SMALL_MACHINE_CPUS = 4
 """Up to this many CPUs, one process per stage costs more (memory, context switches) than
 the isolation it buys: `stage_host=auto` hosts the stages in one process."""
+
+
+STREAM_REPLICAS = (1, 3, 5)
+"""Replica counts JetStream keeps a stream at: one server, or a majority of 3 or 5 servers."""
 
 
 class GatewaySender(BaseModel):
@@ -68,7 +79,15 @@ class Settings(BaseSettings):
 
     nats_url: str | None = Field(
         default=None,
-        description="NATS server as nats://host:port; when unset the embedded nats-server is used.",
+        description="NATS server as nats://host:port, or the seed servers of a NATS cluster "
+        "comma-separated (nats://a:4222,nats://b:4222,nats://c:4222); when unset the embedded "
+        "nats-server is used.",
+    )
+    stream_replicas: int = Field(
+        default=1,
+        description="Replicas of every JetStream stream and of the open-jobs bucket (their "
+        "consumers inherit it): 1 for one server, 3 or 5 on a NATS cluster of at least as many "
+        "servers. An existing stream is updated to it where the server allows.",
     )
     database_url: str | None = Field(
         default=None,
@@ -293,9 +312,22 @@ class Settings(BaseSettings):
     @field_validator("nats_url")
     @classmethod
     def _check_nats_url(cls, url: str | None) -> str | None:
-        if url is not None and scheme(url) not in NATS_SCHEMES:
-            raise bad_url("INTERLOCK_NATS_URL", "nats://host:port", url)
+        if url is None:
+            return url
+        seeds = nats_servers(url)
+        for seed in seeds or [url]:
+            if scheme(seed) not in NATS_SCHEMES:
+                raise bad_url("INTERLOCK_NATS_URL", "nats://host:port[,nats://host:port...]", seed)
+        if len({scheme(seed).startswith("ws") for seed in seeds}) > 1:
+            raise ValueError("INTERLOCK_NATS_URL mixes websocket and plain seed URLs")
         return url
+
+    @field_validator("stream_replicas")
+    @classmethod
+    def _check_stream_replicas(cls, replicas: int) -> int:
+        if replicas not in STREAM_REPLICAS:
+            raise ValueError(f"must be 1, 3 or 5 (servers a stream is kept on), got {replicas}")
+        return replicas
 
     @field_validator("database_url")
     @classmethod

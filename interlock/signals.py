@@ -15,7 +15,7 @@ from opentelemetry import trace
 from interlock.access import APPROVALS, UPSTREAM, as_client
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
-from interlock.contracts.urls import nats_inbox, nats_user
+from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
 from interlock.otel.messaging import publishing
 from interlock.settings import Settings
 
@@ -103,10 +103,16 @@ class Clients:
         upstream, approvals = (as_client(settings, nats_url, c) for c in (UPSTREAM, APPROVALS))
         return cls(
             await nats.connect(
-                upstream, name=f"{name}-up", inbox_prefix=nats_inbox(upstream), **options
+                nats_servers(upstream),
+                name=f"{name}-up",
+                inbox_prefix=nats_inbox(upstream),
+                **options,
             ),
             await nats.connect(
-                approvals, name=f"{name}-ok", inbox_prefix=nats_inbox(approvals), **options
+                nats_servers(approvals),
+                name=f"{name}-ok",
+                inbox_prefix=nats_inbox(approvals),
+                **options,
             ),
             nats_user(upstream) or UPSTREAM,
             nats_user(approvals) or APPROVALS,

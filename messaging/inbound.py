@@ -77,14 +77,16 @@ def projector_consumer(name: str) -> ConsumerConfig:
 
 
 async def provision_inbound(
-    js: JetStreamContext, partitions: int = 1, *, repartition: bool = False
+    js: JetStreamContext, partitions: int = 1, *, repartition: bool = False, replicas: int = 1
 ) -> None:
-    """Create or update the inbound stream and the consumers of `partitions` partitions;
-    `repartition`: rebuild a work-queue stream, if it is empty, for more than one."""
+    """Create or update the inbound stream (at `replicas` copies) and the consumers of
+    `partitions` partitions; `repartition`: rebuild a work-queue stream, if it is empty, for
+    more than one."""
+    inbound = replace(INBOUND, num_replicas=replicas)
     try:
         info = await js.stream_info(subjects.STREAM_IN)
     except NotFoundError:
-        await js.add_stream(replace(INBOUND, retention=retention_for(partitions)))
+        await js.add_stream(replace(inbound, retention=retention_for(partitions)))
     else:
         retention = RetentionPolicy(info.config.retention)
         if partitions > 1 and retention == RetentionPolicy.WORK_QUEUE:
@@ -94,9 +96,9 @@ async def provision_inbound(
                     f"partition; to run {partitions}, stop the stack, let one projector drain "
                     "it, then run `interlock migrate --repartition` (see the README)"
                 )
-            await _rebuild_as_interest(js)
+            await _rebuild_as_interest(js, inbound)
         else:
-            await js.update_stream(replace(INBOUND, retention=retention))
+            await js.update_stream(replace(inbound, retention=retention))
     wanted = consumers(partitions)
     for name in wanted:
         await ensure_consumer(js, subjects.STREAM_IN, projector_consumer(name))
@@ -105,19 +107,19 @@ async def provision_inbound(
             await js.delete_consumer(subjects.STREAM_IN, found.name)
 
 
-async def _rebuild_as_interest(js: JetStreamContext) -> None:
+async def _rebuild_as_interest(js: JetStreamContext, inbound: StreamConfig) -> None:
     """Stop the work-queue stream taking messages, and rebuild it as an interest stream if it
     holds none; else open it again and refuse."""
-    await js.update_stream(replace(INBOUND, subjects=[_CLOSED]))
+    await js.update_stream(replace(inbound, subjects=[_CLOSED]))
     held = (await js.stream_info(subjects.STREAM_IN)).state.messages
     if held:
-        await js.update_stream(INBOUND)
+        await js.update_stream(inbound)
         raise PartitionLayoutError(
             f"the inbound stream {subjects.STREAM_IN} still holds {held} message(s); let the "
             "projector (one partition) decide them, stop it, then repartition"
         )
     await js.delete_stream(subjects.STREAM_IN)
-    await js.add_stream(replace(INBOUND, retention=RetentionPolicy.INTEREST))
+    await js.add_stream(replace(inbound, retention=RetentionPolicy.INTEREST))
 
 
 async def ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:

@@ -3,13 +3,18 @@
 Safe to run from every process at start-up: an existing stream or consumer is updated to the
 configuration below, never recreated (which would drop its messages or its ack state); the one
 exception, an empty inbound stream rebuilt for projector partitions when asked, is `inbound`'s.
+Streams and the bucket are kept at `replicas` copies (INTERLOCK_STREAM_REPLICAS; 3 or 5 on a
+cluster); consumers inherit their stream's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
+from functools import partial
 
+import nats.errors
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
@@ -19,9 +24,10 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import BadRequestError, NotFoundError
+from nats.js.errors import APIError, BadRequestError, NotFoundError, ServiceUnavailableError
 
 from interlock.contracts import subjects
+from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.messaging.inbound import (
     DUPLICATE_WINDOW_S,
     GIB,
@@ -106,21 +112,75 @@ async def provision(
     *,
     partitions: int = 1,
     repartition: bool = False,
+    replicas: int = 1,
 ) -> None:
     """Create or update every stream, consumer and bucket Interlock uses; `stages` are the
     (workflow type, stage) pairs of the installed definitions, each with its consumer;
     `partitions`: the projector's (see `inbound`), `repartition`: rebuild the inbound stream
-    for them if it must be and may be."""
-    await provision_inbound(js, partitions, repartition=repartition)
-    for config in STREAMS:
-        await _ensure_stream(js, config)
-    await _ensure_bucket(js)
-    for workflow_type, stage in stages:
-        await ensure_consumer(js, subjects.STREAM_JOBS, stage_consumer(workflow_type, stage))
+    for them if it must be and may be; every stream and the bucket at `replicas` copies (an
+    existing one is scaled to it)."""
+    deadline = asyncio.get_running_loop().time() + PATIENCE_S
+    steps: list[Callable[[], Awaitable[None]]] = [
+        partial(provision_inbound, js, partitions, repartition=repartition, replicas=replicas),
+        *(partial(_ensure_stream, js, replace(c, num_replicas=replicas)) for c in STREAMS),
+        partial(_ensure_bucket, js, replicas),
+        *(
+            partial(ensure_consumer, js, subjects.STREAM_JOBS, stage_consumer(t, s))
+            for t, s in stages
+        ),
+    ]
+    try:
+        for step in steps:
+            await _patiently(step, deadline)
+    except APIError as exc:
+        if replicas == 1 or not _about_replicas(exc):
+            raise
+        raise ReplicasRefused(
+            f"INTERLOCK_STREAM_REPLICAS={replicas}: the broker refused: {exc.description}",
+            hint="run a NATS cluster of at least that many nodes, or set it to 1",
+        ) from exc
 
 
-async def _ensure_bucket(js: JetStreamContext) -> None:
-    """The open-jobs bucket, bounded; one made before it had its bounds gets them."""
+class ReplicasRefused(InterlockError):
+    """The broker cannot keep the streams at the configured replica count (a single server,
+    or a cluster of fewer nodes)."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
+
+
+INSUFFICIENT_RESOURCES = 10023
+"""JetStream's error code for a placement it cannot make (fewer nodes than replicas)."""
+
+
+def _about_replicas(exc: APIError) -> bool:
+    return exc.err_code == INSUFFICIENT_RESOURCES or "replica" in (exc.description or "").lower()
+
+
+PATIENCE_S = 60.0
+"""How long provisioning as a whole waits out a JetStream that answers "temporarily
+unavailable", or not at all: a cluster electing a leader, or one that was just started."""
+
+
+async def _patiently(step: Callable[[], Awaitable[None]], deadline: float) -> None:
+    """`step` (idempotent), again after a short wait while JetStream is unavailable, until
+    the loop time `deadline`."""
+    loop = asyncio.get_running_loop()
+    delay = 0.2
+    while True:
+        try:
+            await step()
+            return
+        except (ServiceUnavailableError, nats.errors.TimeoutError):
+            if loop.time() >= deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(2.0, delay * 2)
+
+
+async def _ensure_bucket(js: JetStreamContext, replicas: int) -> None:
+    """The open-jobs bucket, bounded; one made before it had its bounds or at another
+    replica count gets them."""
     max_bytes, max_value = GIB, 256 * 1024
     try:
         await js.create_key_value(
@@ -129,7 +189,10 @@ async def _ensure_bucket(js: JetStreamContext) -> None:
             ttl=DAY,
             max_bytes=max_bytes,
             max_value_size=max_value,
+            replicas=replicas,
         )
     except BadRequestError:  # it exists with an older configuration
         info = await js.stream_info(f"KV_{subjects.JOBS_BUCKET}")
-        await js.update_stream(replace(info.config, max_bytes=max_bytes, max_msg_size=max_value))
+        await js.update_stream(
+            replace(info.config, max_bytes=max_bytes, max_msg_size=max_value, num_replicas=replicas)
+        )

@@ -18,7 +18,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 
-from interlock.contracts.urls import nats_inbox
+from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.services.adapters.sim import (
     ACCOUNT_INSPECT,
     ACTION_EXECUTE,
@@ -75,7 +75,7 @@ async def run_simulator(
     pool = await create_pool(database_url, pool_size)
     try:
         nc = await nats.connect(
-            nats_url,
+            nats_servers(nats_url),
             **{"name": "interlock-sim", "inbox_prefix": nats_inbox(nats_url), **(connection or {})},
         )
         on_connect(nc)

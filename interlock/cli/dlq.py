@@ -14,6 +14,7 @@ import typer
 from nats.js import JetStreamContext
 
 from interlock import terminal
+from interlock.contracts.urls import nats_servers
 from interlock.messaging import letters as dlq
 from interlock.options import JsonOpt, with_stack
 
@@ -27,7 +28,7 @@ ReasonOpt = Annotated[str | None, typer.Option(help="Only letters with this reas
 
 def _on_broker(work: Callable[[JetStreamContext], Awaitable[T]]) -> T:
     async def run(_s: Any, nats_url: str, _d: str) -> T:
-        nc = await nats.connect(nats_url, name="interlock-dlq")
+        nc = await nats.connect(nats_servers(nats_url), name="interlock-dlq")
         try:
             return await work(nc.jetstream())
         finally:

@@ -121,7 +121,8 @@ def migrate(
     ] = False,
 ) -> None:
     """Apply database migrations, create the components' database roles and provision
-    streams for INTERLOCK_PROJECTOR_PARTITIONS (`up` and `demo` do this themselves)."""
+    streams for INTERLOCK_PROJECTOR_PARTITIONS at INTERLOCK_STREAM_REPLICAS copies (`up` and
+    `demo` do this themselves)."""
     with_stack(
         lambda s, n, d: prepare(
             n,
@@ -129,6 +130,7 @@ def migrate(
             component_roles(s),
             partitions=s.projector_partitions,
             repartition=repartition,
+            replicas=s.stream_replicas,
         )
     )
     terminal.console.print("database schema, roles and JetStream streams are up to date")

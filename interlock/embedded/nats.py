@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
+from interlock.contracts.urls import nats_servers
 from interlock.embedded._process import (
     EmbeddedStartError,
     ExitedEarly,
@@ -202,8 +203,9 @@ def broker_sync(nats_url: str, home: Path | None = None) -> str:
     """The broker's JetStream sync setting, from its monitoring endpoint: `always` (fsync
     before every acknowledgement), the flush interval otherwise (`120s` is nats-server's
     default: an acknowledged message can be lost in a power cut), or `unknown`."""
-    monitor = _embedded_monitor(nats_url, home) if home else None
-    host = urlsplit(nats_url).hostname or "127.0.0.1"
+    first = (nats_servers(nats_url) or [nats_url])[0]
+    monitor = _embedded_monitor(first, home) if home else None
+    host = urlsplit(first).hostname or "127.0.0.1"
     config = _jetstream_config(monitor or f"http://{host}:{MONITOR_PORT}")
     if config is None:
         return "unknown"

@@ -23,7 +23,7 @@ from nats.js import JetStreamContext
 
 from interlock.contracts.errors import PublishFailed
 from interlock.contracts.registry import Registry
-from interlock.contracts.urls import nats_inbox
+from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.services.gateway.app import Publish, create_app
 from interlock.services.gateway.auth import SenderConfig, SenderRegistry
 from interlock.services.gateway.limits import Limits
@@ -82,7 +82,7 @@ async def run_gateway(
         log.warning("no gateway senders configured: every request will be refused (401)")
     async with AsyncExitStack() as stack:
         nc = await nats.connect(
-            nats_url,
+            nats_servers(nats_url),
             **{
                 "name": "interlock-gateway",
                 "inbox_prefix": nats_inbox(nats_url),

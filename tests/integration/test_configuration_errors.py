@@ -18,6 +18,7 @@ pytestmark = pytest.mark.timeout(120)
 
 BAD_VALUES = {
     "nats_url": "http://broker:4222",
+    "stream_replicas": "2",
     "database_url": "mysql://db/interlock",
     "home": "/dev/null/home",
     "secrets_dir": "/dev/null/secrets",

@@ -13,8 +13,10 @@ from interlock.childenv import child_environment, model_stages, settings_of
 from interlock.components import components
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
+from interlock.contracts.urls import nats_servers, nats_user
 from interlock.messaging.permissions import ADMIN, STAGE_HOST, Permissions, stage_identity
 from interlock.runtime import Runtime
+from interlock.secrets import Secrets
 from interlock.services.runtime.stage import StageWorker
 from interlock.settings import Settings
 from tests.support.workflows import REGISTRY, STAGES
@@ -170,6 +172,34 @@ def test_credentials_go_into_urls_and_out_of_what_is_printed() -> None:
     assert access.without_credentials(url) == "postgresql://h:5432/db"
 
 
+SEEDS = "nats://a:4222,nats://b:4222, nats://c:4222"
+
+
+def test_every_seed_of_a_cluster_url_carries_the_credentials_and_none_is_printed() -> None:
+    url = access.with_credentials(SEEDS, "relay", "s3cr,t")
+
+    assert nats_servers(url) == [f"nats://relay:s3cr%2Ct@{h}:4222" for h in "abc"]
+    assert nats_user(url) == "relay"
+    assert access.redacted(url) == "nats://relay@a:4222,nats://relay@b:4222,nats://relay@c:4222"
+    assert access.without_credentials(url) == "nats://a:4222,nats://b:4222,nats://c:4222"
+    assert access.nats_url_as(url, "timer", Secrets(Path("/nonexistent"))) == url
+
+
+def test_a_postgres_multi_host_url_keeps_its_own_commas() -> None:
+    url = access.with_credentials("postgresql://h1:5432,h2:5432/db", "interlock_relay", "p")
+
+    assert url == "postgresql://interlock_relay:p@h1:5432,h2:5432/db"
+
+
+def test_a_cluster_url_is_accepted_seed_by_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INTERLOCK_NATS_URL", SEEDS)
+    assert Settings().nats_url == SEEDS
+    for bad in ("nats://a:4222,http://b:4222", "nats://a:4222,ws://b:8080"):
+        monkeypatch.setenv("INTERLOCK_NATS_URL", bad)
+        with pytest.raises(ValueError, match="INTERLOCK_NATS_URL"):
+            Settings()
+
+
 def _child_settings(component: str, parent: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
     env = child_environment(parent, component, "nats://x:y@h:1", "postgresql://r:p@h/db")
     for key in Settings.model_fields:
@@ -251,7 +281,8 @@ def test_every_setting_reaches_the_components_that_read_it() -> None:
     """A setting no component is given would be silently ignored under `up`. The URLs, the
     client policies and the job-signing keys are handed to the components that need them in
     their own form; where the credentials live stays with the supervisor (and the console,
-    which keeps its session key there and sends as the CLI's client)."""
+    which keeps its session key there and sends as the CLI's client); the streams' replica
+    count is the provisioning's (`up`, `run` and `migrate` apply it before any component)."""
     given = {name for component in components() for name in settings_of(component)}
 
     assert set(Settings.model_fields) - given == {
@@ -261,6 +292,7 @@ def test_every_setting_reaches_the_components_that_read_it() -> None:
         "job_signing_key",
         "job_public_key",
         "stage_host",  # how `up` and `bench` compose the stack, read by them
+        "stream_replicas",
     }
     assert "secrets_dir" in settings_of("console")
 

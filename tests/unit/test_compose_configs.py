@@ -95,11 +95,54 @@ def test_jetstream_fsyncs_every_write_onto_a_named_volume() -> None:
     assert "sync_interval: always" in text
 
 
+CLUSTER = ("nats-1", "nats-2", "nats-3")
+
+
+def test_the_cluster_profile_runs_three_nodes_each_on_its_own_generated_configuration() -> None:
+    generator = services()["cluster-secrets"]
+    generated = command(generator)[-1]
+    assert "interlock nats-config" in generated
+    assert "--cluster-node nats-$$n" in generated
+    assert "--cluster-routes " + ",".join(f"{n}:6222" for n in CLUSTER) in generated
+    stores = set()
+    for name in CLUSTER:
+        node = services()[name]
+        assert node["profiles"] == ["cluster"]
+        config = command(node)[command(node).index("--config") + 1]
+        assert config == f"/etc/nats/interlock/{name}.conf"
+        assert ("nats-config", "/etc/nats/interlock") in mounts(node)
+        assert node["depends_on"]["cluster-secrets"]["condition"] == (
+            "service_completed_successfully"
+        )
+        (store,) = [source for source, target in mounts(node) if target == "/data"]
+        stores.add(store)
+        assert ":8222/healthz" in " ".join(node["healthcheck"]["test"])
+    assert len(stores) == len(CLUSTER), "each node keeps its own replicas"
+    assert generator["profiles"] == ["cluster"]
+
+
+def test_a_cluster_node_is_rendered_with_the_same_users_and_its_routes(tmp_path: Path) -> None:
+    text = natsconf.render(
+        host="0.0.0.0",
+        port=4222,
+        store_dir=tmp_path,
+        passwords={},
+        permissions={},
+        cluster=natsconf.Cluster("nats-2", [f"{n}:6222" for n in CLUSTER]),
+        route_password="secret",
+    )
+    assert 'server_name: "nats-2"' in text
+    assert 'listen: "0.0.0.0:6222"' in text
+    assert "nats-route://cluster-route:secret@nats-3:6222" in text
+    assert "sync_interval: always" in text
+    assert "no_advertise: true" in text
+
+
 def test_components_hold_the_credentials_read_only() -> None:
     for name, svc in interlock_services().items():
         env = environment(svc)
         secrets_dir = env["INTERLOCK_SECRETS_DIR"]
-        writable = name in {"secrets", "migrate"}
+        writable = name in {"secrets", "cluster-secrets", "migrate"}
         assert any(
             t == secrets_dir and (source == "interlock-secrets") and (writable or ro)
             for source, t, ro in _mounts_with_mode(svc)

@@ -13,6 +13,7 @@ import pytest
 
 from interlock.access import database_role
 from interlock.components import components
+from interlock.contracts.urls import nats_servers
 from interlock.settings import Settings
 from interlock.tools.demo import demo_environment
 from tests.support.compose_files import (
@@ -119,6 +120,18 @@ def test_interlock_environment_is_accepted_by_settings(
     assert urlsplit(loaded.nats_url or "").hostname in services()
     if loaded.database_url is not None:
         assert urlsplit(loaded.database_url).hostname in services()
+
+
+def test_the_cluster_seeds_shown_in_the_header_name_the_cluster_nodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (seeds,) = re.findall(r"INTERLOCK_NATS_URL=(\S+)", COMPOSE.read_text(encoding="utf-8"))[-1:]
+    monkeypatch.setenv("INTERLOCK_NATS_URL", seeds)
+    monkeypatch.setenv("INTERLOCK_STREAM_REPLICAS", "3")
+    loaded = Settings()
+    hosts = [urlsplit(seed).hostname or "" for seed in nats_servers(loaded.nats_url or "")]
+    assert hosts == ["nats-1", "nats-2", "nats-3"]
+    assert all(services()[host]["profiles"] == ["cluster"] for host in hosts)
 
 
 def test_only_migrate_holds_the_administrators_database_url() -> None:

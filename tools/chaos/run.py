@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from interlock import access, queries
 from interlock.composition import default_stack
 from interlock.contracts import subjects
-from interlock.contracts.urls import nats_inbox
+from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.messaging.letters import letters
 from interlock.plugins import installed
 from interlock.runtime import supervised
@@ -139,7 +139,10 @@ async def _run(
     async with supervised(component_settings, nats_url, database_url, names) as supervisor:
         patient = {"max_reconnect_attempts": -1, "reconnect_time_wait": 0.5, "error_cb": _quietly}
         nc = await nats.connect(
-            nats_url, name="interlock-chaos", inbox_prefix=nats_inbox(nats_url), **patient
+            nats_servers(nats_url),
+            name="interlock-chaos",
+            inbox_prefix=nats_inbox(nats_url),
+            **patient,
         )
         bus = await Clients.connect(component_settings, nats_url, "chaos", **patient)
         engine = queries.open_reader(database_url, pool_size=4)

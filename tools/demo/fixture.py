@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import queries, terminal
 from interlock.composition import default_stack
+from interlock.contracts.urls import nats_servers
 from interlock.settings import Settings
 from interlock.signals import Clients
 from interlock.simulators import effect_rows
@@ -126,7 +127,7 @@ async def play(
     run_id = uuid.uuid4().hex[:10]
     subs = [drive.submission(c, f"fixture-{run_id}", run_id) for c in fixture.cases]
     async with AsyncExitStack() as stack:
-        nc = await nats.connect(nats_url, name="interlock-demo-cases")
+        nc = await nats.connect(nats_servers(nats_url), name="interlock-demo-cases")
         stack.push_async_callback(nc.drain)
         bus = await Clients.connect(s, nats_url, "interlock-demo-cases")
         stack.push_async_callback(bus.close)

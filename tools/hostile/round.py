@@ -22,7 +22,7 @@ from interlock import access, queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.contracts.urls import nats_inbox
+from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.settings import Settings
 from interlock.signals import Clients
 from interlock.simulators import action_count, seed_customer
@@ -267,7 +267,9 @@ class _Connections:
         if identity not in self._by_identity:
             secrets = access.secrets_of(self._stack.settings)
             url = access.nats_url_as(self._stack.server, identity, secrets)
-            self._by_identity[identity] = await nats.connect(url, inbox_prefix=nats_inbox(url))
+            self._by_identity[identity] = await nats.connect(
+                nats_servers(url), inbox_prefix=nats_inbox(url)
+            )
         return self._by_identity[identity]
 
     async def send(self, h: Hostile) -> str | None:
