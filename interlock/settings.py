@@ -4,8 +4,8 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import SettingsConfigDict
 
 from interlock.contracts.clients import ClientName, ClientPolicy
 from interlock.contracts.urls import (
@@ -28,8 +28,9 @@ from interlock.setting_checks import (
     PublicKey,
     openai_missing,
 )
+from interlock.settings_web import ConsoleOperator, ConsoleRole, GatewaySender, WebSettings
 
-__all__ = ["Settings", "asyncpg_dsn"]
+__all__ = ["ConsoleOperator", "ConsoleRole", "GatewaySender", "Settings", "asyncpg_dsn"]
 
 SMALL_MACHINE_CPUS = 4
 """Up to this many CPUs, one process per stage costs more (memory, context switches) than
@@ -40,38 +41,7 @@ STREAM_REPLICAS = (1, 3, 5)
 """Replica counts JetStream keeps a stream at: one server, or a majority of 3 or 5 servers."""
 
 
-class GatewaySender(BaseModel):
-    """A webhook sender the gateway accepts: its signing secret, and the tenants, actor roles
-    and actor ids it may speak for (`["*"]`: any)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
-    secret: SecretStr = Field(description="Standard Webhooks signing secret, `whsec_<base64>`.")
-    roles: frozenset[str] = Field(description="Actor roles this sender may speak for.")
-    tenants: frozenset[str] = Field(
-        description="Tenants it acts for; a signal names one of them, or (one configured) none."
-    )
-    actors: frozenset[str] = Field(description='Actor ids it may sign as, or ["*"].')
-
-
-ConsoleRole = Literal["viewer", "approver", "operator"]
-
-
-class ConsoleOperator(BaseModel):
-    """Someone who may log in to the operator console: a password hash (argon2 or bcrypt, as
-    `interlock console --hash-password` prints), what they may do there (`viewer` reads,
-    `approver` answers approvals and reviews, `operator` also retries, resolves, cancels and
-    redrives), and the actor roles their signals carry: per workflow type, the first of these
-    that the type's configuration lets act (its approver limits apply as to anyone)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
-    password_hash: SecretStr
-    roles: frozenset[ConsoleRole] = frozenset({"viewer"})
-    actor_roles: tuple[str, ...] = ()
-
-
-class Settings(BaseSettings):
+class Settings(WebSettings):
     """Where Interlock finds its broker and its database."""
 
     # URLs may carry passwords: keep input values out of validation errors.
@@ -246,67 +216,6 @@ class Settings(BaseSettings):
         description="Also keep finished spans as JSON lines under <home>/traces, so "
         "`interlock trace` works without a collector (OTLP export is configured with the "
         "standard OTEL_* variables).",
-    )
-
-    # --- the approval/webhook gateway (`interlock service gateway`) ---
-    gateway_host: Annotated[str, NotEmpty] = Field(
-        default="127.0.0.1",
-        description="Address the gateway's HTTP server listens on (0.0.0.0 to accept "
-        "connections from other hosts, e.g. in a container).",
-    )
-    gateway_port: int = Field(
-        default=8080, ge=1, le=65535, description="Port the gateway's HTTP server listens on."
-    )
-    gateway_senders: dict[str, GatewaySender] = Field(
-        default_factory=dict,
-        description="Who may post webhooks to the gateway, as JSON: "
-        '{"<sender>": {"secret": "whsec_<base64>", "roles": ["support_approver", ...], '
-        '"tenants": ["acme"], "actors": ["alice", ...] | ["*"]}}. A request names its sender '
-        "in the `interlock-sender` header, is signed with that secret (Standard Webhooks) and "
-        "may claim only the listed tenants, actor roles and actor ids. Secrets are never "
-        "logged; with no senders every request is refused.",
-    )
-    gateway_sender_rate: float = Field(
-        default=20.0, gt=0, description="Requests a second the gateway accepts from one sender."
-    )
-    gateway_unauthenticated_rate: float = Field(
-        default=5.0,
-        gt=0,
-        description="Requests a second that fail authentication the gateway answers and records "
-        "(all senders together); beyond it they are refused with 429, unrecorded.",
-    )
-
-    # --- the operator console (`interlock console`) ---
-    console_host: Annotated[str, NotEmpty] = Field(
-        default="127.0.0.1", description="Address the operator console listens on."
-    )
-    console_port: int = Field(
-        default=8090, ge=1, le=65535, description="Port the operator console listens on."
-    )
-    console_operators: dict[str, ConsoleOperator] | None = Field(
-        default=None,
-        description="Who may log in to the console, as JSON: "
-        '{"<name>": {"password_hash": "$argon2id$...", "roles": ["approver"], '
-        '"actor_roles": ["support_approver"]}}. Unset with the embedded stack: one '
-        "development operator whose password is kept under <home>/secrets; unset otherwise: "
-        "nobody can log in (a warning says so).",
-    )
-    console_redact: frozenset[str] = Field(
-        default=frozenset({"body", "subject", "email", "phone", "name", "address", "iban"}),
-        description="Keys of workflow data and model output whose values the console shows "
-        "as redacted (personal data); keys that look like secrets are always redacted.",
-    )
-    console_redrive: bool = Field(
-        default=False,
-        description="Let the console's operators redrive dead letters: its broker identity may "
-        "then delete dead letters and publish on the subjects they came from (ingress and "
-        "jobs), i.e. speak for any client, stage or the relay. Off: the console lists dead "
-        "letters and `interlock dlq redrive` (as the administrator) sends them back.",
-    )
-    jaeger_url: HttpUrl = Field(
-        default=None,
-        description="Jaeger's UI (http://host:16686): the console links each workflow's trace "
-        "there instead of drawing it from the local spans.",
     )
 
     @field_validator("nats_url")
