@@ -32,6 +32,7 @@ BAD_VALUES = {
     "stage_workers": "many",
     "relay_batch_size": "0",
     "publish_grace": "120",
+    "stage_host": "sometimes",
     "archive_after": "-1",
     "forget_after": "soon",
     "history_retention": "-1",
