@@ -78,8 +78,8 @@ async def _serve(
             reporter.watch(lambda: nats_broker.connection.is_connected)
         await asyncio.gather(
             *(
-                _fetching(nc, subjects.stage_consumer(t, s), progress[f"{t}.{s}"], stop)
-                for t, s in stages
+                _fetching(nc, subjects.stage_consumer(t, s), progress[name], stop)
+                for name, (t, s) in zip(names, stages, strict=True)
             )
         )
 
