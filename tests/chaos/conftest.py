@@ -4,7 +4,6 @@ cases' classifier and crash points armed from a directory, shared by a module's 
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -17,11 +16,8 @@ from interlock.projector.store.database import database_pool
 from interlock.runtime import supervised
 from interlock.settings import Settings
 from interlock.signals import Clients
-from interlock.tools.demo.casefile import SHIPPED, environment, load
 from interlock.tools.demo.runner import ApprovalDesk
-from tests.support.chaos_stack import Stack
-
-SWEEP_AFTER_S = 4.0
+from tests.support.chaos_stack import Stack, chaos_environment
 
 
 @pytest.fixture(scope="module")
@@ -65,14 +61,7 @@ async def running_stack(
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(CRASHPOINTS, str(crash_dir))
         patch.setenv("INTERLOCK_EXTERNAL_TIMEOUT", "3")  # a wide window around lost answers
-        patch.setenv("INTERLOCK_SWEEP_AFTER", str(SWEEP_AFTER_S))
-        # Crash recovery takes up to an ack wait; no approval may expire meanwhile.
-        patch.setenv(
-            "INTERLOCK_PARAMETERS",
-            '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
-        )
-        for key, value in environment(SHIPPED, load(SHIPPED), os.environ).items():
-            patch.setenv(key, value)
+        chaos_environment(patch)
         # The components are given their settings, not the environment: read them anew.
         settings = Settings(home=e2e_settings.home, secrets_dir=e2e_settings.secrets_dir)
         names = default_stack(partitions=settings.projector_partitions, stage_host=stage_host)

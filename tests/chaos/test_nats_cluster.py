@@ -8,7 +8,6 @@ nothing lost, doubled or dead-lettered; the node, started again, catches up."""
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -32,13 +31,12 @@ from interlock.signals import Clients
 from interlock.simulators import action_count
 from interlock.tools.chaos.drive import Driver, Scenario, Workload
 from interlock.tools.chaos.invariants import Started, check
-from interlock.tools.demo.casefile import SHIPPED, environment, load
+from tests.support.chaos_stack import SWEEP_AFTER_S, chaos_environment
 from tests.support.nats_cluster import NatsCluster
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(170)
 WORKFLOWS = 60
-SWEEP_AFTER_S = 4.0
 APPROVE = Scenario("approve", "support", "approve")
 WAITING = ("AWAITING_APPROVAL", "approval_required")
 TERMINAL = ("COMPLETED", "FAILED", "REJECTED", "CANCELLED", "NEEDS_ATTENTION")
@@ -63,13 +61,7 @@ async def clustered(
 ) -> AsyncIterator[Clustered]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("INTERLOCK_STREAM_REPLICAS", "3")
-        patch.setenv("INTERLOCK_SWEEP_AFTER", str(SWEEP_AFTER_S))
-        patch.setenv(
-            "INTERLOCK_PARAMETERS",
-            '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
-        )
-        for key, value in environment(SHIPPED, load(SHIPPED), os.environ).items():
-            patch.setenv(key, value)
+        chaos_environment(patch)
         settings = Settings(home=e2e_settings.home, secrets_dir=e2e_settings.secrets_dir)
         cluster = NatsCluster(tmp_path_factory.mktemp("cluster"), settings, session_secrets)
         seeds = await asyncio.to_thread(cluster.start)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from functools import partial
@@ -23,22 +22,11 @@ from interlock.embedded.nats import nats_server_binary
 from interlock.messaging.permissions import ADMIN
 from interlock.messaging.streams import provision
 from interlock.secrets import Secrets
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, run_cli
 from tests.support.workflows import STAGES
 
 pytestmark = pytest.mark.timeout(90)
 NODES = ("n1", "n2", "n3")
-
-
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "interlock", *args],
-        env=env,
-        text=True,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def _meta_leader(monitor_port: int) -> str | None:
@@ -60,7 +48,7 @@ def cluster(tmp_path: Path) -> Iterator[tuple[dict[str, str], Secrets]]:
     servers = []
     try:
         for node, port, route, monitor in zip(NODES, ports, routes, monitors, strict=True):
-            printed = _cli(
+            printed = run_cli(
                 env,
                 *("nats-config", "--host", "127.0.0.1", "--port", str(port)),
                 *("--store-dir", str(tmp_path / node), "--cluster-node", node),
@@ -98,7 +86,7 @@ async def test_three_nodes_from_nats_config_serve_a_client_at_three_replicas(
     finally:
         await admin.close()
 
-    url = _cli(env, "client-url", "upstream").stdout.strip()
+    url = run_cli(env, "client-url", "upstream").stdout.strip()
     assert [s.split("@")[0].rpartition(":")[0] for s in nats_servers(url)] == [
         "nats://upstream"
     ] * len(NODES)

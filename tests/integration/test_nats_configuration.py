@@ -6,7 +6,6 @@ setup."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,21 +21,10 @@ from interlock.embedded.nats import nats_server_binary
 from interlock.messaging.permissions import ADMIN
 from interlock.messaging.streams import provision
 from interlock.secrets import Secrets
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, run_cli
 from tests.support.workflows import STAGES
 
 pytestmark = pytest.mark.timeout(90)
-
-
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "interlock", *args],
-        env=env,
-        text=True,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.fixture
@@ -52,7 +40,7 @@ def test_interlock_refuses_a_broker_that_accepts_anonymous_clients(
 ) -> None:
     env = cli_env(tmp_path, INTERLOCK_NATS_URL=open_broker, INTERLOCK_DATABASE_URL=database_url)
 
-    refused = _cli(env, "migrate")
+    refused = run_cli(env, "migrate")
 
     assert refused.returncode == 2, refused.stderr
     assert "anonymous" in refused.stderr
@@ -69,7 +57,7 @@ def test_an_explicitly_insecure_setup_runs_with_a_warning(
         INTERLOCK_INSECURE_NATS="1",
     )
 
-    done = _cli(env, "migrate")
+    done = run_cli(env, "migrate")
 
     assert done.returncode == 0, done.stderr
     assert "INSECURE" in done.stderr
@@ -81,7 +69,7 @@ def configured_server(tmp_path: Path) -> Iterator[tuple[dict[str, str], Secrets,
     home, port = tmp_path / "home", free_port()
     env = cli_env(home, INTERLOCK_SECRETS_DIR=str(home / "secrets"))
     store = tmp_path / "jetstream"
-    printed = _cli(
+    printed = run_cli(
         env, "nats-config", "--host", "127.0.0.1", "--port", str(port), "--store-dir", str(store)
     )
     assert printed.returncode == 0, printed.stderr
@@ -114,7 +102,7 @@ async def test_a_server_from_nats_config_admits_the_clients_of_the_same_home(
     finally:
         await admin.close()
 
-    url = _cli(env, "client-url", "upstream").stdout.strip()
+    url = run_cli(env, "client-url", "upstream").stdout.strip()
     assert url.startswith("nats://upstream:")
     upstream = await nats.connect(url, inbox_prefix=nats_inbox(url))
     try:
@@ -129,7 +117,7 @@ def test_client_url_names_the_known_clients_for_an_unknown_one(
 ) -> None:
     env, _, _ = configured_server
 
-    unknown = _cli(env, "client-url", "mallory")
+    unknown = run_cli(env, "client-url", "mallory")
 
     assert unknown.returncode == 2
     assert "approvals" in unknown.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import uuid
@@ -18,7 +17,7 @@ from interlock.contracts.ids import workflow_id_for
 from interlock.projector.errors import NotDueYet
 from interlock.projector.service import Projector
 from interlock.projector.store.postgres import open_store
-from tests.support.drive import answer, signal, start, to_awaiting_approval
+from tests.support.drive import answer, race_cancels, start
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import PAYLOADS, REQUEST, envelope
 from tests.support.polling import eventually
@@ -152,16 +151,8 @@ async def test_two_projectors_racing_commit_each_version_exactly_once(
 ) -> None:
     async with projector_running(nats_url, database_url, projectors=2, workers=8) as h:
         workflow_id = await start(h)
-        await to_awaiting_approval(h, workflow_id)
-        assert (await signal(h, workflow_id, "APPROVED"))["accepted"]
-        entered = await h.at_state(workflow_id, "EXECUTING_ACTION")
-        cancels = [
-            envelope("CANCEL_REQUESTED", workflow_id=workflow_id, event_id=f"cancel-{i}")
-            for i in range(40)
-        ]
 
-        await asyncio.gather(*(h.publish(e) for e in cancels))
-        decisions = [await h.decided(workflow_id, e.event_id) for e in cancels]
+        entered, decisions = await race_cancels(h, workflow_id)
 
         versions = sorted(d["state_version"] for d in decisions)
         assert all(d["accepted"] for d in decisions)

@@ -4,7 +4,6 @@ dead-lettered once; the inbound stream and its consumers provisioned for one lay
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -17,7 +16,7 @@ from interlock.contracts import subjects
 from interlock.contracts.partitions import partition_of
 from interlock.messaging.inbound import PartitionLayoutError
 from interlock.messaging.streams import provision
-from tests.support.drive import answer, signal, start, to_awaiting_approval
+from tests.support.drive import answer, race_cancels, start
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
@@ -126,16 +125,8 @@ async def test_three_partitions_racing_commit_each_version_exactly_once(
         nats_url, database_url, projectors=2, partitions=3, workers=8
     ) as h:
         workflow_id = await start(h)
-        await to_awaiting_approval(h, workflow_id)
-        assert (await signal(h, workflow_id, "APPROVED"))["accepted"]
-        entered = await h.at_state(workflow_id, "EXECUTING_ACTION")
-        cancels = [
-            envelope("CANCEL_REQUESTED", workflow_id=workflow_id, event_id=f"cancel-{i}")
-            for i in range(40)
-        ]
 
-        await asyncio.gather(*(h.publish(e) for e in cancels))
-        decisions = [await h.decided(workflow_id, e.event_id) for e in cancels]
+        entered, decisions = await race_cancels(h, workflow_id)
 
         versions = sorted(d["state_version"] for d in decisions)
         assert all(d["accepted"] for d in decisions)

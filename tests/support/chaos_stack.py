@@ -3,10 +3,12 @@ database and the approval desk, and a support workflow for a fresh simulated cus
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -14,8 +16,25 @@ from interlock.settings import Settings
 from interlock.signals import Clients
 from interlock.simulators import action_count, seed_customer
 from interlock.supervisor import Supervisor
+from interlock.tools.demo.casefile import SHIPPED, environment, load
 from interlock.tools.demo.runner import ApprovalDesk, Run, start_request
 from interlock.tools.demo.scenarios import REQUEST
+
+SWEEP_AFTER_S = 4.0
+"""The open-job sweeper's bound in a chaos stack (and what its invariant checks allow)."""
+
+
+def chaos_environment(patch: pytest.MonkeyPatch) -> None:
+    """What every chaos stack's components run with: a short sweeper bound, approvals that
+    never expire while a crash is recovered (up to an ack wait), fast retries, and the
+    shipped request cases' classifier."""
+    patch.setenv("INTERLOCK_SWEEP_AFTER", str(SWEEP_AFTER_S))
+    patch.setenv(
+        "INTERLOCK_PARAMETERS",
+        '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
+    )
+    for key, value in environment(SHIPPED, load(SHIPPED), os.environ).items():
+        patch.setenv(key, value)
 
 
 @dataclass

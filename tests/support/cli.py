@@ -61,6 +61,18 @@ def interlock_up(home: Path, *only: str, **env: str) -> Iterator[str]:
         up.wait(60)
 
 
+def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`interlock ARGS` run to completion (60 s at most), its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "interlock", *args],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+
 async def cli(env: dict[str, str], *args: str, within: float = 120) -> tuple[int, str]:
     """Exit code and output (stdout, else stderr) of `interlock ARGS`."""
     process = await asyncio.create_subprocess_exec(

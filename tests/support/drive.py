@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -73,3 +74,19 @@ async def recommend_and_validate(h: Harness, workflow_id: str, version: int) -> 
     valid = {**PAYLOADS["POLICY_VALID"], "recommendation_version": version}
     assert (await answer(h, workflow_id, "POLICY_VALID", valid))["accepted"]
     await h.at_state(workflow_id, "AWAITING_APPROVAL")
+
+
+async def race_cancels(
+    h: Harness, workflow_id: str, count: int = 40
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Take the workflow to EXECUTING_ACTION, then publish `count` CANCELs at once: the view
+    it entered that state with, and the decision on each CANCEL."""
+    await to_awaiting_approval(h, workflow_id)
+    assert (await signal(h, workflow_id, "APPROVED"))["accepted"]
+    entered = await h.at_state(workflow_id, "EXECUTING_ACTION")
+    cancels = [
+        envelope("CANCEL_REQUESTED", workflow_id=workflow_id, event_id=f"cancel-{i}")
+        for i in range(count)
+    ]
+    await asyncio.gather(*(h.publish(e) for e in cancels))
+    return entered, [await h.decided(workflow_id, e.event_id) for e in cancels]
