@@ -99,31 +99,59 @@ class Counterexample:
         )
 
 
-def counterexamples(d: WorkflowDefinition) -> list[Counterexample]:
-    """One shortest counterexample per terminal whose promise some path breaks."""
-    effects = effects_of(d)
-    promises = {t.state: t for t in d.terminals}
+Parents = dict["_Node", "tuple[_Node, str] | None"]
+
+
+def _explore(d: WorkflowDefinition, effects: tuple[Effect, ...]) -> Parents:
+    """Every (state, facts) node reachable from the initial state, each with the node and
+    event that first reached it (breadth first: the paths are shortest)."""
     start = _Node(d.initial_state, tuple("none" for _ in effects))
-    parent: dict[_Node, tuple[_Node, str] | None] = {start: None}
-    queue, found = deque([start]), {}
+    parent: Parents = {start: None}
+    queue = deque([start])
     while queue:
         node = queue.popleft()
-        promise = promises.get(node.state)
         if node.state in d.terminal_states:
-            facts = dict(zip((e.state for e in effects), node.facts, strict=True))
-            if promise and node.state not in found and not satisfied(promise, effects, facts):
-                found[node.state] = _counterexample(node, parent, effects, describe(promise))
             continue
         for event, nxt in _steps(d, effects, node):
             if nxt not in parent:
                 parent[nxt] = (node, event)
                 queue.append(nxt)
+    return parent
+
+
+def counterexamples(d: WorkflowDefinition) -> list[Counterexample]:
+    """One shortest counterexample per terminal whose promise some path breaks."""
+    effects = effects_of(d)
+    promises = {t.state: t for t in d.terminals}
+    parent = _explore(d, effects)
+    found: dict[str, Counterexample] = {}
+    for node in parent:  # in the order reached, so the first found is a shortest path
+        promise = promises.get(node.state)
+        if promise is None or node.state in found:
+            continue
+        facts = dict(zip((e.state for e in effects), node.facts, strict=True))
+        if not satisfied(promise, effects, facts):
+            found[node.state] = _counterexample(node, parent, effects, describe(promise))
     return [found[s] for s in sorted(found)]
+
+
+def facts_by_state(d: WorkflowDefinition) -> dict[str, dict[str, list[str]]]:
+    """For each state, the statuses each effect may have there (over every path)."""
+    effects = effects_of(d)
+    seen: dict[str, dict[str, set[str]]] = {s: {e.state: set() for e in effects} for s in d.states}
+    for node in _explore(d, effects):
+        for effect, status in zip(effects, node.facts, strict=True):
+            seen[node.state][effect.state].add(status)
+    order = ("none", "committed", "compensated", "unknown")
+    return {
+        state: {e: [s for s in order if s in got] for e, got in by_effect.items()}
+        for state, by_effect in seen.items()
+    }
 
 
 def _counterexample(
     node: _Node,
-    parent: dict[_Node, tuple[_Node, str] | None],
+    parent: Parents,
     effects: tuple[Effect, ...],
     promise: str,
 ) -> Counterexample:

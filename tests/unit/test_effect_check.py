@@ -4,9 +4,13 @@ promise they declare."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from typer.testing import CliRunner
 
 from interlock import Effect, Terminal, Transition, effect_is
+from interlock.cli import app
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.effectcheck import counterexamples
 from interlock.contracts.graphcheck import check
@@ -113,3 +117,18 @@ def test_the_latest_support_definition_declares_its_refund_and_every_terminal() 
 
     assert {e.state for e in latest.effects} == {REFUND, "NOTIFYING_CUSTOMER"}
     assert {t.state for t in latest.terminals} == set(latest.terminal_states)
+
+
+def test_graph_json_shows_each_states_kind_effect_facts_and_promise() -> None:
+    result = CliRunner().invoke(app, ["graph", "support", "--json"])
+
+    assert result.exit_code == 0, result.output
+    states = {s["name"]: s for s in json.loads(result.stdout)["states"]}
+    assert states["EXECUTING_ACTION"]["kind"] == "effect"
+    assert states["CANCELLED"]["effects"][REFUND] == ["none"]
+    assert states["CANCELLED"]["promise"]["effects"] == "none"
+    assert states["MANUAL_REVIEW"]["effects"][REFUND] == ["none", "committed", "unknown"]
+    assert states["COMPLETED"]["effects"] == {
+        REFUND: ["committed"],
+        "NOTIFYING_CUSTOMER": ["committed"],
+    }
