@@ -34,6 +34,9 @@ def workflow(view: dict[str, Any]) -> None:
         console.print(f"  waiting for: {jobs}")
     for timer in (execution.get("timers") or {}).values():
         console.print(f"  timer {timer['kind']}: {timer['event']} at {timer['fire_at']}")
+    for effect in view.get("effects") or ():
+        key = f" (idempotency key {effect['idempotency_key']})" if effect["idempotency_key"] else ""
+        console.print(f"  effect {effect['state']}: {effect['status']}{key}", soft_wrap=True)
     console.print(f"  data: {', '.join(sorted(view['data'])) or '-'}")
     # Cells wrap (fold) rather than end in an ellipsis: nothing shown is cut.
     table = Table(
