@@ -9,6 +9,7 @@ other. Each prints first the idempotency key to ask the provider about.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -144,45 +145,40 @@ def confirm(
     )
 
 
-@app.command()
-def rerun(
-    workflow_id: str,
-    *,
-    reason: ReasonOpt = "",
-    actor: ActorOpt = OPERATOR.id,
-    role: RoleOpt = OPERATOR.role,
-    tenant: TenantOpt = None,
-    json_output: JsonOpt = False,
-) -> None:
-    """Run the effect again under the same idempotency key (its stage reconciles first)."""
-    _send(
-        workflow_id,
+def _by_operator(event_type: str, doc: str) -> Callable[..., None]:
+    """A recovery command whose payload is only the operator's reason."""
+
+    def command(
+        workflow_id: str,
+        *,
+        reason: ReasonOpt = "",
+        actor: ActorOpt = OPERATOR.id,
+        role: RoleOpt = OPERATOR.role,
+        tenant: TenantOpt = None,
+        json_output: JsonOpt = False,
+    ) -> None:
+        _send(
+            workflow_id,
+            event_type,
+            _note(reason),
+            actor=actor,
+            role=role,
+            tenant=tenant,
+            json_output=json_output,
+        )
+
+    command.__doc__ = doc
+    return command
+
+
+app.command(name="rerun")(
+    _by_operator(
         RERUN_EVENT,
-        _note(reason),
-        actor=actor,
-        role=role,
-        tenant=tenant,
-        json_output=json_output,
+        "Run the effect again under the same idempotency key (its stage reconciles first).",
     )
-
-
-@app.command()
-def compensate(
-    workflow_id: str,
-    *,
-    reason: ReasonOpt = "",
-    actor: ActorOpt = OPERATOR.id,
-    role: RoleOpt = OPERATOR.role,
-    tenant: TenantOpt = None,
-    json_output: JsonOpt = False,
-) -> None:
-    """Reverse the effect (found by its key first when its outcome is unknown)."""
-    _send(
-        workflow_id,
-        COMPENSATE_EVENT,
-        _note(reason),
-        actor=actor,
-        role=role,
-        tenant=tenant,
-        json_output=json_output,
+)
+app.command(name="compensate")(
+    _by_operator(
+        COMPENSATE_EVENT, "Reverse the effect (found by its key first when its outcome is unknown)."
     )
+)
