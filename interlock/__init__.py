@@ -16,7 +16,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from interlock._sdk.builder import Retry, Timer, Workflow, check, effect_is
+    from interlock._sdk.builder import Retry, Timer, Workflow, check
+    from interlock._sdk.effects import effect_is
     from interlock._sdk.models import Answer, ModelTask, Prompt, Rules, ask
     from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin, guard
     from interlock._sdk.ports import Adapter, AdapterContext, Port
@@ -160,7 +161,8 @@ __all__ = [
 ]
 
 _WHERE = {
-    "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check", "effect_is"),
+    "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check"),
+    "interlock._sdk.effects": ("effect_is",),
     "interlock.contracts.effects": (
         "COMPENSATE_EVENT",
         "CONFIRM_EVENT",
