@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from interlock._sdk.effects import Effects
-from interlock._sdk.results import Result
+from interlock._sdk.results import EventRef, Result, event_name
 from interlock._sdk.stages import StageHandler
 from interlock.contracts import payloads
 from interlock.contracts.definition import (
@@ -44,7 +44,6 @@ from interlock.contracts.definition import (
 
 Retry = RetryPolicy
 Timer = TimerSpec
-EventRef = str | type[Result]
 
 _GENERIC_PAYLOADS: dict[str, type[BaseModel]] = {
     "RETRYABLE_ERROR": payloads.ErrorReport,
@@ -57,10 +56,6 @@ def check(name: str, **params: Any) -> Guard:
     """A guard on a row: a built-in guard (e.g. `check("has_data", key="x")`) or one the
     plugin registered with `@guard`."""
     return Guard(name=name, params=params)
-
-
-def _event_name(event: EventRef) -> str:
-    return event if isinstance(event, str) else event.event_name()
 
 
 class Workflow(Effects):
@@ -191,7 +186,7 @@ class Workflow(Effects):
         if isinstance(handler, StageHandler):
             name, emitted = handler.name, sorted(handler.events())
         else:
-            name, emitted = handler, [_event_name(e) for e in emits]
+            name, emitted = handler, [event_name(e) for e in emits]
         self._stages[state] = Stage(name=name, inputs=tuple(inputs), emits=tuple(emitted))
         if retry is not None:
             self._retry[state] = retry
@@ -214,7 +209,7 @@ class Workflow(Effects):
         self._rows.append(
             Transition(
                 source=source,
-                event=_event_name(event),
+                event=event_name(event),
                 target=target,
                 guards=tuple(guards),
                 limit=limit,

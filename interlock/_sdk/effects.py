@@ -4,13 +4,11 @@ terminal state promises about them (see `contracts.effects`), and the `effect_is
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
+from interlock._sdk.results import EventRef, event_name
 from interlock.contracts.definition import Guard
 from interlock.contracts.effects import EFFECT_GUARD, Effect, EffectStatus, Promise, Terminal
-
-if TYPE_CHECKING:
-    from interlock._sdk.builder import EventRef
 
 
 def effect_is(state: str | None, *status: EffectStatus) -> Guard:
@@ -20,10 +18,6 @@ def effect_is(state: str | None, *status: EffectStatus) -> Guard:
     if state is not None:
         params["state"] = state
     return Guard(name=EFFECT_GUARD, params=params)
-
-
-def _name(event: EventRef) -> str:
-    return event if isinstance(event, str) else event.event_name()
 
 
 class Effects:
@@ -45,15 +39,15 @@ class Effects:
     ) -> Self:
         """The outside effect of `state` and the events that settle it: the engine keeps its
         status (none, committed, compensated, unknown) from them alone."""
-        names = [[_name(e) for e in group] for group in (committed, unknown, refused)]
+        names = [[event_name(e) for e in group] for group in (committed, unknown, refused)]
         effect = Effect(
             state=state,
             committed=tuple(names[0]),
             unknown=tuple(names[1]),
             refused=tuple(names[2]),
             compensation=compensation,
-            compensated=tuple(_name(e) for e in compensated),
-            confirmed=tuple(_name(e) for e in confirmed),
+            compensated=tuple(event_name(e) for e in compensated),
+            confirmed=tuple(event_name(e) for e in confirmed),
             gated=gated,
         )
         self._lists.setdefault("effects", []).append(effect)
