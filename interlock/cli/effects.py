@@ -20,7 +20,7 @@ from interlock.cli.operate import OPERATOR, report
 from interlock.commands import send_and_wait
 from interlock.contracts.effects import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_EVENT
 from interlock.contracts.envelope import Actor
-from interlock.contracts.errors import UnknownDefinition
+from interlock.contracts.errors import ErrorCode, InterlockError, UnknownDefinition
 from interlock.options import JsonOpt, TenantOpt, with_stack
 from interlock.plugins import installed
 from interlock.projector.engine.effects import effects_view
@@ -34,8 +34,11 @@ RoleOpt = Annotated[str, typer.Option(help="Operator role.")]
 ReasonOpt = Annotated[str, typer.Option(help="Why, for the audit trail.")]
 
 
-class Refusal(Exception):
+class Refusal(InterlockError):
     """The command cannot be sent as given (one line, exit 2)."""
+
+    code = ErrorCode.MALFORMED_MESSAGE
+    retryable = False
 
 
 def _unknown_keys(view: dict[str, Any]) -> list[str]:
