@@ -34,7 +34,7 @@ RoleOpt = Annotated[str, typer.Option(help="Operator role.")]
 ReasonOpt = Annotated[str, typer.Option(help="Why, for the audit trail.")]
 
 
-class Refusal(InterlockError):
+class Unsendable(InterlockError):
     """The command cannot be sent as given (one line, exit 2)."""
 
     code = ErrorCode.MALFORMED_MESSAGE
@@ -59,10 +59,10 @@ def _checked(view: dict[str, Any], event_type: str, payload: dict[str, Any]) -> 
     try:
         definition = installed().registry.get(view["workflow_type"], view["definition_version"])
     except UnknownDefinition as exc:
-        raise Refusal(str(exc)) from None
+        raise Unsendable(str(exc)) from None
     spec = definition.event(event_type)
     if spec is None:
-        raise Refusal(
+        raise Unsendable(
             f"{view['workflow_type']} v{definition.version} has no {event_type}: its "
             "effects cannot be recovered this way (migrate the workflow to a version that can)"
         )
@@ -72,7 +72,7 @@ def _checked(view: dict[str, Any], event_type: str, payload: dict[str, Any]) -> 
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "payload"
-            raise Refusal(f"{event_type}: {where}: {first['msg']}") from None
+            raise Unsendable(f"{event_type}: {where}: {first['msg']}") from None
     return payload
 
 
@@ -106,7 +106,7 @@ def _send(
                 admin_url=n,
             )
         )
-    except Refusal as exc:
+    except Unsendable as exc:
         terminal.errors.print(str(exc), markup=False, highlight=False)
         raise typer.Exit(2) from None
     report(outcome, json_output)
