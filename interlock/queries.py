@@ -30,6 +30,8 @@ AUDIT_FIELDS = (
     "trace_id",
     "occurred_at",
     "recorded_at",
+    "error_class",
+    "error_message",
 )
 
 

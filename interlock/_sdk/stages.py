@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -59,6 +59,16 @@ class StageContext:
 
 
 StageFn = Callable[[In, StageContext], Awaitable[Result]]
+
+
+class Transient(Exception):
+    """Raise (or derive from) this for a failure worth trying the job again: the runtime
+    redelivers the job with a growing backoff, and escalates on the last delivery. Any other
+    exception a stage raises is taken to fail the same way again (a bug, bad data): the job
+    answers `PERMANENT_ERROR` at once, its class and redacted message kept. A class of your
+    own may say the same with `retryable = True`."""
+
+    retryable: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
