@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from interlock._sdk.ports import Port
 from interlock._sdk.results import Result
+from interlock.contracts.errors import ErrorCode, TransientError
 from interlock.contracts.ids import result_event_id
 
 In = TypeVar("In", bound=BaseModel)
@@ -61,14 +62,15 @@ class StageContext:
 StageFn = Callable[[In, StageContext], Awaitable[Result]]
 
 
-class Transient(Exception):
+class Transient(TransientError):
     """Raise (or derive from) this for a failure worth trying the job again: the runtime
     redelivers the job with a growing backoff, and escalates on the last delivery. Any other
     exception a stage raises is taken to fail the same way again (a bug, bad data): the job
     answers `PERMANENT_ERROR` at once, its class and redacted message kept. A class of your
     own may say the same with `retryable = True`."""
 
-    retryable: ClassVar[bool] = True
+    code = ErrorCode.STAGE_TRANSIENT
+    retryable = True
 
 
 @dataclass(frozen=True)
