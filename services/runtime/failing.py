@@ -107,6 +107,7 @@ def report(
     log.log(level, "%s of workflow %s: %s\n%s", what, workflow_id or "-", text, frames(exc))
     span = trace.get_current_span()
     span.set_status(Status(StatusCode.ERROR, text))
+    span.set_attribute("interlock.error", text)
     span.add_event(
         "exception",
         {

@@ -169,6 +169,8 @@ async def consume(
             return
         crash_point(f"{stage.workflow_type}.{stage.name}.after_effect")
         span.set_attribute("interlock.event_type", result.event_type)
+        if failed := result.payload.get("error_class") or _escalated(result):
+            span.set_attribute("interlock.error_class", str(failed))
         await waited_out(
             lambda: submit(broker, stage, envelope, job, result),
             msg.in_progress,
@@ -232,6 +234,10 @@ def escalation(exc: Exception, text: str = "") -> StageResult:
         )
     detail = text or type(exc).__name__
     return StageResult("ESCALATE", {"reason": "stage_unavailable", "detail": detail})
+
+
+def _escalated(result: StageResult) -> str | None:
+    return str(result.payload.get("reason")) if result.event_type == "ESCALATE" else None
 
 
 async def _keep_alive(msg: NatsMessageType, every: float) -> None:

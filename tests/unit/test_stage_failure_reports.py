@@ -100,6 +100,8 @@ async def test_the_stages_span_is_marked_as_an_error_with_the_exception() -> Non
     span = next(s for s in spans.finished() if s.name == "stage s (failing)")
     assert span.status.status_code == StatusCode.ERROR
     assert span.status.description == "ValueError: boom"
+    assert span.attributes is not None
+    assert span.attributes["interlock.error"] == "ValueError: boom"
     (event,) = [e for e in span.events if e.name == "exception"]
     assert event.attributes is not None
     assert event.attributes["exception.type"] == "builtins.ValueError"

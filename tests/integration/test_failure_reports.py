@@ -1,0 +1,100 @@
+"""A failing stage says why, through PostgreSQL: the stage runtime's report of a `ValueError`
+is decided by the projector, and its class and redacted message are in the audit row (`show
+--json`), in `data.last_error` and on the console's workflow page, with the workflow id."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from interlock import Result, StageContext, stage
+from interlock.contracts.envelope import Actor, Envelope
+from interlock.contracts.jobs import JobPayload
+from interlock.projector.service import Projector
+from interlock.projector.store.postgres import open_store
+from interlock.queries import open_reader, workflow_view
+from interlock.settings import Settings
+from interlock.wiring import typed
+from tests.support.console import console_settings, signed_in
+from tests.support.direct import accepted, answer, checkpoint
+from tests.support.payloads import PAYLOADS, envelope
+from tests.support.workflows import REGISTRY
+
+WF = "wf-buggy-8624"
+
+
+class Anything(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Never(Result):
+    __event__ = "NEVER"
+
+
+def buggy(name: str) -> object:
+    @stage(name, reads=Anything, emits=(Never,))
+    async def run(inputs: Anything, ctx: StageContext) -> Never:
+        raise ValueError("boom")
+
+    return run
+
+
+@pytest.fixture
+def settings(tmp_path: object) -> Settings:
+    return console_settings(Settings(home=tmp_path))
+
+
+async def test_a_stage_raising_value_error_is_explained_in_audit_data_and_console(
+    settings: Settings, nats_url: str, database_url: str
+) -> None:
+    store = await open_store(database_url, size=2)
+    try:
+        projector = Projector(store, registry=REGISTRY)
+        start = envelope("START", workflow_id=WF, payload=PAYLOADS["START"])
+        await accepted(projector.handle(start))
+        wf = await checkpoint(store, WF)
+        ((job_id, open_job),) = wf.execution.open_jobs.items()
+        job = JobPayload(
+            job_id=job_id,
+            stage=open_job.stage,
+            state=wf.state,
+            definition_version=wf.definition_version,
+        )
+        job_envelope = Envelope(
+            event_id=job_id,
+            type="JOB",
+            workflow_type="support",
+            workflow_id=WF,
+            tenant_id="acme",
+            actor=Actor(id="projector", role="system"),
+            occurred_at=datetime.now(UTC),
+        )
+        definition = REGISTRY.get("support", wf.definition_version)
+        handler = typed("support", buggy(open_job.stage), {}, (definition,))  # type: ignore[arg-type]
+        report = await handler(job, job_envelope)
+        await accepted(answer(projector, store, WF, report.event_type, dict(report.payload)))
+    finally:
+        await store.close()
+
+    engine = open_reader(database_url)
+    try:
+        view = await workflow_view(engine, WF)
+    finally:
+        await engine.dispose()
+    assert view is not None
+    failed = view["audit"][-1]
+    assert (failed["event_type"], failed["error_class"], failed["error_message"]) == (
+        "PERMANENT_ERROR",
+        "value_error",
+        "ValueError: boom",
+    )
+    assert [a["error_class"] for a in view["audit"][:-1]] == [None]
+    assert view["data"]["last_error"]["message"] == "ValueError: boom"
+    assert view["data"]["last_error"]["stage"] == open_job.stage
+    async with signed_in(settings, nats_url, database_url, "victor") as client:
+        page = (await client.get(f"/workflows/acme/{WF}")).text
+    assert WF in page
+    assert "value_error: ValueError: boom" in page
+    assert 'id="last-error"' in page
