@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import pytest
 from opentelemetry import trace
@@ -19,7 +19,9 @@ from interlock import Result, StageContext, Transient, Workflow, stage
 from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.services.runtime.failing import error_class, failure_text
+from interlock.services.runtime.stage import StageResult, StageWorker, _run
 from interlock.wiring import typed
+from tests.support.fake_msg import FakeMsg
 from tests.support.telemetry import recorded
 
 ENVELOPE = Envelope(
@@ -157,4 +159,61 @@ async def test_a_state_without_permanent_error_escalates_at_once_with_the_messag
     assert (result.event_type, dict(result.payload)) == (
         "ESCALATE",
         {"reason": "stage_failed", "detail": "ValueError: boom"},
+    )
+
+
+class Job:
+    """A job message as the stage runtime holds it, recording how it was settled."""
+
+    def __init__(self, delivered: int) -> None:
+        self.raw_message = FakeMsg(b"", "wf.job.t.s", delivered=delivered)
+        self.naks: list[float | None] = []
+
+    async def nack(self, delay: float | None = None) -> None:
+        self.naks.append(delay)
+
+    async def in_progress(self) -> None:
+        return None
+
+
+def worker(exc: Exception) -> StageWorker:
+    async def handler(job: JobPayload, envelope: Envelope) -> StageResult:
+        raise exc
+
+    return StageWorker("t", "s", handler)
+
+
+async def test_a_redelivered_failure_is_logged_with_workflow_message_and_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    msg = Job(delivered=1)
+    with caplog.at_level(logging.WARNING, logger="interlock.stage"):
+        result = await _run(
+            worker(Transient(f"busy for {CUSTOMER}")),
+            job(customer=CUSTOMER),
+            ENVELOPE,
+            cast(Any, msg),
+        )
+
+    assert result is None
+    assert len(msg.naks) == 1
+    assert "s will retry job job-1 (delivery 1) of workflow wf-8624: Transient: busy for" in (
+        caplog.text
+    )
+    assert "in handler" in caplog.text
+    assert CUSTOMER not in caplog.text
+
+
+async def test_the_last_delivery_escalates_with_the_redacted_message() -> None:
+    result = await _run(
+        worker(Transient(f"busy for {CUSTOMER}")),
+        job(customer=CUSTOMER),
+        ENVELOPE,
+        cast(Any, Job(delivered=6)),
+    )
+
+    assert result is not None
+    assert (result.event_type, dict(result.payload)) == (
+        "ESCALATE",
+        {"reason": "stage_unavailable", "detail": "Transient: busy for <redacted>"},
     )
