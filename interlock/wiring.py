@@ -23,7 +23,12 @@ from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.plugins import installed
 from interlock.runtime import Runtime
-from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.services.errors import (
+    ExternalRejected,
+    ExternalTimeout,
+    ExternalUnavailable,
+    invalid_fields,
+)
 from interlock.services.models import PromptTemplate, TaskCatalog, model_client
 from interlock.services.ports import ModelClient
 from interlock.services.runtime.calls import refused, transient
@@ -141,8 +146,12 @@ class TypedHandler:
             return transient(exc, stage.system or stage.name)
         except ExternalRejected as exc:
             return refused(exc, stage.system or stage.name)
-        except ValidationError:
-            return StageResult("PERMANENT_ERROR", {"error_class": "invalid_stage_inputs"})
+        except ValidationError as exc:
+            self._report(exc, job, envelope)
+            # The fields, never their values: a validation error's text quotes them.
+            failed = {"error_class": "invalid_stage_inputs", "system": stage.system or stage.name}
+            failed["detail"] = f"ValidationError: {invalid_fields(exc)}"
+            return StageResult("PERMANENT_ERROR", failed)
         except Exception as exc:
             return self.unexpected(exc, job, envelope)
         return StageResult(result.event_name(), result.model_dump(mode="json"))
@@ -159,16 +168,19 @@ class TypedHandler:
         event = self._failure_event(job)
         if retryable(exc) or stage.effects or stage.redeliver or event is None:
             raise exc
-        what = f"{stage.name} fails job {job.job_id}"
-        text = report(
-            log, logging.ERROR, what, exc, workflow_id=envelope.workflow_id, inputs=job.inputs
-        )
+        text = self._report(exc, job, envelope)
         if event == "ESCALATE":
             return StageResult(event, {"reason": "stage_failed", "detail": text})
         system = stage.system or stage.name
         return StageResult(
             event, {"error_class": error_class(exc), "detail": text, "system": system}
         )
+
+    def _report(self, exc: Exception, job: JobPayload, envelope: Envelope) -> str:
+        """Log the failure (workflow id, redacted message, frames) and mark the span."""
+        what = f"{self.stage.name} fails job {job.job_id}"
+        wf_id = envelope.workflow_id
+        return report(log, logging.ERROR, what, exc, workflow_id=wf_id, inputs=job.inputs)
 
     def _failure_event(self, job: JobPayload) -> str | None:
         """`PERMANENT_ERROR` if the job's state takes it (or the definition is not known

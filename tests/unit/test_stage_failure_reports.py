@@ -217,3 +217,26 @@ async def test_the_last_delivery_escalates_with_the_redacted_message() -> None:
         "ESCALATE",
         {"reason": "stage_unavailable", "detail": "Transient: busy for <redacted>"},
     )
+
+
+class Reading(BaseModel):
+    amount: int
+
+
+async def test_a_validation_error_names_its_fields_not_their_values(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    @stage("s", reads=Nothing, emits=(Done,))
+    async def misreads(inputs: Nothing, ctx: StageContext) -> Done:
+        Reading.model_validate({"amount": CUSTOMER})
+        return Done()
+
+    with caplog.at_level(logging.ERROR, logger="interlock.stage"):
+        result = await typed("t", misreads, {})(job(customer=CUSTOMER), ENVELOPE)
+
+    assert (result.event_type, dict(result.payload)) == (
+        "PERMANENT_ERROR",
+        {"error_class": "invalid_stage_inputs", "system": "s", "detail": "ValidationError: amount"},
+    )
+    assert "wf-8624" in caplog.text
+    assert CUSTOMER not in caplog.text
