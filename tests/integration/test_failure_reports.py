@@ -4,7 +4,9 @@ is decided by the projector, and its class and redacted message are in the audit
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, ConfigDict
@@ -17,6 +19,7 @@ from interlock.projector.store.postgres import open_store
 from interlock.queries import open_reader, workflow_view
 from interlock.settings import Settings
 from interlock.wiring import typed
+from tests.support.cli import cli, cli_env
 from tests.support.console import console_settings, signed_in
 from tests.support.direct import accepted, answer, checkpoint
 from tests.support.payloads import PAYLOADS, envelope
@@ -47,7 +50,7 @@ def settings(tmp_path: object) -> Settings:
 
 
 async def test_a_stage_raising_value_error_is_explained_in_audit_data_and_console(
-    settings: Settings, nats_url: str, database_url: str
+    settings: Settings, nats_url: str, database_url: str, tmp_path: Path
 ) -> None:
     store = await open_store(database_url, size=2)
     try:
@@ -98,3 +101,11 @@ async def test_a_stage_raising_value_error_is_explained_in_audit_data_and_consol
     assert WF in page
     assert "value_error: ValueError: boom" in page
     assert 'id="last-error"' in page
+    env = cli_env(tmp_path, INTERLOCK_DATABASE_URL=database_url, INTERLOCK_NATS_URL=nats_url)
+    code, shown = await cli(env, "show", WF, "--json")
+    assert code == 0
+    assert json.loads(shown)["audit"][-1]["error_class"] == "value_error"
+    code, printed = await cli(env, "show", WF)
+    assert code == 0
+    assert "value_error: ValueError: boom" in printed
+    assert "PERMANENT_ERROR (value_error)" in printed

@@ -14,7 +14,12 @@ from interlock.contracts.definition import Transition
 from interlock.projector.engine.digest import outcome
 from interlock.projector.engine.model import Accepted, Workflow
 from interlock.projector.replay import replay
+from interlock.projector.service import Projector
+from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.testing import WorkflowTestEnv
+from tests.support.direct import accepted, answer, checkpoint
+from tests.support.payloads import PAYLOADS, envelope
+from tests.support.workflows import REGISTRY
 
 
 class Greeter:
@@ -118,3 +123,22 @@ def _data_digest(data: dict[str, Any]) -> str:
     decided = Accepted(workflow=wf, from_state="S", transition=row)
     digest: str = outcome(decided)["data"]
     return digest
+
+
+async def test_a_support_workflow_in_retry_wait_keeps_the_error_class_and_system() -> None:
+    store = InMemoryWorkflowStore()
+    projector = Projector(store, registry=REGISTRY)
+    start = envelope("START", workflow_id="wf-r", payload=PAYLOADS["START"])
+    await accepted(projector.handle(start))
+    failure = {"error_class": "classifier_timeout", "system": "classifier"}
+
+    await accepted(answer(projector, store, "wf-r", "RETRYABLE_ERROR", failure))
+
+    wf = await checkpoint(store, "wf-r")
+    assert wf.state == "RETRY_WAIT"
+    assert {k: wf.data["last_error"][k] for k in ("event", "error_class", "system")} == {
+        "event": "RETRYABLE_ERROR",
+        "error_class": "classifier_timeout",
+        "system": "classifier",
+    }
+    assert store.audit("wf-r", "acme")[-1].error_class == "classifier_timeout"
