@@ -54,7 +54,10 @@ def error_class(exc: BaseException) -> str:
 
 def failure_text(exc: BaseException, inputs: Mapping[str, Any] | None = None) -> str:
     """`<Class>: <redacted first line of the message>` (just the class if it says nothing)."""
-    lines = str(exc).strip().splitlines()
+    try:
+        lines = str(exc).strip().splitlines()
+    except Exception:  # a broken __str__ must not hide the failure it describes
+        lines = []
     message = redact(lines[0] if lines else "", inputs or {})
     kind = type(exc).__name__
     text = f"{kind}: {message}" if message else kind

@@ -240,3 +240,12 @@ async def test_a_validation_error_names_its_fields_not_their_values(
     )
     assert "wf-8624" in caplog.text
     assert CUSTOMER not in caplog.text
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no")
+
+
+def test_an_exception_that_cannot_be_printed_is_described_by_its_class() -> None:
+    assert failure_text(Unprintable()) == "Unprintable"
