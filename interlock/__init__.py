@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from interlock._sdk.ports import Adapter, AdapterContext, Port
     from interlock._sdk.results import Result
     from interlock._sdk.scenarios import Scenario, ScenarioRun
-    from interlock._sdk.stages import StageContext, StageHandler, stage
+    from interlock._sdk.stages import StageContext, StageHandler, Transient, stage
     from interlock.contracts.definition import (
         REVIEW_TARGET,
         Announcement,
@@ -146,6 +146,7 @@ __all__ = [
     "Timer",
     "TimerFired",
     "TokenUsage",
+    "Transient",
     "Transition",
     "Workflow",
     "WorkflowDefinition",
@@ -177,7 +178,7 @@ _WHERE = {
     "interlock._sdk.ports": ("Adapter", "AdapterContext", "Port"),
     "interlock._sdk.results": ("Result",),
     "interlock._sdk.scenarios": ("Scenario", "ScenarioRun"),
-    "interlock._sdk.stages": ("StageContext", "StageHandler", "stage"),
+    "interlock._sdk.stages": ("StageContext", "StageHandler", "Transient", "stage"),
     "interlock.contracts.definition": (
         "REVIEW_TARGET",
         "Announcement",
