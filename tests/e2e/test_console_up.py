@@ -7,16 +7,26 @@ readable to it)."""
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
+import nats
 import pytest
+from interlock_invoice.definition import PARAMETERS
+from interlock_invoice.scenarios import LARGE, document
 
 from interlock.console.devsecrets import ConsoleSecrets
+from interlock.contracts.envelope import parse_envelope
+from interlock.plugins import installed
 from interlock.settings import Settings
-from tests.support.cli import free_port, interlock_up
+from tests.support.cli import cli, cli_env, free_port, interlock_up
 from tests.support.console import csrf_of
+from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -50,3 +60,86 @@ def test_up_serves_the_console_to_its_development_operator(
         operations = client.get("/operations").text
         assert "broker unreachable" not in operations
         assert "refused or unanswered" not in operations
+
+
+def envelope_of(payload: dict[str, Any]) -> dict[str, Any]:
+    """An invoice request, as the upstream client publishes it."""
+    return {
+        "event_id": f"upload-{uuid.uuid4()}",
+        "type": "START",
+        "workflow_type": "invoice",
+        "tenant_id": "acme",
+        "actor": {"id": "scanner", "role": "upstream"},
+        "occurred_at": datetime.now(UTC).isoformat(),
+        "payload": payload,
+    }
+
+
+INVOICE_STAGES = ("invoice.extract", "invoice.validate", "invoice.post", "invoice.notify")
+
+
+@pytest.fixture
+def up_with_invoices(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    home = tmp_path / "home"
+    port = free_port()
+    with interlock_up(
+        home,
+        "projector",
+        "relay",
+        "timer",
+        *INVOICE_STAGES,
+        "console",
+        INTERLOCK_CONSOLE_PORT=str(port),
+    ) as printed:
+        yield home, printed
+
+
+def action_form(html: str, action: str) -> dict[str, str]:
+    """The named inputs of the page's form for `action`, with the values the page put in."""
+    found = re.search(rf'<form [^>]*class="action {action}">(.*?)</form>', html, re.S)
+    assert found, f"no {action} form on the page"
+    inputs = re.findall(r"<input ([^>]*)>", found.group(1))
+    named = [dict(re.findall(r'(\w[\w-]*)="([^"]*)"', attrs)) for attrs in inputs]
+    return {i["name"]: i.get("value", "") for i in named}
+
+
+async def test_an_invoice_is_approved_from_the_console_with_the_total_it_showed(
+    up_with_invoices: tuple[Path, str],
+) -> None:
+    """The approve form of a plugin's workflow is the plugin's own: it carries the invoice's
+    total as the page showed it, and the approval posts the invoice."""
+    home, _ = up_with_invoices
+    env = cli_env(home)
+    url = json.loads((home / "endpoints.json").read_text())["console_url"]
+    password = ConsoleSecrets(home, Settings(home=home).secrets_dir).dev_password()
+    request = envelope_of(document(f"console-{uuid.uuid4().hex[:8]}", amounts=LARGE))
+    workflow_id = installed().registry.workflow_id(parse_envelope(json.dumps(request).encode()))
+    _, upstream = await cli(env, "client-url", "upstream")
+    nc = await nats.connect(upstream.strip(), inbox_prefix="_INBOX_upstream")
+    try:
+        await nc.jetstream().publish("wf.in.request.invoice.upstream", json.dumps(request).encode())
+    finally:
+        await nc.drain()
+
+    async def in_state(state: str) -> dict[str, Any] | None:
+        code, out = await cli(env, "show", workflow_id, "--json")
+        shown = json.loads(out) if code == 0 else None
+        return shown if shown and shown["state"] == state else None
+
+    await eventually(
+        lambda: in_state("AWAITING_APPROVAL"), within=90, every=0.5, what="awaiting approval"
+    )
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        token = csrf_of((await client.get("/login")).text)
+        login = {"name": "dev", "password": password, "csrf_token": token, "next": "/"}
+        assert (await client.post("/login", data=login)).status_code == 303
+        page = f"/workflows/acme/{workflow_id}"
+        form = action_form((await client.get(page)).text, "approve")
+        assert form["p.total"] == "1799.28"
+        assert set(form) - {"csrf_token", "action", "next"} == {"p.total", "p.comment"}
+        answered = await client.post(f"{page}/signal", data=form, follow_redirects=True)
+        assert "APPROVED accepted: AWAITING_APPROVAL → POSTING" in answered.text, answered.text
+    posted = await eventually(lambda: in_state("POSTED"), within=90, every=0.5, what="POSTED")
+    approval = next(a for a in posted["audit"] if a["event_type"] == "APPROVED")
+    assert approval["actor"]["id"] == "dev"
+    assert approval["actor"]["role"] in PARAMETERS["approver_limits"]  # an invoice approver
