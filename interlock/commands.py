@@ -16,7 +16,7 @@ from interlock import queries, signal_watch
 from interlock.access import OPERATOR
 from interlock.contracts.envelope import Actor
 from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
-from interlock.signal_payloads import InvalidSignal
+from interlock.signal_payloads import InvalidSignal, NotAccepted
 from interlock.signals import publish, signal_envelope
 
 DECISION_TIMEOUT = 15.0
@@ -68,6 +68,8 @@ async def send_and_wait(
         try:
             signer = actor(view) if callable(actor) else actor
             event = signal_envelope(view, event_type, payload(view), signer)
+        except NotAccepted as exc:
+            return {"accepted": False, "reason": exc.reason, "detail": str(exc)}
         except InvalidSignal as exc:
             return {"accepted": False, "reason": "invalid_signal", "detail": str(exc)}
         admin = await _watcher(admin_url, letters_url)

@@ -31,6 +31,25 @@ class InvalidSignal(ValueError):
     payload its model refuses); the message is one line and carries no payload value."""
 
 
+class NotAccepted(InvalidSignal):
+    """A signal whose required fields the workflow does not show, to a workflow whose state
+    accepts no such event (`reason`: `terminal` or `invalid_transition`, as the projector
+    would refuse it): there is nothing to bind it to, so it is not sent."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+def accepts(definition: WorkflowDefinition, state: str, event: str) -> bool:
+    """Whether the table has a row for `event` from `state` (cancellation: where the state is
+    cancellable, or defers it)."""
+    cancellable = definition.cancellable_states | definition.deferred_cancel_states
+    return bool(definition.transitions_from(state, event)) or (
+        event == "CANCEL_REQUESTED" and state in cancellable
+    )
+
+
 def signal_model(definition: WorkflowDefinition, event: str) -> type[BaseModel] | None:
     """The payload model of signal `event` (None: the definition does not constrain it)."""
     spec = definition.event(event)
@@ -86,11 +105,34 @@ def payload_for(
     }
     if model is None:
         return payload
+    _refuse_unbound(definition, view, event, model, payload)
     try:
         checked = model.model_validate(payload)
     except ValidationError as exc:
         raise InvalidSignal(f"{event} payload: {problems(exc)}") from None
     return checked.model_dump(mode="json", exclude_unset=True, by_alias=True)
+
+
+def _refuse_unbound(
+    definition: WorkflowDefinition,
+    view: Mapping[str, Any],
+    event: str,
+    model: type[BaseModel],
+    payload: Mapping[str, Any],
+) -> None:
+    """Raise `NotAccepted` when required fields are missing and the state takes no `event`
+    (a late approval of a workflow cancelled before it showed anything to approve): the
+    projector would refuse it for its state whatever the values, and none is invented here."""
+    missing = [n for n, f in model.model_fields.items() if f.is_required() and n not in payload]
+    state = str(view.get("state"))
+    if not missing or accepts(definition, state, event):
+        return
+    reason = "terminal" if definition.is_terminal(state) else "invalid_transition"
+    raise NotAccepted(
+        reason,
+        f"{state} accepts no {event}, and the workflow shows no {', '.join(missing)} to bind "
+        "it to; not sent",
+    )
 
 
 def problems(exc: ValidationError) -> str:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner, Result
 from interlock import access
 from interlock.cli import app, operate
 from interlock.contracts.envelope import Actor
-from interlock.signal_payloads import InvalidSignal
+from interlock.signal_payloads import InvalidSignal, NotAccepted
 
 VIEW = {
     "workflow_type": "support",
@@ -49,6 +49,8 @@ class Sent:
         nats_url, _, workflow_id, event_type = urls_id_event
         try:  # as `send_and_wait` does: nothing is sent when the payload is refused
             made, signer = payload(self.view), actor(self.view) if callable(actor) else actor
+        except NotAccepted as exc:
+            return {"accepted": False, "reason": exc.reason, "detail": str(exc)}
         except InvalidSignal as exc:
             return {"accepted": False, "reason": "invalid_signal", "detail": str(exc)}
         self.calls.append(
@@ -256,4 +258,28 @@ def test_a_signal_its_model_refuses_is_one_line_exit_2_and_never_sent(
     assert result.exit_code == 2
     assert named in result.output
     assert len(result.output.strip().splitlines()) == 1
+    assert sent.calls == []
+
+
+def test_a_late_approval_with_nothing_to_bind_to_is_refused_for_the_state_exit_3(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cancelled before it showed a recommendation: no version or amount is invented; the
+    approval is refused as the projector would refuse it (terminal), and never sent."""
+    cancelled = {**VIEW, "state": "CANCELLED", "data": {}}
+    sent, result = _run(monkeypatch, ACCEPTED, "approve", "wf", "--json", view=cancelled)
+
+    assert result.exit_code == 3
+    assert '"reason": "terminal"' in result.output
+    assert sent.calls == []
+
+
+def test_a_required_field_the_workflow_does_not_show_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    waiting = {**INVOICE, "data": {}}
+    sent, result = _run(monkeypatch, ACCEPTED, "approve", "inv", view=waiting)
+
+    assert result.exit_code == 2
+    assert "APPROVED payload: total: Field required" in result.output
     assert sent.calls == []
