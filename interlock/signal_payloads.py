@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.projector.engine.guards import lookup
 
 APPROVING = frozenset({"APPROVED", "REJECTED_BY_REVIEWER", "CHANGES_REQUESTED"})
@@ -26,15 +27,21 @@ APPROVING = frozenset({"APPROVED", "REJECTED_BY_REVIEWER", "CHANGES_REQUESTED"})
 operator's."""
 
 
-class InvalidSignal(ValueError):
+class InvalidSignal(InterlockError):
     """A signal that cannot be sent as asked (an undeclared event, a malformed option, a
     payload its model refuses); the message is one line and carries no payload value."""
+
+    code = ErrorCode.MALFORMED_MESSAGE
+    retryable = False
 
 
 class NotAccepted(InvalidSignal):
     """A signal whose required fields the workflow does not show, to a workflow whose state
     accepts no such event (`reason`: `terminal` or `invalid_transition`, as the projector
     would refuse it): there is nothing to bind it to, so it is not sent."""
+
+    code = ErrorCode.REFUSED
+    retryable = False
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
