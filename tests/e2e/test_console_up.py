@@ -10,21 +10,16 @@ import json
 import re
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import httpx
-import nats
 import pytest
-from interlock_invoice.scenarios import LARGE, document
 
 from interlock.console.devsecrets import ConsoleSecrets
-from interlock.contracts.envelope import parse_envelope
-from interlock.plugins import installed
 from interlock.settings import Settings
-from tests.support.cli import cli, cli_env, free_port, interlock_up
+from tests.support.cli import cli_env, free_port, interlock_up
 from tests.support.console import csrf_of
+from tests.support.invoices import INVOICE_STAGES, invoice_in, start_invoice
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(180)
@@ -61,22 +56,6 @@ def test_up_serves_the_console_to_its_development_operator(
         assert "refused or unanswered" not in operations
 
 
-def envelope_of(payload: dict[str, Any]) -> dict[str, Any]:
-    """An invoice request, as the upstream client publishes it."""
-    return {
-        "event_id": f"upload-{uuid.uuid4()}",
-        "type": "START",
-        "workflow_type": "invoice",
-        "tenant_id": "acme",
-        "actor": {"id": "scanner", "role": "upstream"},
-        "occurred_at": datetime.now(UTC).isoformat(),
-        "payload": payload,
-    }
-
-
-INVOICE_STAGES = ("invoice.extract", "invoice.validate", "invoice.post", "invoice.notify")
-
-
 @pytest.fixture
 def up_with_invoices(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     home = tmp_path / "home"
@@ -111,22 +90,13 @@ async def test_an_invoice_is_approved_from_the_console_with_the_total_it_showed(
     env = cli_env(home)
     url = json.loads((home / "endpoints.json").read_text())["console_url"]
     password = ConsoleSecrets(home, Settings(home=home).secrets_dir).dev_password()
-    request = envelope_of(document(f"console-{uuid.uuid4().hex[:8]}", amounts=LARGE))
-    workflow_id = installed().registry.workflow_id(parse_envelope(json.dumps(request).encode()))
-    _, upstream = await cli(env, "client-url", "upstream")
-    nc = await nats.connect(upstream.strip(), inbox_prefix="_INBOX_upstream")
-    try:
-        await nc.jetstream().publish("wf.in.request.invoice.upstream", json.dumps(request).encode())
-    finally:
-        await nc.drain()
-
-    async def in_state(state: str) -> dict[str, Any] | None:
-        code, out = await cli(env, "show", workflow_id, "--json")
-        shown = json.loads(out) if code == 0 else None
-        return shown if shown and shown["state"] == state else None
+    workflow_id = await start_invoice(env, f"console-{uuid.uuid4().hex[:8]}")
 
     await eventually(
-        lambda: in_state("AWAITING_APPROVAL"), within=90, every=0.5, what="awaiting approval"
+        lambda: invoice_in(env, workflow_id, "AWAITING_APPROVAL"),
+        within=90,
+        every=0.5,
+        what="awaiting approval",
     )
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
         token = csrf_of((await client.get("/login")).text)
@@ -138,7 +108,9 @@ async def test_an_invoice_is_approved_from_the_console_with_the_total_it_showed(
         assert set(form) - {"csrf_token", "action", "next"} == {"p.total", "p.comment"}
         answered = await client.post(f"{page}/signal", data=form, follow_redirects=True)
         assert "APPROVED accepted: AWAITING_APPROVAL → POSTING" in answered.text, answered.text
-    posted = await eventually(lambda: in_state("POSTED"), within=90, every=0.5, what="POSTED")
+    posted = await eventually(
+        lambda: invoice_in(env, workflow_id, "POSTED"), within=90, every=0.5, what="POSTED"
+    )
     approval = next(a for a in posted["audit"] if a["event_type"] == "APPROVED")
     assert approval["actor"]["id"] == "dev"
     assert approval["actor"]["role"] in {"invoice_approver", "finance_controller"}
