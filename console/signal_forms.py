@@ -10,6 +10,7 @@ fills; optional fields of other kinds are left to the model's defaults.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from interlock.contracts.definition import WorkflowDefinition
-from interlock.signal_payloads import bound_fields, shown, signal_model
+from interlock.signal_payloads import bound_fields, field_value, shown, signal_model
 
 PREFIX = "p."
 
@@ -55,13 +56,13 @@ def form_fields(
     return found
 
 
-def submitted(model: type[BaseModel] | None, form: Mapping[str, Any]) -> dict[str, str]:
+def submitted(model: type[BaseModel] | None, form: Mapping[str, Any]) -> dict[str, Any]:
     """The values a posted form gives for the model's fields (an empty input gives none).
     Inputs are named `PREFIX + field`, so no payload field can collide with the form's own
     `action`, `next` or `csrf_token`."""
     names = list(model.model_fields) if model is not None else []
     values = {name: str(form.get(PREFIX + name, "")) for name in names}
-    return {name: value for name, value in values.items() if value != ""}
+    return {name: field_value(name, value) for name, value in values.items() if value != ""}
 
 
 def _is_text(spec: Mapping[str, Any]) -> bool:
@@ -72,4 +73,8 @@ def _is_text(spec: Mapping[str, Any]) -> bool:
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
+    """A shown value as a hidden input holds it: a string as it is, a structure as JSON (read
+    back by `submitted`), anything else as its text."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value) if isinstance(value, dict | list | bool) else str(value)

@@ -166,11 +166,12 @@ def given_values(payload_json: str | None, fields: Iterable[str]) -> dict[str, A
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise InvalidSignal(f"--field {key!r}: expected KEY=VALUE")
-        found[key.strip()] = _field_value(key, value)
+        found[key.strip()] = field_value(key, value)
     return found
 
 
-def _field_value(key: str, value: str) -> Any:
+def field_value(key: str, value: str) -> Any:
+    """A typed VALUE: the string itself, or the JSON it holds when it starts with [ or {."""
     if not value.startswith(("[", "{")):
         return value
     try:

@@ -85,3 +85,37 @@ def test_only_events_a_type_declares_are_offered_and_a_redacted_value_stays_off_
 
     assert names == ["approve", "reject", "cancel"]  # invoice declares no CHANGES_REQUESTED
     assert [f.name for f in approve[0].fields] == ["comment"]
+
+
+def test_the_request_types_approval_binds_the_versions_and_effect_its_task_announced() -> None:
+    view = {
+        "workflow_type": "request",
+        "definition_version": 1,
+        "state": "approval_required",
+        "data": {
+            "versions": {"workflow": "wf-3", "policy": "pol-7"},
+            "route": {"effect": "refund", "route": "finance"},
+        },
+    }
+    definition = definition_of(view)
+
+    assert payload_for(definition, view, "APPROVED") == {
+        "workflow_version": "wf-3",
+        "policy_version": "pol-7",
+        "effect": "refund",
+    }
+    assert [f.name for f in form_fields(definition, view, "APPROVED") if f.hidden] == [
+        "workflow_version",
+        "policy_version",
+        "effect",
+    ]
+
+
+def test_a_structured_value_travels_as_json_and_is_read_back() -> None:
+    definition = definition_of(SUPPORT_VIEW)
+    model = signal_model(definition, "APPROVED")
+
+    assert submitted(model, {"p.comment": '{"a": 1}', "p.amount": "3.00"}) == {
+        "comment": {"a": 1},
+        "amount": "3.00",
+    }
