@@ -9,11 +9,14 @@ from typing import Any
 
 import pytest
 
+from interlock.console import actions
 from interlock.console.actions import forms, offered
+from interlock.console.operators import Operator
 from interlock.console.signal_forms import FormField, form_fields, submitted
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.registry import Registry
 from interlock.plugins import installed
+from interlock.settings import Settings
 from interlock.signal_payloads import payload_for, signal_model
 
 pytestmark = pytest.mark.unit
@@ -119,3 +122,35 @@ def test_a_structured_value_travels_as_json_and_is_read_back() -> None:
         "comment": {"a": 1},
         "amount": "3.00",
     }
+
+
+async def test_the_console_watches_for_its_signals_dead_letter_as_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The console may read the dead letters: a signal the projector dead-letters is reported
+    with its reason, not as a decision that never came."""
+    sent: dict[str, Any] = {}
+
+    async def send_and_wait(*args: Any, **options: Any) -> dict[str, Any]:
+        sent.update(options, payload=options["payload"](INVOICE_VIEW))
+        return {"accepted": False, "reason": "dead_lettered", "detail": "schema_mismatch: …"}
+
+    monkeypatch.setattr(actions, "send_and_wait", send_and_wait)
+    monkeypatch.setattr(actions, "as_operator", lambda settings, url: f"operator@{url}")
+    operator = Operator("dev", frozenset({"approver"}), ("invoice_approver",))
+    view = {**INVOICE_VIEW, "workflow_id": "inv-1", "tenant_id": "acme"}
+    form = {"action": "approve", "p.total": "1799.28", "csrf_token": "t"}
+
+    decision = await actions.perform(
+        Settings(),
+        ("nats://console@broker", "postgresql://db"),
+        view,
+        operator,
+        actions.BY_NAME["approve"],
+        registry=REGISTRY,
+        form=form,
+    )
+
+    assert decision["reason"] == "dead_lettered"
+    assert sent["letters_url"] == "nats://console@broker"
+    assert sent["payload"] == {"total": "1799.28"}
