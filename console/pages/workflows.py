@@ -98,7 +98,12 @@ async def workflow_page(request: Request) -> Response:
         "trace_ids": tree["trace_ids"]
         if tree
         else list(dict.fromkeys(a["trace_id"] for a in view["audit"] if a["trace_id"])),
-        "actions": actions.offered(console.registry, view, operator),
+        "actions": actions.forms(
+            console.registry,
+            view,
+            actions.offered(console.registry, view, operator),
+            settings.console_redact,
+        ),
         "limit": actions.limit_of(settings, console.registry, view, operator),
     }
     return render(request, "workflow.html", context)

@@ -132,3 +132,17 @@ def test_graph_json_shows_each_states_kind_effect_facts_and_promise() -> None:
         REFUND: ["committed"],
         "NOTIFYING_CUSTOMER": ["committed"],
     }
+
+
+@pytest.mark.parametrize(
+    ("receipt", "said"),
+    [("[1]", "--receipt must be a JSON object"), ("{oops", "--receipt is not JSON")],
+)
+def test_a_receipt_that_is_no_json_object_is_one_line_and_nothing_is_sent(
+    receipt: str, said: str
+) -> None:
+    result = CliRunner().invoke(app, ["effect", "confirm", "wf-none", "--receipt", receipt])
+
+    assert result.exit_code == 2
+    assert said in result.output
+    assert len(result.output.strip().splitlines()) == 1
