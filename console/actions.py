@@ -28,6 +28,7 @@ from interlock.console.operators import (
 )
 from interlock.console.presenting import redact
 from interlock.console.signal_forms import FormField, form_fields, submitted
+from interlock.contracts.effects import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_EVENT
 from interlock.contracts.envelope import Actor
 from interlock.contracts.registry import Registry
 from interlock.settings import ConsoleRole, Settings
@@ -62,6 +63,10 @@ ACTIONS = (
     Action("retry", "Retry", "RETRY_REQUESTED", CAN_OPERATE),
     Action("resolve", "Resolve", "RESOLVED", CAN_OPERATE),
     Action("cancel", "Cancel", "CANCEL_REQUESTED", CAN_OPERATE),
+    # recovery of an effect whose outcome is unknown (`interlock effect`)
+    Action("confirm_effect", "Confirm effect", CONFIRM_EVENT, CAN_OPERATE),
+    Action("rerun_effect", "Re-run effect", RERUN_EVENT, CAN_OPERATE),
+    Action("compensate", "Compensate", COMPENSATE_EVENT, CAN_OPERATE),
 )
 BY_NAME = {a.name: a for a in ACTIONS}
 

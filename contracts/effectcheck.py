@@ -226,3 +226,19 @@ def _targets(
         source = retry if node.state == d.retry_wait_state and retry else node.state
         review = source if source in d.resumable_states else None
     yield target, retry, review
+
+
+def effects_view(
+    definition: WorkflowDefinition, execution: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """`show --json`'s `effects`: every effect of `definition` with its status and key (for
+    an unknown outcome, the key review records if the fact has none)."""
+    kept = execution.get("effects") or {}
+    review_key = (execution.get("review") or {}).get("idempotency_key")
+    rows = []
+    for effect in effects_of(definition):
+        fact = kept.get(effect.state) or {}
+        status = fact.get("status", "none")
+        key = fact.get("idempotency_key") or (review_key if status == "unknown" else None)
+        rows.append({"state": effect.state, "status": status, "idempotency_key": key})
+    return rows

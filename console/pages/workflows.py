@@ -16,6 +16,7 @@ from interlock.console.guard import requires
 from interlock.console.presenting import model_calls, redact, waterfall
 from interlock.console.web import console_of, find_workflow, render
 from interlock.contracts.diagram import diagram
+from interlock.contracts.effectcheck import effects_view
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble
 
@@ -91,6 +92,9 @@ async def workflow_page(request: Request) -> Response:
         "drawing": drawing,
         "entered": entered,
         "last_failure": queries.last_failure(view),
+        "effects": [
+            e for e in effects_view(definition, view["execution"]) if e["status"] != "none"
+        ],
         "data": redact(view["data"], settings.console_redact),
         "calls": model_calls(view["data"], settings.console_redact),
         "spans": waterfall(tree["spans"]) if tree else [],

@@ -8,6 +8,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from interlock import queries, terminal
+from interlock.contracts.effectcheck import effects_view
 from interlock.contracts.errors import UnknownDefinition
 from interlock.options import (
     JsonOpt,
@@ -19,7 +20,6 @@ from interlock.options import (
     with_stack,
 )
 from interlock.plugins import installed
-from interlock.projector.engine.effects import effects_view
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble, render
 

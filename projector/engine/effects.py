@@ -8,8 +8,7 @@ the table against, so what the proof assumes is what the engine records.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.effectcheck import effects_of, next_status
@@ -47,19 +46,3 @@ def facts_from_steps(
         if status != "none":
             facts[effect.state] = EffectFact(status=status)
     return facts
-
-
-def effects_view(
-    definition: WorkflowDefinition, execution: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """`show --json`'s `effects`: every effect of `definition` with its status and key (for
-    an unknown outcome, the key review records if the fact has none)."""
-    kept = execution.get("effects") or {}
-    review_key = (execution.get("review") or {}).get("idempotency_key")
-    rows = []
-    for effect in effects_of(definition):
-        fact = kept.get(effect.state) or {}
-        status = fact.get("status", "none")
-        key = fact.get("idempotency_key") or (review_key if status == "unknown" else None)
-        rows.append({"state": effect.state, "status": status, "idempotency_key": key})
-    return rows

@@ -154,3 +154,21 @@ async def test_the_console_watches_for_its_signals_dead_letter_as_itself(
     assert decision["reason"] == "dead_lettered"
     assert sent["letters_url"] == "nats://console@broker"
     assert sent["payload"] == {"total": "1799.28"}
+
+
+def test_an_unknown_refund_in_review_offers_confirm_rerun_and_compensate() -> None:
+    view = {
+        **SUPPORT_VIEW,
+        "state": "MANUAL_REVIEW",
+        "execution": {"effects": {"EXECUTING_ACTION": {"status": "unknown"}}},
+    }
+
+    names = [a.name for a in offered(REGISTRY, view)]
+    (confirm,) = [
+        f for f in forms(REGISTRY, view, offered(REGISTRY, view)) if f.name == "confirm_effect"
+    ]
+
+    assert {"confirm_effect", "rerun_effect", "compensate"} <= set(names)
+    inputs = {f.name for f in confirm.fields if not f.hidden and f.required}
+    assert {"idempotency_key", "provider_operation_id", "currency"} <= inputs
+    assert "amount" in {f.name for f in confirm.fields}  # bound to the amount the page shows
