@@ -133,7 +133,12 @@ async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowSt
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     s = rt.settings
     progress = reporting(rt, "relay", stop)
-    gauges = Gauges(rt.database_url, registry=installed().registry, stuck_after=s.stuck_after)
+    gauges = Gauges(
+        rt.database_url,
+        registry=installed().registry,
+        stuck_after=s.stuck_after,
+        parameters=s.parameters,
+    )
     retention = Retention(
         rt.database_url,
         registry=installed().registry,
