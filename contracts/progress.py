@@ -83,6 +83,8 @@ class WaitRule:
     """The name of the state's announcement, which a reminder publishes again."""
     fields: tuple[tuple[str, str], ...]
     """The announcement's (payload field, dotted data path) pairs."""
+    expiry_timer: str | None = None
+    """The timer whose fire time the announcement carries as `expires_at`."""
 
 
 def wait_rules(definitions: Iterable[WorkflowDefinition], overrides: Overrides) -> list[WaitRule]:
@@ -99,7 +101,8 @@ def wait_rules(definitions: Iterable[WorkflowDefinition], overrides: Overrides) 
                 deadline_s=float(params.get(w.deadline_param, DEFAULT_WAIT_DEADLINE_S)),
                 every_s=float(params.get(w.reminder_every_param, DEFAULT_REMINDER_EVERY_S)),
                 max_reminders=w.max_reminders,
-                announcement=spec.name if spec else f"{w.state.lower()}",
+                announcement=spec.name if spec else w.state.lower(),
                 fields=tuple(sorted(spec.fields.items())) if spec else (),
+                expiry_timer=spec.expiry_timer if spec else None,
             )
     return sorted(rules.values(), key=lambda r: (r.workflow_type, r.state))

@@ -25,7 +25,7 @@ from interlock import (
     TimerFired,
     WorkflowDefinition,
 )
-from interlock.contracts.definition import DataUpdate, EventSpec, Gate, Stage
+from interlock.contracts.definition import DataUpdate, EventSpec, Gate, HumanWait, Stage
 from interlock.workflows.request import payloads as rp
 from interlock.workflows.request.table import PRE_APPROVAL, flow_rows, recovery_rows
 
@@ -146,6 +146,9 @@ PARAMETERS = {
     "approval_required_effects": list(rp.APPROVAL_EFFECTS),
     "approver_roles": ["request_approver", "operator"],
     "operator_roles": ["operator"],
+    # the approval wait is announced again after this long, then every reminder period
+    "approval_reminder_after_seconds": 8 * 3600.0,
+    "approval_reminder_seconds": 4 * 3600.0,
 }
 
 
@@ -184,6 +187,14 @@ def _definition() -> WorkflowDefinition:
         data_updates=DATA,
         announcements=ANNOUNCEMENTS,
         gates=(Gate(state="executing", events=("EFFECT_AUTHORIZED",), guard="payload_matches"),),
+        human_waits=(
+            HumanWait(
+                state="approval_required",
+                owner_role="request_approver",
+                deadline_param="approval_reminder_after_seconds",
+                reminder_every_param="approval_reminder_seconds",
+            ),
+        ),
         parameters=PARAMETERS,
     )
 
