@@ -11,6 +11,7 @@ from interlock.contracts.progress import (
     progress_bounds,
     wait_rules,
 )
+from interlock.plugins import installed
 from interlock.settings import Settings
 from interlock.workflows.support.definition import SUPPORT_V2 as SUPPORT
 
@@ -53,3 +54,19 @@ def test_a_wait_takes_its_parameters_with_the_deployment_overrides() -> None:
 def test_every_type_accepts_the_stuck_bounds_as_overrides() -> None:
     overrides = {"support": {STUCK_AFTER: 5, STUCK_AFTER_BY_STATE: {"CLASSIFYING": 1}}}
     assert Settings(parameters=overrides).parameters == overrides
+
+
+def test_every_installed_wait_on_a_person_is_declared_with_its_parameters() -> None:
+    declared = {(d.workflow_type, w.state): d for d in installed().registry for w in d.human_waits}
+    assert {
+        ("support", "AWAITING_APPROVAL"),
+        ("support", "MANUAL_REVIEW"),
+        ("request", "approval_required"),
+        ("invoice", "MANUAL_REVIEW"),
+        ("invoice", "APPROVAL_ESCALATED"),
+    } <= set(declared)
+    for d in declared.values():
+        for wait in d.human_waits:
+            assert wait.state in d.states
+            assert d.announcement(wait.state) is not None, "a reminder re-publishes it"
+            assert {wait.deadline_param, wait.reminder_every_param} <= set(d.parameters)
