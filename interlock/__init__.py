@@ -16,7 +16,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from interlock._sdk.builder import Retry, Timer, Workflow, check
+    from interlock._sdk.builder import Retry, Timer, Workflow, check, effect_is
     from interlock._sdk.models import Answer, ModelTask, Prompt, Rules, ask
     from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin, guard
     from interlock._sdk.ports import Adapter, AdapterContext, Port
@@ -33,6 +33,14 @@ if TYPE_CHECKING:
         Parallel,
         Transition,
         WorkflowDefinition,
+    )
+    from interlock.contracts.effects import (
+        COMPENSATE_EVENT,
+        CONFIRM_EVENT,
+        RERUN_EVENT,
+        Effect,
+        EffectStatus,
+        Terminal,
     )
     from interlock.contracts.envelope import summarise
     from interlock.contracts.guards import GuardInput, PluginGuard
@@ -78,7 +86,10 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "COMPENSATE_EVENT",
+    "CONFIRM_EVENT",
     "ENTRY_POINT_GROUP",
+    "RERUN_EVENT",
     "REVIEW_TARGET",
     "Adapter",
     "AdapterContext",
@@ -87,9 +98,11 @@ __all__ = [
     "Answer",
     "Branch",
     "Currency",
+    "Effect",
     "EffectProvider",
     "EffectReceipt",
     "EffectRequest",
+    "EffectStatus",
     "Empty",
     "ErrorReport",
     "Escalation",
@@ -129,6 +142,7 @@ __all__ = [
     "ShortText",
     "StageContext",
     "StageHandler",
+    "Terminal",
     "Text",
     "Timer",
     "TimerFired",
@@ -138,6 +152,7 @@ __all__ = [
     "WorkflowDefinition",
     "ask",
     "check",
+    "effect_is",
     "execute_once",
     "fingerprint",
     "guard",
@@ -147,7 +162,15 @@ __all__ = [
 ]
 
 _WHERE = {
-    "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check"),
+    "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check", "effect_is"),
+    "interlock.contracts.effects": (
+        "COMPENSATE_EVENT",
+        "CONFIRM_EVENT",
+        "RERUN_EVENT",
+        "Effect",
+        "EffectStatus",
+        "Terminal",
+    ),
     "interlock._sdk.plugin": ("ENTRY_POINT_GROUP", "Plugin", "guard"),
     "interlock._sdk.models": ("Answer", "ModelTask", "Prompt", "Rules", "ask"),
     "interlock.contracts.guards": ("GuardInput", "PluginGuard"),

@@ -40,6 +40,7 @@ from interlock.contracts.definition import (
     Transition,
     WorkflowDefinition,
 )
+from interlock.contracts.effects import EFFECT_GUARD, Effect, EffectStatus, Promise, Terminal
 
 Retry = RetryPolicy
 Timer = TimerSpec
@@ -56,6 +57,15 @@ def check(name: str, **params: Any) -> Guard:
     """A guard on a row: a built-in guard (e.g. `check("has_data", key="x")`) or one the
     plugin registered with `@guard`."""
     return Guard(name=name, params=params)
+
+
+def effect_is(state: str | None, *status: EffectStatus) -> Guard:
+    """The guard that holds when the effect of `state` (every effect, with None) has one of
+    `status` (`none`, `committed`, `compensated`, `unknown`); the graph check reads it."""
+    params: dict[str, Any] = {"status": list(status)}
+    if state is not None:
+        params["state"] = state
+    return Guard(name=EFFECT_GUARD, params=params)
 
 
 def _event_name(event: EventRef) -> str:
@@ -261,6 +271,43 @@ class Workflow:
         passes all of them (or with `any_of`, at least one)."""
         gate = Gate(state=state, events=events, guard=guard, any_of=any_of)
         self._lists.setdefault("gates", []).append(gate)
+        return self
+
+    def effect(
+        self,
+        state: str,
+        *,
+        committed: Iterable[EventRef],
+        unknown: Iterable[EventRef] = ("ESCALATE",),
+        refused: Iterable[EventRef] = ("PERMANENT_ERROR",),
+        compensation: str | None = None,
+        compensated: Iterable[EventRef] = (),
+        confirmed: Iterable[EventRef] = (),
+        gated: bool = True,
+    ) -> Workflow:
+        """The outside effect of `state` and the events that settle it: the engine keeps its
+        status (none, committed, compensated, unknown) from them alone."""
+        names = [[_event_name(e) for e in group] for group in (committed, unknown, refused)]
+        effect = Effect(
+            state=state,
+            committed=tuple(names[0]),
+            unknown=tuple(names[1]),
+            refused=tuple(names[2]),
+            compensation=compensation,
+            compensated=tuple(_event_name(e) for e in compensated),
+            confirmed=tuple(_event_name(e) for e in confirmed),
+            gated=gated,
+        )
+        self._lists.setdefault("effects", []).append(effect)
+        return self
+
+    def terminal(self, *states: str, effects: Promise, requires: Iterable[str] = ()) -> Workflow:
+        """What reaching each of `states` promises about the effects: `none`, `reversed`,
+        `done` (the effect states in `requires`, default every gated one) or `any`. The
+        graph check proves every path keeps it."""
+        for state in states:
+            terminal = Terminal(state=state, effects=effects, requires=tuple(requires))
+            self._lists.setdefault("terminals", []).append(terminal)
         return self
 
     def settings(self, **fields: Any) -> Workflow:

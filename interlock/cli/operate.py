@@ -66,7 +66,7 @@ def signal_command(
                 admin_url=n,
             )
         )
-        _report(outcome, json_output)
+        report(outcome, json_output)
 
     command.__name__ = command.__qualname__ = name
     command.__doc__ = doc
@@ -84,7 +84,7 @@ def signal_command(
     return command
 
 
-def _report(outcome: dict[str, Any], json_output: bool) -> None:
+def report(outcome: dict[str, Any], json_output: bool) -> None:
     if outcome.get("caution") and not json_output:
         terminal.errors.print(f"[yellow]caution:[/] {outcome['caution']}")
     if json_output:

@@ -16,8 +16,21 @@ from typing import Any
 from interlock.contracts.jobs import JOB_EVENT_TYPE
 from interlock.projector.engine.model import Decision, OutMessage
 
-FIELDS = ("accepted", "reason", "state", "version", "data", "execution", "jobs", "outbox", "timers")
+FIELDS = (
+    "accepted",
+    "reason",
+    "state",
+    "version",
+    "data",
+    "execution",
+    "jobs",
+    "outbox",
+    "timers",
+    "effects",
+)
 """Every field of an outcome, in the order a replay reports them."""
+OPTIONAL_FIELDS = frozenset({"effects"})
+"""Fields added after histories were recorded: compared only where the record has them."""
 
 
 def outcome(decision: Decision) -> dict[str, Any]:
@@ -26,7 +39,7 @@ def outcome(decision: Decision) -> dict[str, Any]:
     if not decision.accepted:
         return {"accepted": False, "reason": decision.reason}
     wf = decision.workflow
-    execution = wf.execution.model_dump(mode="json", exclude={"open_jobs", "timers"})
+    execution = wf.execution.model_dump(mode="json", exclude={"open_jobs", "timers", "effects"})
     jobs = [m for m in decision.messages if m.envelope.type == JOB_EVENT_TYPE]
     others = [m for m in decision.messages if m.envelope.type != JOB_EVENT_TYPE]
     return {
@@ -49,6 +62,7 @@ def outcome(decision: Decision) -> dict[str, Any]:
                 "cancelled": list(decision.timers_cancelled),
             }
         ),
+        "effects": _digest({k: v.model_dump(mode="json") for k, v in wf.execution.effects.items()}),
     }
 
 

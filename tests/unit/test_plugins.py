@@ -26,7 +26,7 @@ def test_the_runtimes_own_workflows_load_through_the_entry_point_group() -> None
     assert {"support", "request"} <= set(loaded)
     assert loaded["support"].distribution.startswith("interlock ")
     assert loaded["support"].entry_point == "support"
-    assert installed().registry.versions("support") == [1, 2]
+    assert installed().registry.versions("support") == [1, 2, 3]
 
 
 def test_a_fitting_plugin_is_loaded_with_its_definitions() -> None:
