@@ -4,6 +4,7 @@ deployment's overrides (pure: no database)."""
 from __future__ import annotations
 
 from interlock.contracts.definition import HumanWait
+from interlock.contracts.graphcheck import check
 from interlock.contracts.progress import (
     STUCK_AFTER,
     STUCK_AFTER_BY_STATE,
@@ -70,3 +71,11 @@ def test_every_installed_wait_on_a_person_is_declared_with_its_parameters() -> N
         for wait in d.human_waits:
             assert wait.state in d.states
             assert {wait.deadline_param, wait.reminder_every_param} <= set(d.parameters)
+
+
+def test_a_wait_on_a_state_the_definition_lacks_fails_the_graph_check() -> None:
+    wrong = SUPPORT.model_copy(
+        update={"human_waits": (HumanWait(state="ON_HOLD", owner_role="operator"),)}
+    )
+    issues = check(wrong)
+    assert any(i.code == "unknown_state" and "ON_HOLD" in i.message for i in issues)
