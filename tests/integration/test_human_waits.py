@@ -3,6 +3,7 @@ deadline is announced again (durably counted, bounded, never decided on) and mea
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from interlock.contracts.envelope import parse_envelope
 from interlock.relay.waits import HumanWaits, Waiting
 from tests.support.drive import answer, signal, start
 from tests.support.harness import Harness
+from tests.support.polling import eventually
 from tests.support.telemetry import recorded
 from tests.support.workflows import REGISTRY
 
@@ -21,10 +23,14 @@ REVIEW = ("support", "MANUAL_REVIEW")
 HOUR = 3600.0
 
 
-def _waits(database_url: str, *, deadline: float, every: float = HOUR) -> HumanWaits:
+def _waits(
+    database_url: str, *, deadline: float, every: float = HOUR, interval: float = 15.0
+) -> HumanWaits:
     """A fresh reminder pass (as after a restart) with the review wait's parameters."""
     review = {"review_deadline_seconds": deadline, "review_reminder_seconds": every}
-    return HumanWaits(database_url, registry=REGISTRY, parameters={"support": review})
+    return HumanWaits(
+        database_url, registry=REGISTRY, parameters={"support": review}, interval=interval
+    )
 
 
 async def _in_review(h: Harness) -> str:
@@ -109,3 +115,29 @@ async def test_a_wait_left_is_forgotten_and_a_new_wait_counts_afresh(
         "SELECT count(*) FROM human_wait_reminders WHERE workflow_id = :w", w=workflow_id
     )
     assert left == 0
+
+
+async def test_the_running_pass_reports_the_age_gauges_and_reminds(
+    h: Harness, database_url: str
+) -> None:
+    recorded()
+    await _in_review(h)
+    stop = asyncio.Event()
+    running = asyncio.create_task(_waits(database_url, deadline=0.0, interval=0.05).run(stop))
+    key = (("state", "MANUAL_REVIEW"), ("workflow_type", "support"))
+
+    async def reported() -> bool:
+        gauges = recorded()
+        return (
+            gauges.gauge("interlock.human_waits.count").get(key) == 1
+            and gauges.gauge("interlock.human_waits.overdue").get(key) == 1
+            and gauges.gauge("interlock.human_waits.oldest_age").get(key, 0) > 0
+        )
+
+    try:
+        await eventually(reported, what="the review's wait reported")
+        assert [r["reminder"] for r in await _reminders(h)] == [1]
+    finally:
+        stop.set()
+        await running
+    assert key not in recorded().gauge("interlock.human_waits.count")
