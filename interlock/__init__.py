@@ -16,13 +16,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from interlock._sdk.builder import Retry, Timer, Workflow, check, effect_is
+    from interlock._sdk.builder import Retry, Timer, Workflow, check
+    from interlock._sdk.effects import effect_is
     from interlock._sdk.models import Answer, ModelTask, Prompt, Rules, ask
     from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin, guard
     from interlock._sdk.ports import Adapter, AdapterContext, Port
     from interlock._sdk.results import Result
     from interlock._sdk.scenarios import Scenario, ScenarioRun
-    from interlock._sdk.stages import StageContext, StageHandler, stage
+    from interlock._sdk.stages import StageContext, StageHandler, Transient, stage
     from interlock.contracts.definition import (
         REVIEW_TARGET,
         Announcement,
@@ -147,6 +148,7 @@ __all__ = [
     "Timer",
     "TimerFired",
     "TokenUsage",
+    "Transient",
     "Transition",
     "Workflow",
     "WorkflowDefinition",
@@ -162,7 +164,8 @@ __all__ = [
 ]
 
 _WHERE = {
-    "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check", "effect_is"),
+    "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check"),
+    "interlock._sdk.effects": ("effect_is",),
     "interlock.contracts.effects": (
         "COMPENSATE_EVENT",
         "CONFIRM_EVENT",
@@ -177,7 +180,7 @@ _WHERE = {
     "interlock._sdk.ports": ("Adapter", "AdapterContext", "Port"),
     "interlock._sdk.results": ("Result",),
     "interlock._sdk.scenarios": ("Scenario", "ScenarioRun"),
-    "interlock._sdk.stages": ("StageContext", "StageHandler", "stage"),
+    "interlock._sdk.stages": ("StageContext", "StageHandler", "Transient", "stage"),
     "interlock.contracts.definition": (
         "REVIEW_TARGET",
         "Announcement",

@@ -9,6 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from interlock import queries
 from interlock.console import actions, reads
 from interlock.console.drawing import layout, taken_edges
 from interlock.console.guard import requires
@@ -93,6 +94,7 @@ async def workflow_page(request: Request) -> Response:
         "definition": definition,
         "drawing": drawing,
         "entered": entered,
+        "last_failure": queries.last_failure(view),
         "data": redact(view["data"], settings.console_redact),
         "calls": model_calls(view["data"], settings.console_redact),
         "spans": waterfall(tree["spans"]) if tree else [],

@@ -21,7 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from interlock._sdk.results import Result
+from interlock._sdk.effects import Effects
+from interlock._sdk.results import EventRef, Result, event_name
 from interlock._sdk.stages import StageHandler
 from interlock.contracts import payloads
 from interlock.contracts.definition import (
@@ -40,11 +41,9 @@ from interlock.contracts.definition import (
     Transition,
     WorkflowDefinition,
 )
-from interlock.contracts.effects import EFFECT_GUARD, Effect, EffectStatus, Promise, Terminal
 
 Retry = RetryPolicy
 Timer = TimerSpec
-EventRef = str | type[Result]
 
 _GENERIC_PAYLOADS: dict[str, type[BaseModel]] = {
     "RETRYABLE_ERROR": payloads.ErrorReport,
@@ -59,20 +58,7 @@ def check(name: str, **params: Any) -> Guard:
     return Guard(name=name, params=params)
 
 
-def effect_is(state: str | None, *status: EffectStatus) -> Guard:
-    """The guard that holds when the effect of `state` (every effect, with None) has one of
-    `status` (`none`, `committed`, `compensated`, `unknown`); the graph check reads it."""
-    params: dict[str, Any] = {"status": list(status)}
-    if state is not None:
-        params["state"] = state
-    return Guard(name=EFFECT_GUARD, params=params)
-
-
-def _event_name(event: EventRef) -> str:
-    return event if isinstance(event, str) else event.event_name()
-
-
-class Workflow:
+class Workflow(Effects):
     """Builder of one version of one workflow type (see the module's example)."""
 
     def __init__(
@@ -200,7 +186,7 @@ class Workflow:
         if isinstance(handler, StageHandler):
             name, emitted = handler.name, sorted(handler.events())
         else:
-            name, emitted = handler, [_event_name(e) for e in emits]
+            name, emitted = handler, [event_name(e) for e in emits]
         self._stages[state] = Stage(name=name, inputs=tuple(inputs), emits=tuple(emitted))
         if retry is not None:
             self._retry[state] = retry
@@ -223,7 +209,7 @@ class Workflow:
         self._rows.append(
             Transition(
                 source=source,
-                event=_event_name(event),
+                event=event_name(event),
                 target=target,
                 guards=tuple(guards),
                 limit=limit,
@@ -271,43 +257,6 @@ class Workflow:
         passes all of them (or with `any_of`, at least one)."""
         gate = Gate(state=state, events=events, guard=guard, any_of=any_of)
         self._lists.setdefault("gates", []).append(gate)
-        return self
-
-    def effect(
-        self,
-        state: str,
-        *,
-        committed: Iterable[EventRef],
-        unknown: Iterable[EventRef] = ("ESCALATE",),
-        refused: Iterable[EventRef] = ("PERMANENT_ERROR",),
-        compensation: str | None = None,
-        compensated: Iterable[EventRef] = (),
-        confirmed: Iterable[EventRef] = (),
-        gated: bool = True,
-    ) -> Workflow:
-        """The outside effect of `state` and the events that settle it: the engine keeps its
-        status (none, committed, compensated, unknown) from them alone."""
-        names = [[_event_name(e) for e in group] for group in (committed, unknown, refused)]
-        effect = Effect(
-            state=state,
-            committed=tuple(names[0]),
-            unknown=tuple(names[1]),
-            refused=tuple(names[2]),
-            compensation=compensation,
-            compensated=tuple(_event_name(e) for e in compensated),
-            confirmed=tuple(_event_name(e) for e in confirmed),
-            gated=gated,
-        )
-        self._lists.setdefault("effects", []).append(effect)
-        return self
-
-    def terminal(self, *states: str, effects: Promise, requires: Iterable[str] = ()) -> Workflow:
-        """What reaching each of `states` promises about the effects: `none`, `reversed`,
-        `done` (the effect states in `requires`, default every gated one) or `any`. The
-        graph check proves every path keeps it."""
-        for state in states:
-            terminal = Terminal(state=state, effects=effects, requires=tuple(requires))
-            self._lists.setdefault("terminals", []).append(terminal)
         return self
 
     def settings(self, **fields: Any) -> Workflow:

@@ -9,6 +9,7 @@ other. Each prints first the idempotency key to ask the provider about.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -19,7 +20,7 @@ from interlock.cli.operate import OPERATOR, report
 from interlock.commands import send_and_wait
 from interlock.contracts.effects import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_EVENT
 from interlock.contracts.envelope import Actor
-from interlock.contracts.errors import UnknownDefinition
+from interlock.contracts.errors import ErrorCode, InterlockError, UnknownDefinition
 from interlock.options import JsonOpt, TenantOpt, with_stack
 from interlock.plugins import installed
 from interlock.projector.engine.effects import effects_view
@@ -33,8 +34,11 @@ RoleOpt = Annotated[str, typer.Option(help="Operator role.")]
 ReasonOpt = Annotated[str, typer.Option(help="Why, for the audit trail.")]
 
 
-class Refusal(Exception):
+class Unsendable(InterlockError):
     """The command cannot be sent as given (one line, exit 2)."""
+
+    code = ErrorCode.MALFORMED_MESSAGE
+    retryable = False
 
 
 def _unknown_keys(view: dict[str, Any]) -> list[str]:
@@ -55,10 +59,10 @@ def _checked(view: dict[str, Any], event_type: str, payload: dict[str, Any]) -> 
     try:
         definition = installed().registry.get(view["workflow_type"], view["definition_version"])
     except UnknownDefinition as exc:
-        raise Refusal(str(exc)) from None
+        raise Unsendable(str(exc)) from None
     spec = definition.event(event_type)
     if spec is None:
-        raise Refusal(
+        raise Unsendable(
             f"{view['workflow_type']} v{definition.version} has no {event_type}: its "
             "effects cannot be recovered this way (migrate the workflow to a version that can)"
         )
@@ -68,7 +72,7 @@ def _checked(view: dict[str, Any], event_type: str, payload: dict[str, Any]) -> 
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "payload"
-            raise Refusal(f"{event_type}: {where}: {first['msg']}") from None
+            raise Unsendable(f"{event_type}: {where}: {first['msg']}") from None
     return payload
 
 
@@ -102,7 +106,7 @@ def _send(
                 admin_url=n,
             )
         )
-    except Refusal as exc:
+    except Unsendable as exc:
         terminal.errors.print(str(exc), markup=False, highlight=False)
         raise typer.Exit(2) from None
     report(outcome, json_output)
@@ -144,45 +148,40 @@ def confirm(
     )
 
 
-@app.command()
-def rerun(
-    workflow_id: str,
-    *,
-    reason: ReasonOpt = "",
-    actor: ActorOpt = OPERATOR.id,
-    role: RoleOpt = OPERATOR.role,
-    tenant: TenantOpt = None,
-    json_output: JsonOpt = False,
-) -> None:
-    """Run the effect again under the same idempotency key (its stage reconciles first)."""
-    _send(
-        workflow_id,
+def _by_operator(event_type: str, doc: str) -> Callable[..., None]:
+    """A recovery command whose payload is only the operator's reason."""
+
+    def command(
+        workflow_id: str,
+        *,
+        reason: ReasonOpt = "",
+        actor: ActorOpt = OPERATOR.id,
+        role: RoleOpt = OPERATOR.role,
+        tenant: TenantOpt = None,
+        json_output: JsonOpt = False,
+    ) -> None:
+        _send(
+            workflow_id,
+            event_type,
+            _note(reason),
+            actor=actor,
+            role=role,
+            tenant=tenant,
+            json_output=json_output,
+        )
+
+    command.__doc__ = doc
+    return command
+
+
+app.command(name="rerun")(
+    _by_operator(
         RERUN_EVENT,
-        _note(reason),
-        actor=actor,
-        role=role,
-        tenant=tenant,
-        json_output=json_output,
+        "Run the effect again under the same idempotency key (its stage reconciles first).",
     )
-
-
-@app.command()
-def compensate(
-    workflow_id: str,
-    *,
-    reason: ReasonOpt = "",
-    actor: ActorOpt = OPERATOR.id,
-    role: RoleOpt = OPERATOR.role,
-    tenant: TenantOpt = None,
-    json_output: JsonOpt = False,
-) -> None:
-    """Reverse the effect (found by its key first when its outcome is unknown)."""
-    _send(
-        workflow_id,
-        COMPENSATE_EVENT,
-        _note(reason),
-        actor=actor,
-        role=role,
-        tenant=tenant,
-        json_output=json_output,
+)
+app.command(name="compensate")(
+    _by_operator(
+        COMPENSATE_EVENT, "Reverse the effect (found by its key first when its outcome is unknown)."
     )
+)

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from interlock.contracts.jobs import JOB_EVENT_TYPE
+from interlock.projector.engine.failures import LAST_ERROR
 from interlock.projector.engine.model import Decision, OutMessage
 
 FIELDS = (
@@ -46,7 +47,7 @@ def outcome(decision: Decision) -> dict[str, Any]:
         "accepted": True,
         "state": wf.state,
         "version": wf.version,
-        "data": _digest(wf.data),
+        "data": _digest(decided_data(wf.data)),
         "execution": _digest(execution),
         "jobs": _digest(
             {
@@ -64,6 +65,12 @@ def outcome(decision: Decision) -> dict[str, Any]:
         ),
         "effects": _digest({k: v.model_dump(mode="json") for k, v in wf.execution.effects.items()}),
     }
+
+
+def decided_data(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` as a decision is compared: without the engine's note of the last failure
+    (`failures.LAST_ERROR`), which records why and decides nothing."""
+    return {k: v for k, v in data.items() if k != LAST_ERROR}
 
 
 def _message(message: OutMessage) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from interlock.contracts.guards import GuardInput
 from interlock.projector.engine import outputs
 from interlock.projector.engine.actions import ACTIONS, Draft
 from interlock.projector.engine.effects import track_effects
+from interlock.projector.engine.failures import note_failure
 from interlock.projector.engine.guards import GUARDS, Facts, Verdict
 from interlock.projector.engine.model import (
     Accepted,
@@ -133,6 +134,7 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
     d = Draft.of(wf, row.target)
     _update_data(f, d)
     track_effects(f, d)
+    note_failure(f, spec, d)
     if spec.answers_job:
         d.open_jobs.pop(f.event.causation_id or "", None)
     if spec.source == "timer":

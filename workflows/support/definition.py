@@ -14,25 +14,18 @@ from __future__ import annotations
 
 from interlock import (
     CONFIRM_EVENT,
-    RERUN_EVENT,
     Announcement,
     Branch,
-    Empty,
-    ErrorReport,
-    Escalation,
-    ModelOutputInvalid,
     Parallel,
-    Payload,
     Retry,
     Timer,
-    TimerFired,
     Transition,
     WorkflowDefinition,
 )
 from interlock.contracts import rules
-from interlock.contracts.definition import DataUpdate, EventSpec, Gate, HumanWait, Stage
-from interlock.workflows.support import payloads as sp
+from interlock.contracts.definition import DataUpdate, Gate, HumanWait, Stage
 from interlock.workflows.support import recovery
+from interlock.workflows.support.events import EVENTS, RECOVERY_EVENTS
 from interlock.workflows.support.table import REVIEW, core_rows
 
 T = Transition
@@ -45,40 +38,6 @@ PRE_EFFECT = (
 )
 TERMINAL = frozenset({"COMPLETED", "REJECTED", "CANCELLED", "FAILED", "FAILED_COMPENSATED"})
 
-RESULTS: dict[str, type[Payload]] = {
-    "CLASSIFICATION_SUCCEEDED": sp.Classification,
-    "POLICY_RETRIEVED": sp.PolicyEvidence,
-    "ACCOUNT_INSPECTED": sp.AccountEvidence,
-    "RECOMMENDATION_GENERATED": sp.Recommendation,
-    "POLICY_VALID": sp.ValidationReport,
-    "POLICY_INVALID": sp.ValidationReport,
-    "POLICY_UNCLEAR": sp.ValidationReport,
-    "MODEL_OUTPUT_INVALID": ModelOutputInvalid,
-    "ACTION_EXECUTED": sp.ActionReceipt,
-    "POST_ACTION_INVARIANT_FAILED": sp.InvariantFailure,
-    "CUSTOMER_NOTIFIED": sp.NotificationReceipt,
-    "COMPENSATION_SUCCEEDED": sp.CompensationReceipt,
-    "COMPENSATION_FAILED": ErrorReport,
-    "RETRYABLE_ERROR": ErrorReport,
-    "PERMANENT_ERROR": ErrorReport,
-    "ESCALATE": Escalation,
-}
-SIGNALS: dict[str, type[Payload]] = {
-    "APPROVED": sp.Approval,
-    "REJECTED_BY_REVIEWER": sp.ReviewerRejection,
-    "CHANGES_REQUESTED": sp.ChangeRequest,
-    "CANCEL_REQUESTED": sp.Cancellation,
-    "RETRY_REQUESTED": Empty,
-    "COMPENSATE": Empty,
-    "RESOLVED": Empty,
-}
-TIMERS = ("RETRY_DUE", "APPROVAL_EXPIRED", "DEADLINE_EXCEEDED")
-EVENTS = (
-    EventSpec(name="START", source="request", payload=sp.SupportRequest),
-    *(EventSpec(name=n, source="result", answers_job=True, payload=m) for n, m in RESULTS.items()),
-    *(EventSpec(name=n, source="signal", payload=m) for n, m in SIGNALS.items()),
-    *(EventSpec(name=n, source="timer", payload=TimerFired) for n in TIMERS),
-)
 
 RETRY = {
     "CLASSIFYING": Retry(max_attempts=2),
@@ -209,12 +168,6 @@ HUMAN_WAITS = (
         deadline_param="review_deadline_seconds",
         reminder_every_param="review_reminder_seconds",
     ),
-)
-
-
-RECOVERY_EVENTS = (
-    EventSpec(name=CONFIRM_EVENT, source="signal", payload=sp.ActionReceipt),
-    EventSpec(name=RERUN_EVENT, source="signal", payload=Empty),
 )
 
 
