@@ -8,7 +8,7 @@ deadline (counted from its last move), the relay publishes the state's announcem
 
 Reminders are never events: the projector does not see them, so they cannot change a decision
 or a replay. They are durable: a reminder's count is written in the transaction that adds its
-outbox row (`human_wait_reminders`, migration 0011), so a restart sends only what is due, and a
+outbox row (`human_wait_reminders`, migration 0012), so a restart sends only what is due, and a
 pass sends at most `batch` of them. A wait that begins at a newer state version counts afresh;
 the count of a workflow that moved on is forgotten.
 """

@@ -6,16 +6,16 @@ them all again.
   relay's reminder pass writes it in the transaction that adds the reminder's outbox row, and
   deletes rows whose workflow has moved on, so the table holds only current waits.
 
-Revision ID: 0011_human_waits
-Revises: 0010_publish_grace
+Revision ID: 0012_human_waits
+Revises: 0011_audit_error
 """
 
 from __future__ import annotations
 
 from interlock.projector.store.migrations.script import run
 
-revision = "0011_human_waits"
-down_revision = "0010_publish_grace"
+revision = "0012_human_waits"
+down_revision = "0011_audit_error"
 branch_labels = None
 depends_on = None
 
