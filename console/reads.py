@@ -3,8 +3,8 @@
 newest first, filters are (type, state) pairs or a tenant, and an id search is a prefix.
 
 A workflow waits on a person in the waiting states where that is normal (approvals, manual
-review); it is stuck as the relay's gauge counts it: an armed timer overdue by `stuck_after`,
-or no move for `stuck_after` outside terminal and person-waiting states with no timer armed.
+review, declared waits); it is stuck as the relay's gauge counts it (`relay.stuck`): no
+progress where progress was expected, within its state's bound.
 """
 
 from __future__ import annotations
@@ -13,19 +13,18 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, column, exists, false, func, or_, select, table
+from sqlalchemy import ColumnElement, false, func, select
 from sqlalchemy import tuple_ as row
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import queries
+from interlock.contracts.progress import Overrides
 from interlock.contracts.registry import Registry
 from interlock.projector.store.schema import audit, workflows
-from interlock.relay.gauges import human_waiting_states, terminal_states
+from interlock.relay.gauges import human_waiting_states
 from interlock.relay.store import LAG
+from interlock.relay.stuck import stuck_condition
 
-timers = table(
-    "timers", column("tenant_id"), column("workflow_id"), column("status"), column("fire_at")
-)
 PAGE = 50
 _LISTED = (*queries.LISTED, workflows.c.created_at)
 
@@ -50,42 +49,15 @@ def human_pairs(registry: Registry) -> list[tuple[str, str]]:
     return pairs(human_waiting_states(registry))
 
 
-def active_pairs(registry: Registry) -> list[tuple[str, str]]:
-    """(type, state) where a workflow should be moving on its own."""
-    quiet = set(pairs(terminal_states(registry))) | set(human_pairs(registry))
-    return sorted({(d.workflow_type, s) for d in registry for s in d.states} - quiet)
-
-
 def _in_pairs(found: list[tuple[str, str]]) -> ColumnElement[bool]:
     if not found:
         return false()
     return row(workflows.c.workflow_type, workflows.c.state).in_(found)
 
 
-def stuck_condition(registry: Registry, stuck_after: float, now: datetime) -> ColumnElement[bool]:
-    cutoff = now - timedelta(seconds=stuck_after)
-    armed = and_(
-        timers.c.tenant_id == workflows.c.tenant_id,
-        timers.c.workflow_id == workflows.c.id,
-        timers.c.status == "armed",
-    )
-    overdue = select(timers.c.tenant_id, timers.c.workflow_id).where(
-        timers.c.status == "armed", timers.c.fire_at < cutoff
-    )
-    return or_(
-        and_(
-            _in_pairs(active_pairs(registry)),
-            workflows.c.updated_at < cutoff,
-            ~exists().where(armed),
-        ),
-        and_(
-            row(workflows.c.tenant_id, workflows.c.id).in_(overdue),
-            ~_in_pairs(pairs(terminal_states(registry))),
-        ),
-    )
-
-
-def _conditions(f: Filters, registry: Registry, stuck_after: float) -> list[ColumnElement[bool]]:
+def _conditions(
+    f: Filters, registry: Registry, stuck_after: float, parameters: Overrides
+) -> list[ColumnElement[bool]]:
     found: list[ColumnElement[bool]] = []
     if f.workflow_type and f.state:
         found.append(_in_pairs([(f.workflow_type, f.state)]))
@@ -102,7 +74,9 @@ def _conditions(f: Filters, registry: Registry, stuck_after: float) -> list[Colu
     if f.human:
         found.append(_in_pairs(human_pairs(registry)))
     if f.stuck:
-        found.append(stuck_condition(registry, stuck_after, datetime.now(UTC)))
+        found.append(
+            stuck_condition(registry, parameters, stuck_after, datetime.now(UTC), workflows)
+        )
     if f.before and "~" in f.before:
         at, _, workflow_id = f.before.partition("~")
         found.append(
@@ -118,12 +92,14 @@ async def list_workflows(
     *,
     registry: Registry,
     stuck_after: float,
+    parameters: Overrides | None = None,
     limit: int = PAGE,
 ) -> tuple[list[dict[str, Any]], str]:
-    """A page of workflows, newest first, and the cursor of the next page ('' at the end)."""
+    """A page of workflows, newest first, and the cursor of the next page ('' at the end).
+    `stuck_after` and `parameters` (the deployment's overrides) bound the stuck filter."""
     query = (
         select(*_LISTED)
-        .where(*_conditions(f, registry, stuck_after))
+        .where(*_conditions(f, registry, stuck_after, parameters or {}))
         .order_by(workflows.c.updated_at.desc(), workflows.c.id.desc())
         .limit(limit + 1)
     )
@@ -142,7 +118,7 @@ async def state_counts(
     narrowed = replace(f, state="", search="", human=False, stuck=False, before="")
     query = (
         select(workflows.c.workflow_type, workflows.c.state, func.count().label("n"))
-        .where(*_conditions(narrowed, registry, 0.0))
+        .where(*_conditions(narrowed, registry, 0.0, {}))
         .group_by(workflows.c.workflow_type, workflows.c.state)
         .order_by(workflows.c.workflow_type, workflows.c.state)
     )

@@ -165,6 +165,24 @@ class Announcement(_Frozen):
     expiry_timer: str | None = None
 
 
+class HumanWait(_Frozen):
+    """A state where the workflow waits on a person, as data: who owns the task, how long it
+    may wait, and how often it is announced again once overdue.
+
+    Past `deadline_param` seconds in the state the wait is overdue and the state's
+    announcement is published again (with `reminder: n`) every `reminder_every_param`
+    seconds, at most `max_reminders` times. Reminders are the relay's, never an event: the
+    transition table does not see them, so they cannot change a decision (or a replay). A
+    parameter the definition does not declare takes the default of `contracts.progress`.
+    """
+
+    state: str
+    owner_role: str
+    deadline_param: str = "human_wait_deadline_seconds"
+    reminder_every_param: str = "human_wait_reminder_seconds"
+    max_reminders: int = Field(default=3, ge=0)
+
+
 class Gate(_Frozen):
     """Safety gate: `state` may only be entered through `events`, each under `guard`; every
     path into it passes all of them, or with `any_of` at least one (alternative ways in, such
@@ -220,6 +238,7 @@ class WorkflowDefinition(_Frozen):
     default: `contracts.effectcheck.effects_of`)."""
     terminals: tuple[Terminal, ...] = ()
     """What each terminal state promises about the effects (undeclared: nothing)."""
+    human_waits: tuple[HumanWait, ...] = ()
     parameters: dict[str, Any] = Field(default_factory=dict)
     """Tunables with defaults (delays in seconds, approver limits); deployments override."""
 

@@ -90,6 +90,7 @@ def _references(
         *d.retry,
         *d.cancellable_states,
         *d.deferred_cancel_states,
+        *(w.state for w in d.human_waits),
     ):
         found.need("state", s, states, "state set")
     _transition_refs(

@@ -38,6 +38,7 @@ from interlock.relay.relay import OutboxRelay
 from interlock.relay.retention import Retention
 from interlock.relay.sweeper import Sweeper
 from interlock.relay.timers import TimerService
+from interlock.relay.waits import HumanWaits
 from interlock.runtime import Component, Runtime
 from interlock.services.gateway import Limits
 from interlock.services.gateway import run_gateway as serve_gateway
@@ -133,7 +134,12 @@ async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowSt
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     s = rt.settings
     progress = reporting(rt, "relay", stop)
-    gauges = Gauges(rt.database_url, registry=installed().registry, stuck_after=s.stuck_after)
+    gauges = Gauges(
+        rt.database_url,
+        registry=installed().registry,
+        stuck_after=s.stuck_after,
+        parameters=s.parameters,
+    )
     retention = Retention(
         rt.database_url,
         registry=installed().registry,
@@ -145,6 +151,8 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     sampling = asyncio.create_task(gauges.run(stop))
     pruning = asyncio.create_task(retention.run(stop))
     sweeping = asyncio.create_task(Sweeper(rt.database_url, s.sweep_after).run(stop))
+    waits = HumanWaits(rt.database_url, registry=installed().registry, parameters=s.parameters)
+    reminding = asyncio.create_task(waits.run(stop))
     nc = await connect(rt, "relay", stop)
     progress.watch(lambda: nc.is_connected)
     try:
@@ -159,6 +167,7 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
         await nc.drain()
         sampling.cancel()
         sweeping.cancel()
+        reminding.cancel()
         pruning.cancel()
 
 

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
 from pydantic import AfterValidator, SecretStr
 
+from interlock.contracts.progress import RESERVED_PARAMETERS
 from interlock.plugins import installed
 
 LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
@@ -88,12 +89,12 @@ def _http_url(url: str | None) -> str | None:
 
 
 def _parameters(overrides: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Only parameters a definition of that type has: a misspelt key would otherwise be
-    ignored and the default silently used."""
+    """Only parameters a definition of that type has (or every type accepts, the stuck
+    bounds): a misspelt key would otherwise be ignored and the default silently used."""
     for workflow_type, values in overrides.items():
         _known_type(workflow_type)
         registry = installed().registry
-        keys = {
+        keys = set(RESERVED_PARAMETERS) | {
             key
             for version in registry.versions(workflow_type)
             for key in registry.get(workflow_type, version).parameters

@@ -153,8 +153,9 @@ class Settings(WebSettings):
     stuck_after: float = Field(
         default=300.0,
         gt=0,
-        description="Seconds without progress (and no timer due) after which a workflow outside "
-        "terminal and waiting states counts in the `interlock.workflows.stuck` gauge.",
+        description="Seconds without progress (and no timer due within them) after which a "
+        "workflow outside terminal and person-waiting states counts as stuck, in states no "
+        "`stuck_after_seconds[_by_state]` parameter bounds (README: Stuck workflows).",
     )
     sweep_after: float = Field(
         default=60.0,

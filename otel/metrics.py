@@ -85,6 +85,14 @@ def unrecorded_refusal(source: str, reason: str) -> None:
     )
 
 
+def human_wait_reminder(workflow_type: str, state: str) -> None:
+    _counter(
+        "interlock.human_waits.reminders",
+        "{reminder}",
+        "Overdue waits on a person announced again",
+    ).add(1, {"workflow_type": workflow_type, "state": state})
+
+
 def gauge(
     name: str,
     unit: str,

@@ -5,10 +5,8 @@ A gauge callback runs on the metrics exporter's thread, so it must not query the
 the last sample of every running `Gauges`. A failed sample keeps the previous values and is
 logged: the gauges are observability, never a reason for the relay to stop.
 
-A workflow outside its terminal states counts as stuck when
-- it has an armed timer overdue by more than `stuck_after` (the timer service is not firing), or
-- it has not moved for `stuck_after` seconds, has no armed timer still to fire, and is not in
-  a state where waiting on a person is normal (awaiting approval, manual review).
+A workflow counts as stuck by the rule of `relay.stuck`: no progress where progress was
+expected, within its state's bound (`contracts.progress`).
 """
 
 from __future__ import annotations
@@ -17,38 +15,21 @@ import asyncio
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cache
 
 import asyncpg
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 
+from interlock.contracts.progress import Overrides, human_states
 from interlock.contracts.registry import Registry
 from interlock.otel import metrics
 from interlock.relay.clock import wait_any
 from interlock.relay.store import LAG
+from interlock.relay.stuck import stuck_condition, workflows
 
 log = logging.getLogger(__name__)
-
-STUCK = """
-SELECT w.workflow_type, w.state, count(*) AS n
-FROM workflows w
-WHERE (w.workflow_type, w.state) NOT IN (SELECT * FROM unnest($2::text[], $3::text[]))
-  AND (
-      EXISTS (
-          SELECT 1 FROM timers t
-          WHERE t.tenant_id = w.tenant_id AND t.workflow_id = w.id AND t.status = 'armed'
-            AND t.fire_at < now() - make_interval(secs => $1)
-      )
-      OR (
-          w.updated_at < now() - make_interval(secs => $1)
-          AND (w.workflow_type, w.state) NOT IN (SELECT * FROM unnest($4::text[], $5::text[]))
-          AND NOT EXISTS (
-              SELECT 1 FROM timers t
-              WHERE t.tenant_id = w.tenant_id AND t.workflow_id = w.id AND t.status = 'armed'
-          )
-      )
-  )
-GROUP BY w.workflow_type, w.state
-"""
 
 Columns = tuple[list[str], list[str]]
 
@@ -64,11 +45,21 @@ def terminal_states(registry: Registry) -> Columns:
 
 
 def human_waiting_states(registry: Registry) -> Columns:
-    """(workflow_type, state) pairs where waiting on a person is normal: the waiting states
-    except the retry wait, which always has a timer."""
-    return _columns(
-        (d.workflow_type, s) for d in registry for s in d.waiting_states if s != d.retry_wait_state
+    """(workflow_type, state) pairs where waiting on a person is normal (see
+    `contracts.progress.human_states`)."""
+    return _columns(human_states(registry))
+
+
+def stuck_query(registry: Registry, overrides: Overrides, default: float, now: datetime) -> str:
+    """The stuck workflows per (type, state) at `now`, as SQL with its values inlined (they
+    are state names and bounds from the definitions, quoted by SQLAlchemy)."""
+    query = (
+        select(workflows.c.workflow_type, workflows.c.state, func.count().label("n"))
+        .where(stuck_condition(registry, overrides, default, now))
+        .group_by(workflows.c.workflow_type, workflows.c.state)
     )
+    dialect = PGDialect_asyncpg()  # type: ignore[no-untyped-call]  # SQLAlchemy's own stub
+    return str(query.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
 
 
 @dataclass(slots=True)
@@ -114,13 +105,16 @@ class Gauges:
         relay_name: str = "default",
         interval: float = 15.0,
         stuck_after: float = 300.0,
+        parameters: Overrides | None = None,
     ) -> None:
+        """`stuck_after`: the bound of states no parameter bounds; `parameters`: the
+        deployment's overrides of definition parameters, by workflow type."""
         self._url = database_url
         self.relay = relay_name
         self._interval = interval
         self._stuck_after = stuck_after
-        self._terminal = terminal_states(registry)
-        self._waiting = human_waiting_states(registry)
+        self._registry = registry
+        self._parameters: Overrides = dict(parameters or {})
         self._reported: set[tuple[str, str]] = set()
         self.last = Sample()
 
@@ -137,8 +131,9 @@ class Gauges:
         connection = await asyncpg.connect(self._url, timeout=10)
         try:
             lag = await connection.fetchrow(LAG, self.relay)
+            now = await connection.fetchval("SELECT now()")
             stuck = await connection.fetch(
-                STUCK, self._stuck_after, *self._terminal, *self._waiting
+                stuck_query(self._registry, self._parameters, self._stuck_after, now)
             )
         finally:
             await connection.close()

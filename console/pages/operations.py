@@ -45,6 +45,7 @@ async def operations_page(request: Request) -> Response:
         reads.Filters(stuck=True),
         registry=registry,
         stuck_after=console.settings.stuck_after,
+        parameters=console.settings.parameters,
         limit=20,
     )
     activity = await reads.activity(engine, CHART_MINUTES)

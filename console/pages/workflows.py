@@ -40,7 +40,11 @@ async def _listing(request: Request) -> dict[str, Any]:
     stuck_after = console.settings.stuck_after
     registry = console.registry
     rows, cursor = await reads.list_workflows(
-        console.reader, f, registry=registry, stuck_after=stuck_after
+        console.reader,
+        f,
+        registry=registry,
+        stuck_after=stuck_after,
+        parameters=console.settings.parameters,
     )
     counts = await reads.state_counts(console.reader, f, registry=registry)
     return {"filters": f, "rows": rows, "cursor": cursor, "counts": counts}

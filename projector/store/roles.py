@@ -46,6 +46,8 @@ GRANTS: dict[str, dict[str, str]] = {
         # The stuck-workflow gauge reads these; it never writes them.
         "workflows": "SELECT",
         "timers": "SELECT",
+        # The reminder pass counts the reminders of waits on a person and forgets past waits.
+        "human_wait_reminders": "SELECT, INSERT, UPDATE, DELETE",
     },
     TIMER_ROLE: {
         "timers": "SELECT, UPDATE",
@@ -60,6 +62,7 @@ GRANTS: dict[str, dict[str, str]] = {
         "timers": "SELECT",
         "outbox": "SELECT",
         "relay_cursor": "SELECT",
+        "human_wait_reminders": "SELECT",
     },
     GATEWAY_ROLE: {},
 }

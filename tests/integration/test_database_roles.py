@@ -20,13 +20,17 @@ from interlock.projector.store.roles import (
     TIMER_ROLE,
     provision_roles,
 )
+from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.timers import TimerService
+from interlock.relay.waits import HumanWaits
 from interlock.secrets import Secrets
+from tests.support.drive import answer, start
 from tests.support.harness import projector_running
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
 from tests.support.timer_rows import T0, FakeClock, arm
+from tests.support.workflows import REGISTRY
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -146,3 +150,18 @@ async def test_postgres_refuses_a_connection_without_the_password(database_url: 
         await asyncpg.connect(with_credentials(database_url, "postgres", None))
     with pytest.raises(asyncpg.InvalidPasswordError):
         await asyncpg.connect(with_credentials(database_url, PROJECTOR_ROLE, "guessed"))
+
+
+async def test_the_relay_reminds_and_samples_waits_and_stuck_workflows_as_its_own_role(
+    nats_url: str, database_url: str, role_urls: dict[str, str]
+) -> None:
+    async with projector_running(nats_url, database_url, store_url=role_urls[PROJECTOR_ROLE]) as h:
+        workflow_id = await start(h)
+        await answer(h, workflow_id, "ESCALATE")
+        await h.at_state(workflow_id, "MANUAL_REVIEW")
+    review = {"support": {"review_deadline_seconds": 0}}
+    waits = HumanWaits(role_urls[RELAY_ROLE], registry=REGISTRY, parameters=review)
+
+    assert await waits.pass_once() == [("support", "MANUAL_REVIEW")]
+    gauges = Gauges(role_urls[RELAY_ROLE], registry=REGISTRY, stuck_after=3600)
+    assert (await gauges.sample()).stuck == {}

@@ -36,7 +36,7 @@ from interlock import (
     WorkflowDefinition,
     effect_is,
 )
-from interlock.contracts.definition import DataUpdate, EventSpec, Gate, Stage
+from interlock.contracts.definition import DataUpdate, EventSpec, Gate, HumanWait, Stage
 from interlock.workflows.request import payloads as rp
 from interlock.workflows.request.table import OPERATOR, PRE_APPROVAL, flow_rows, recovery_rows
 
@@ -159,6 +159,11 @@ PARAMETERS = {
     "approval_required_effects": list(rp.APPROVAL_EFFECTS),
     "approver_roles": ["request_approver", "operator"],
     "operator_roles": ["operator"],
+    # waits on a person: announced again after the deadline, then every reminder period
+    "approval_reminder_after_seconds": 8 * 3600.0,
+    "approval_reminder_seconds": 4 * 3600.0,
+    "review_deadline_seconds": 4 * 3600.0,
+    "review_reminder_seconds": 4 * 3600.0,
 }
 
 
@@ -169,6 +174,20 @@ PROMISES = (
     Terminal(state="completed", effects="done"),
     Terminal(state="blocked", effects="none"),
     Terminal(state="failed", effects="none"),
+)
+
+
+APPROVAL_WAIT = HumanWait(
+    state="approval_required",
+    owner_role="request_approver",
+    deadline_param="approval_reminder_after_seconds",
+    reminder_every_param="approval_reminder_seconds",
+)
+REVIEW_WAIT = HumanWait(
+    state=REVIEW,
+    owner_role="operator",
+    deadline_param="review_deadline_seconds",
+    reminder_every_param="review_reminder_seconds",
 )
 
 
@@ -232,6 +251,7 @@ def _definition(version: int) -> WorkflowDefinition:
         data_updates={**DATA, CONFIRM_EVENT: DataUpdate(key="effect")} if recovering else DATA,
         announcements=ANNOUNCEMENTS,
         gates=(Gate(state="executing", events=("EFFECT_AUTHORIZED",), guard="payload_matches"),),
+        human_waits=(APPROVAL_WAIT, *([REVIEW_WAIT] if recovering else [])),
         parameters=PARAMETERS,
     )
 

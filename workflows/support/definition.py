@@ -23,7 +23,7 @@ from interlock import (
     WorkflowDefinition,
 )
 from interlock.contracts import rules
-from interlock.contracts.definition import DataUpdate, Gate, Stage
+from interlock.contracts.definition import DataUpdate, Gate, HumanWait, Stage
 from interlock.workflows.support import recovery
 from interlock.workflows.support.events import EVENTS, RECOVERY_EVENTS
 from interlock.workflows.support.table import REVIEW, core_rows
@@ -149,7 +149,26 @@ PARAMETERS = {
     "min_classification_confidence": 0.75,
     "approver_limits": {"support_approver": "500.00", "support_supervisor": "5000.00"},
     "operator_roles": ["support_supervisor", "operator"],
+    # waits on a person: announced again after the deadline, then every reminder period
+    "approval_reminder_after_seconds": 8 * 3600.0,
+    "approval_reminder_seconds": 4 * 3600.0,
+    "review_deadline_seconds": 4 * 3600.0,
+    "review_reminder_seconds": 4 * 3600.0,
 }
+HUMAN_WAITS = (
+    HumanWait(
+        state="AWAITING_APPROVAL",
+        owner_role="support_approver",
+        deadline_param="approval_reminder_after_seconds",
+        reminder_every_param="approval_reminder_seconds",
+    ),
+    HumanWait(
+        state=REVIEW,
+        owner_role="support_supervisor",
+        deadline_param="review_deadline_seconds",
+        reminder_every_param="review_reminder_seconds",
+    ),
+)
 
 
 def _definition(
@@ -266,6 +285,7 @@ def _definition(
         # the receipt an operator found at the provider is the action on record
         data_updates={**DATA, CONFIRM_EVENT: DataUpdate(key="action")} if effect_aware else DATA,
         announcements=ANNOUNCEMENTS,
+        human_waits=HUMAN_WAITS,
         gates=(
             Gate(state="EXECUTING_ACTION", events=("APPROVED",), guard="approval_valid"),
             Gate(state="AWAITING_APPROVAL", events=("POLICY_VALID",), guard="validation_current"),

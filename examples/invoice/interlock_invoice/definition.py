@@ -14,6 +14,7 @@ from interlock import (
     REVIEW_TARGET,
     Announcement,
     GuardInput,
+    HumanWait,
     Retry,
     Timer,
     Workflow,
@@ -47,7 +48,26 @@ PARAMETERS = {
     "approver_limits": {APPROVER: "25000.00", "finance_controller": "250000.00"},
     "reviewer_roles": [APPROVER, "finance_controller", "operator"],
     "operator_roles": ["operator", "finance_controller"],
+    # waits on a person: announced again after the deadline, then every reminder period
+    "review_deadline_seconds": 8 * 3600.0,
+    "review_reminder_seconds": 8 * 3600.0,
+    "escalation_deadline_seconds": 4 * 3600.0,
+    "escalation_reminder_seconds": 4 * 3600.0,
 }
+HUMAN_WAITS = (
+    HumanWait(
+        state=REVIEW,
+        owner_role="finance_controller",
+        deadline_param="review_deadline_seconds",
+        reminder_every_param="review_reminder_seconds",
+    ),
+    HumanWait(
+        state="APPROVAL_ESCALATED",
+        owner_role="finance_controller",
+        deadline_param="escalation_deadline_seconds",
+        reminder_every_param="escalation_reminder_seconds",
+    ),
+)
 
 
 def _amount(value: object) -> Decimal | None:
@@ -97,7 +117,7 @@ def build(version: int = 2) -> Workflow:
     effect, proves what each outcome promises about it, and recovers an unconfirmed posting
     (confirm the number found in the ledger, or post again under the same key)."""
     wf = Workflow("invoice", version=version, description="From invoice file to posting")
-    wf.settings(parameters=dict(PARAMETERS))
+    wf.settings(parameters=dict(PARAMETERS), human_waits=HUMAN_WAITS)
     _events(wf)
     _states(wf)
     _rows(wf)
