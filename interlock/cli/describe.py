@@ -9,6 +9,7 @@ import typer
 from interlock import terminal
 from interlock.cli.history import installed_registry
 from interlock.contracts.diagram import FORMATS, Format, diagram, render
+from interlock.plugins import installed
 
 
 def graph(
@@ -27,6 +28,7 @@ def graph(
     registry = installed_registry()
     known = registry.workflow_types()
     if workflow_type not in known:
+        installed().require(workflow_type)  # a refused plugin's type: its problem, exit 2
         _usage(f"unknown workflow type {workflow_type!r}; one of: {', '.join(known)}")
     versions = registry.versions(workflow_type)
     chosen = version if version is not None else versions[-1]
