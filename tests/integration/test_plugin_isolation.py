@@ -1,5 +1,6 @@
 """A broken plugin is isolated: `--help`, `workflows` and `up` run the other plugins and name
-the broken one in one line; a command that needs it exits 2 with that line.
+the broken one in one line (`workflows` lists the others and exits 2); a command that needs it
+exits 2 with that line.
 
 Two distributions are "installed" by writing their metadata (`*.dist-info` with an
 `entry_points.txt`) into a directory the CLI gets on its path: one whose entry point fails to
@@ -90,10 +91,12 @@ def test_help_works_and_names_each_broken_plugin_in_one_line(
 def test_workflows_lists_the_others_and_names_the_broken(tmp_path: Path, broken_site: Path) -> None:
     done = _interlock(_env(tmp_path, broken_site), "workflows", "--json")
 
-    assert done.returncode == 0, done.stderr
-    listed = {w["type"] for w in json.loads(done.stdout)["workflows"]}
+    assert done.returncode == 2, done.stderr  # listed, but not the installation meant
+    report = json.loads(done.stdout)
+    listed = {w["type"] for w in report["workflows"]}
     assert {"support", "request"} <= listed
     assert "hello" not in listed
+    assert {r["plugin"] for r in report["refused"]} == {"unimportable", "hello"}
     _names_both_broken_plugins_once(done.stderr)
 
 
