@@ -78,6 +78,11 @@ def run(app: Callable[[], None]) -> None:
     """Run the CLI; a configuration or start-up failure exits 2 with one line."""
     try:
         app()
+    except KeyboardInterrupt:
+        # Ctrl-C before a command set up its own handling (e.g. while the embedded stack
+        # starts): the user's choice, not a failure to explain with a trace.
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
     except (ValidationError, SettingsError) as exc:
         _fail(settings_problem(exc), exc)
     except Exception as exc:
