@@ -139,8 +139,9 @@ def _spawned(log: Path, within: float = 60.0) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_stops_up_while_a_component_is_not_ready(
-    tmp_path: Path, nats_url: str, database_url: str
+    tmp_path: Path, nats_url: str, database_url: str, stop_signal: signal.Signals
 ) -> None:
     home, site = tmp_path / "home", _hanging_site(tmp_path)
     env = _stack(
@@ -159,7 +160,7 @@ def test_ctrl_c_stops_up_while_a_component_is_not_ready(
     )
     try:
         _spawned(home / "logs" / "hello.greet.log")
-        up.send_signal(signal.SIGINT)
+        up.send_signal(stop_signal)
         out, _ = up.communicate(timeout=25)  # the grace (3 s) and the children's (15 s)
     finally:
         up.kill()
@@ -187,3 +188,37 @@ def test_a_component_refusing_to_start_stops_up_with_its_line(
     line = _one_line(done)
     assert time.monotonic() - began < 60
     assert "hello.greet" in line
+
+
+def test_a_folder_named_interlock_where_up_starts_is_named_and_shadows_nothing(
+    tmp_path: Path, nats_url: str, database_url: str
+) -> None:
+    shadow = tmp_path / "work" / "interlock"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("a project folder, not Interlock")\n')
+    script = Path(sys.executable).parent / "interlock"  # the installed command, as a user runs it
+    up = subprocess.Popen(
+        [str(script), "up", "--only", "projector", "--only", "relay"],
+        cwd=shadow.parent,
+        env=cli_env(tmp_path / "home", **_stack(nats_url, database_url)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    seen: list[str] = []
+    try:
+        assert up.stdout is not None
+        for line in up.stdout:  # up to the line printed once every component is ready
+            seen.append(line)
+            if "Ctrl-C stops everything" in line:
+                break
+        up.send_signal(signal.SIGINT)
+        rest, _ = up.communicate(timeout=25)
+    finally:
+        up.kill()
+        up.wait()
+
+    printed = "".join(seen)
+    assert "Ctrl-C stops everything" in printed, printed + rest
+    assert [line for line in seen if "shadows" in line and str(shadow) in line], printed
+    assert "Traceback" not in printed + rest
