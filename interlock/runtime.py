@@ -155,7 +155,7 @@ async def supervised(
             access.nats_url_as(server, access.nats_identity(name), secrets),
             None if role is None else access.database_url_as(database_url, role, secrets),
         )
-    supervisor = Supervisor(envs, settings.home / "logs")
+    supervisor = Supervisor(envs, settings.home / "logs", started_up=False)
     await supervisor.start()
     try:
         await _until_ready(

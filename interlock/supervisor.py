@@ -83,13 +83,20 @@ class Child:
 
 
 class Supervisor:
-    def __init__(self, environments: Mapping[str, dict[str, str]], log_dir: Path) -> None:
-        """`environments`: each child's name and its whole environment."""
+    def __init__(
+        self,
+        environments: Mapping[str, dict[str, str]],
+        log_dir: Path,
+        *,
+        started_up: bool = True,
+    ) -> None:
+        """`environments`: each child's name and its whole environment; `started_up=False`:
+        the caller waits for the children to be ready, then sets `started_up`."""
         self.children = {name: Child(name) for name in environments}
         self._envs = dict(environments)
         self._log_dir = log_dir
         self._stopping = False
-        self.started_up = False
+        self.started_up = started_up
         """Set once every child was ready: until then a child that refuses to start (exit
         2) is not restarted but left for the start-up to report (`refused`)."""
 
