@@ -14,6 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from interlock import GuardInput, Plugin, Result, StageContext, Transition, check, guard, stage
+from interlock.bindings import check_adapters
 from interlock.plugins import PluginError, installed, load
 
 
@@ -213,3 +214,14 @@ def test_importing_the_cli_and_the_components_loads_no_plugin() -> None:
     )
 
     assert (done.returncode, done.stdout.strip()) == (0, "0"), done.stderr
+
+
+def test_adapters_configured_for_a_refused_plugin_name_its_refusal() -> None:
+    loaded = load([("greeter", "dist 1.0", graph_broken())])
+    adapters = {"hello": {"greeter": {"base_url": "https://greet.example.com/v1/"}}}
+
+    with pytest.raises(PluginError) as refused:
+        check_adapters(adapters, loaded)
+
+    assert refused.value.plugin == "greeter"
+    assert "NOWHERE" in str(refused.value)
