@@ -164,8 +164,9 @@ def _known(name: str) -> str:
     """The component's full name; exit 2 naming the known ones otherwise."""
     try:
         return resolve_name(name)
-    except ValueError as exc:  # one line (exit 2), as `up` reports a child's refusal
-        raise ConfigurationError(str(exc)) from None
+    except ValueError as exc:  # one line, never wrapped: `up` reports it as the refusal
+        terminal.errors.print(f"[red]{exc}[/]", soft_wrap=True, highlight=False)
+        raise typer.Exit(2) from None
 
 
 async def within_grace(running: Awaitable[None], stop: asyncio.Event, s: Settings) -> None:
