@@ -222,3 +222,31 @@ def test_a_folder_named_interlock_where_up_starts_is_named_and_shadows_nothing(
     assert "Ctrl-C stops everything" in printed, printed + rest
     assert [line for line in seen if "shadows" in line and str(shadow) in line], printed
     assert "Traceback" not in printed + rest
+
+
+def test_an_adapter_configuration_its_stage_refuses_is_one_line_naming_it(
+    tmp_path: Path, nats_url: str, database_url: str
+) -> None:
+    """Up's own check passes (the credential is read only when the adapter is built, in the
+    stage's process): the stage's refusal, not a broker's closed connection, is reported."""
+    adapters = (
+        '{"request": {"effects": {"adapter": "http", "base_url": "http://127.0.0.1:9/", '
+        '"headers": {"Authorization": {"env": "NOPE_EFFECTS_TOKEN"}}}}}'
+    )
+    began = time.monotonic()
+
+    done = _interlock(
+        tmp_path / "home",
+        "up",
+        "--only",
+        "projector",
+        "--only",
+        "request.execute_effect",
+        **_stack(nats_url, database_url, INTERLOCK_ADAPTERS=adapters, INTERLOCK_STAGE_HOST="off"),
+    )
+
+    line = _one_line(done)
+    assert time.monotonic() - began < 60
+    assert "request.execute_effect cannot start" in line
+    assert "NOPE_EFFECTS_TOKEN" in line
+    assert "closed for good" not in line
