@@ -164,7 +164,9 @@ async def supervised(
         supervisor.started_up = True
         yield supervisor
     finally:
-        await supervisor.stop()
+        # A child still running after the shutdown grace is killed: stopping (Ctrl-C)
+        # never waits longer than that, whatever the children do.
+        await supervisor.stop(settings.shutdown_grace)
 
 
 async def _until_ready(

@@ -112,10 +112,13 @@ def test_a_missing_database_is_one_line_naming_it(
 
 
 HANGING = """\
+import signal
 import sys
 import time
 
-if "service" in sys.argv:  # the component's process: hang before it is ever ready
+if "service" in sys.argv:  # the component's process: deaf to SIGTERM, never ready
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    print("hanging", flush=True)
     time.sleep(3600)
 from hello_workflow import PLUGIN
 """
@@ -132,10 +135,11 @@ def _hanging_site(root: Path) -> Path:
     return site
 
 
-def _spawned(log: Path, within: float = 60.0) -> None:
+def _hanging(log: Path, within: float = 60.0) -> None:
+    """Return once the component wrote that it hangs (deaf to SIGTERM from then on)."""
     deadline = time.monotonic() + within
-    while not log.exists():
-        assert time.monotonic() < deadline, f"no {log} after {within}s"
+    while not (log.exists() and "hanging" in log.read_text()):
+        assert time.monotonic() < deadline, f"no hanging component in {log} after {within}s"
         time.sleep(0.1)
 
 
@@ -159,13 +163,16 @@ def test_ctrl_c_stops_up_while_a_component_is_not_ready(
         text=True,
     )
     try:
-        _spawned(home / "logs" / "hello.greet.log")
+        _hanging(home / "logs" / "hello.greet.log")
         up.send_signal(stop_signal)
-        out, _ = up.communicate(timeout=25)  # the grace (3 s) and the children's (15 s)
+        signalled = time.monotonic()
+        out, _ = up.communicate(timeout=30)
+        stopped_after = time.monotonic() - signalled
     finally:
         up.kill()
         up.wait()
 
+    assert stopped_after < 3 + 4, out  # the shutdown grace, whatever the children do
     assert "Traceback" not in out, out
     assert up.returncode in (0, 1, 130), out
 
