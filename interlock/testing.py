@@ -74,9 +74,11 @@ class WorkflowTestEnv:
             rand=lambda: 0.5,
             parameters={plugin.workflow_type: dict(parameters or {})},
         )
-        bound = dict(adapters or {})
+        bound, definitions = dict(adapters or {}), plugin.definitions
         self._stages = {
-            s.name: StageWorker(plugin.workflow_type, s.name, typed(plugin.workflow_type, s, bound))
+            s.name: StageWorker(
+                plugin.workflow_type, s.name, typed(plugin.workflow_type, s, bound, definitions)
+            )
             for s in plugin.stages
         }
         self.published: list[Envelope] = []
