@@ -68,6 +68,7 @@ def check_adapters(settings: Mapping[str, Mapping[str, Any]], installed: Install
     names an unknown type, port or adapter kind, or whose configuration its adapter refuses."""
     for workflow_type, ports in sorted(settings.items()):
         if workflow_type not in installed.plugins:
+            installed.require(workflow_type)  # a refused plugin's type: say why it is missing
             known = ", ".join(sorted(installed.plugins))
             raise AdapterConfigError(workflow_type, "*", f"no such workflow type ({known})")
         plugin = installed.plugin(workflow_type)

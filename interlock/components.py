@@ -44,6 +44,7 @@ from interlock.services.gateway import Limits
 from interlock.services.gateway import run_gateway as serve_gateway
 from interlock.simulators import run_simulator
 from interlock.stage_services import run_stage_host, stage_component
+from interlock.startup import require_free_ports
 
 log = logging.getLogger("interlock")
 
@@ -232,6 +233,7 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
 
 async def run_console(rt: Runtime, stop: asyncio.Event) -> None:
     registry = installed().registry
+    require_free_ports(rt.settings, [CONSOLE])  # one line (exit 2), not a crash loop
     await console.serve(rt.settings, rt.nats_url, rt.database_url, stop, registry=registry)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from interlock.contracts.partitions import is_projector
 from interlock.messaging.permissions import STAGE_HOST
+from interlock.plugins import installed
 from interlock.runtime import default_components
 
 SIMULATOR = "sim"
@@ -42,5 +43,6 @@ def resolve_name(name: str) -> str:
     matches = [k for k in known if k.split(".", 1)[-1] == name]
     if len(matches) == 1:
         return matches[0]
+    installed().require(name)  # a stage of a refused plugin: that plugin's problem, exit 2
     hint = f"one of: {', '.join(sorted(known))}"
     raise ValueError(f"unknown or ambiguous component {name!r}; {hint}")

@@ -21,6 +21,9 @@ log = logging.getLogger("interlock")
 EXIT_CONNECTION_LOST = 75
 """Exit status of a component whose broker connection closed for good (EX_TEMPFAIL): its
 supervisor, or compose, starts it again."""
+CLOSED_GRACE = 2.0
+"""Seconds between a connection closing and that exit: time for a component that is failing
+on its own account to end with its own error first."""
 
 
 def connection_options(name: str, stop: asyncio.Event) -> dict[str, Any]:
@@ -29,12 +32,20 @@ def connection_options(name: str, stop: asyncio.Event) -> dict[str, Any]:
     running, exit so that the supervisor restarts it: never a live process with a dead
     connection."""
 
-    async def closed() -> None:
+    def still_running() -> None:
         if not stop.is_set():
             log.error("%s: broker connection closed for good; exiting to be restarted", name)
             for handler in logging.getLogger().handlers:
                 handler.flush()
             os._exit(EXIT_CONNECTION_LOST)
+
+    async def closed() -> None:
+        # Not at once: a component failing on its own (an adapter it cannot build, a port in
+        # use) closes its connection while it unwinds, and its own error, reported by the
+        # CLI's error path, is the one to tell. If the process is still running after that
+        # grace, the connection really closed under it.
+        if not stop.is_set():
+            asyncio.get_running_loop().call_later(CLOSED_GRACE, still_running)
 
     return {
         "name": f"interlock-{name}",

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.projector.store.errors import schema_missing
 
 CONFIGURATION_EXIT = 2
 # A plugin the runtime refuses to load (invalid definition) stops every command that needs
@@ -59,6 +60,9 @@ def debugging() -> bool:
 
 def one_line(exc: BaseException) -> str | None:
     """What to print for a failure of configuration or start-up; None for any other."""
+    missing = schema_missing(exc)  # a driver's error that is the setup's fault
+    if missing is not None:
+        exc = missing
     if isinstance(exc, InterlockError) and exc.code in SETUP_CODES:
         first, *rest = str(exc).splitlines() or [""]
         return f"{first} (more with --debug)" if rest else first
@@ -74,6 +78,11 @@ def run(app: Callable[[], None]) -> None:
     """Run the CLI; a configuration or start-up failure exits 2 with one line."""
     try:
         app()
+    except KeyboardInterrupt:
+        # Ctrl-C before a command set up its own handling (e.g. while the embedded stack
+        # starts): the user's choice, not a failure to explain with a trace.
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
     except (ValidationError, SettingsError) as exc:
         _fail(settings_problem(exc), exc)
     except Exception as exc:

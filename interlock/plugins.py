@@ -2,14 +2,18 @@
 
 Every distribution may register `Plugin` objects under the entry point group
 `interlock.workflows` (the runtime's own `support` and `request` are registered the same way).
-A plugin is refused at load, with an error naming the plugin, the row and the problem, when a
-definition fails the graph check, its stages do not match its definition's jobs, a stage's
-models do not match what the definition passes and accepts, or another plugin already claims
-its workflow type. The `Registry` handed to the components is built from what was loaded.
+A plugin is refused at load, with an error naming the plugin, the row and the problem, when its
+entry point does not import, a definition fails the graph check, its stages do not match its
+definition's jobs, a stage's models do not match what the definition passes and accepts, or
+another plugin already claims its workflow type. A refused plugin is isolated: it is skipped,
+kept in `Installed.broken` and reported in one line, and the others run; a command that needs
+it fails with that line (exit 2). The `Registry` handed to the components is built from what
+was loaded.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -21,8 +25,8 @@ from pydantic import BaseModel
 from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin
 from interlock._sdk.stages import StageHandler
 from interlock.contracts.definition import WorkflowDefinition
-from interlock.contracts.errors import ErrorCode, InterlockError
-from interlock.contracts.graphcheck import check
+from interlock.contracts.errors import DefinitionError, ErrorCode, InterlockError
+from interlock.contracts.graphcheck import assert_valid
 from interlock.contracts.registry import Registry
 from interlock.projector.engine import ACTIONS, GUARDS
 
@@ -33,11 +37,17 @@ class PluginError(InterlockError):
     code = ErrorCode.INVALID_DEFINITION
     retryable = False
 
-    def __init__(self, plugin: str, row: str, problem: str) -> None:
+    def __init__(
+        self, plugin: str, row: str, problem: str, *, workflow_type: str | None = None
+    ) -> None:
+        # One line whatever the cause: it is what a start-up prints about the plugin.
+        problem = " ".join(problem.split())
         super().__init__(
             f"plugin {plugin}: {row}: {problem}", hint="fix or uninstall the plugin's distribution"
         )
         self.plugin, self.row, self.problem = plugin, row, problem
+        self.workflow_type = workflow_type
+        """The type the plugin claims, when it got far enough to say."""
 
 
 @dataclass(frozen=True)
@@ -54,36 +64,78 @@ class Installed:
     plugins: dict[str, Loaded]
     """By workflow type."""
     registry: Registry
+    broken: tuple[PluginError, ...] = ()
+    """The plugins refused at load, skipped: the others run without them."""
 
     def plugin(self, workflow_type: str) -> Plugin:
         try:
             return self.plugins[workflow_type].plugin
         except KeyError:
+            self.require(workflow_type)
             known = sorted(self.plugins)
             raise LookupError(f"no plugin for workflow type {workflow_type!r}; {known}") from None
 
+    def refusal(self, name: str) -> PluginError | None:
+        """Why the plugin providing `name` (a workflow type, an entry point, or a stage as
+        `type.stage`) was refused; None when no refused plugin claims it."""
+        claimed = name.split(".", 1)[0]
+        for error in self.broken:
+            if claimed in (error.plugin, error.workflow_type) and claimed not in self.plugins:
+                return error
+        return None
+
+    def require(self, name: str) -> None:
+        """Raise the refusal of the plugin `name` needs (see `refusal`): a command that needs
+        a broken plugin stops with its one line (exit 2)."""
+        error = self.refusal(name)
+        if error is not None:
+            raise error
+
 
 def load(found: Iterable[tuple[str, str, object]]) -> Installed:
-    """Check and index `(entry point, distribution, object)` triples."""
+    """Check and index `(entry point, distribution, object)` triples; an object that is a
+    `PluginError` (its entry point did not import) or a plugin refused by the checks is kept
+    in `broken` instead."""
     plugins: dict[str, Loaded] = {}
+    broken: list[PluginError] = []
     for name, distribution, obj in found:
-        if not isinstance(obj, Plugin):
-            raise PluginError(name, "entry point", f"names a {type(obj).__name__}, not a Plugin")
-        validate(obj, name)
-        claimed = plugins.get(obj.workflow_type)
-        if claimed is not None:
-            raise PluginError(
-                name,
-                f"workflow type {obj.workflow_type!r}",
-                f"already provided by plugin {claimed.entry_point} ({claimed.distribution})",
-            )
-        plugins[obj.workflow_type] = Loaded(obj, name, distribution)
+        try:
+            plugin = _admitted(name, obj, plugins)
+        except PluginError as refused:
+            broken.append(refused)
+            continue
+        plugins[plugin.workflow_type] = Loaded(plugin, name, distribution)
     registry = Registry(
         (d for p in plugins.values() for d in p.plugin.definitions),
         guards={t: p.plugin.guard_predicates() for t, p in plugins.items()},
         keys={t: k for t, p in plugins.items() if (k := p.plugin.workflow_key) is not None},
     )
-    return Installed(dict(sorted(plugins.items())), registry)
+    return Installed(dict(sorted(plugins.items())), registry, tuple(broken))
+
+
+def _admitted(name: str, obj: object, plugins: dict[str, Loaded]) -> Plugin:
+    """`obj` as a plugin that may join `plugins`; PluginError naming the problem otherwise."""
+    if isinstance(obj, PluginError):
+        raise obj
+    if not isinstance(obj, Plugin):
+        raise PluginError(name, "entry point", f"names a {type(obj).__name__}, not a Plugin")
+    try:
+        validate(obj, name)
+    except PluginError as refused:
+        refused.workflow_type = obj.workflow_type
+        raise
+    except Exception as exc:  # a third party's code: whatever it raises refuses only itself
+        raise PluginError(
+            name, obj.workflow_type, f"its check failed: {exc!r}", workflow_type=obj.workflow_type
+        ) from exc
+    claimed = plugins.get(obj.workflow_type)
+    if claimed is not None:
+        raise PluginError(
+            name,
+            f"workflow type {obj.workflow_type!r}",
+            f"already provided by plugin {claimed.entry_point} ({claimed.distribution})",
+        )
+    return obj
 
 
 def _discovered() -> list[tuple[str, str, object]]:
@@ -99,16 +151,22 @@ def _distribution(ep: EntryPoint) -> str:
 
 
 def _load(ep: EntryPoint) -> object:
+    """The entry point's object, or the PluginError saying why it does not import (kept, so
+    that one broken distribution does not hide the others)."""
     try:
         return ep.load()
     except Exception as exc:
-        raise PluginError(ep.name, ep.value, f"cannot be imported: {exc!r}") from exc
+        return PluginError(ep.name, ep.value, f"cannot be imported: {exc!r}")
 
 
 @cache  # the installed distributions do not change under a running process
 def installed() -> Installed:
-    """The installed plugins and their registry."""
-    return load(_discovered())
+    """The installed plugins and their registry; each refused plugin is reported once, in one
+    line on stderr, and skipped."""
+    found = load(_discovered())
+    for refused in found.broken:
+        print(f"warning: skipped {refused}", file=sys.stderr)
+    return found
 
 
 def validate(plugin: Plugin, name: str) -> None:
@@ -118,13 +176,18 @@ def validate(plugin: Plugin, name: str) -> None:
     for g in plugin.guards:
         if g.name in GUARDS:
             raise PluginError(name, f"guard {g.name!r}", "has the name of a built-in guard")
+    versions = [d.version for d in plugin.definitions]
     for d in plugin.definitions:
         row = f"{d.workflow_type} v{d.version}"
+        if versions.count(d.version) > 1:
+            raise PluginError(name, row, "defined twice")
         if d.workflow_type != plugin.workflow_type:
             raise PluginError(name, row, f"is not of the plugin's type {plugin.workflow_type!r}")
-        issues = check(d, {*GUARDS, *plugin.guard_predicates()}, ACTIONS)
-        if issues:
-            raise PluginError(name, row, "; ".join(f"[{i.code}] {i.message}" for i in issues))
+        try:
+            assert_valid(d, {*GUARDS, *plugin.guard_predicates()}, ACTIONS)
+        except DefinitionError as refused:
+            problem = "; ".join(f"[{i.code}] {i.message}" for i in refused.issues)
+            raise PluginError(name, row, problem) from refused
     _model_tasks_unique(plugin, name)
     _stages_match(plugin, name)
 

@@ -88,7 +88,7 @@ async def _first_connection(pool: AsyncEngine, url: str, within: float) -> None:
             async with asyncio.timeout(max(0.5, deadline - asyncio.get_running_loop().time())):
                 connection = await pool.connect()
         except Exception as exc:
-            if asyncio.get_running_loop().time() >= deadline or _refused_credentials(exc):
+            if asyncio.get_running_loop().time() >= deadline or _final(exc):
                 raise ServerUnreachable(
                     f"PostgreSQL at {redacted(url)} {_why(exc, within)}",
                     hint="start it, or point INTERLOCK_DATABASE_URL at it "
@@ -104,18 +104,37 @@ def _refused_credentials(exc: Exception) -> bool:
     """An authentication refusal will not change by trying again."""
     if isinstance(exc, nats.errors.AuthorizationError):
         return True
-    # PostgreSQL's class 28 (invalid authorization), under SQLAlchemy's wrapping.
+    return _sqlstate(exc).startswith(INVALID_AUTHORIZATION)
+
+
+def _final(exc: Exception) -> bool:
+    """A database's refusal that will not change by trying again: the credentials, or a
+    database the server does not have."""
+    return _refused_credentials(exc) or _sqlstate(exc) == NO_SUCH_DATABASE
+
+
+INVALID_AUTHORIZATION = "28"
+"""PostgreSQL's SQLSTATE class for refused credentials."""
+NO_SUCH_DATABASE = "3D000"
+"""PostgreSQL's SQLSTATE for a database name the server does not know."""
+
+
+def _sqlstate(exc: Exception) -> str:
+    """PostgreSQL's SQLSTATE under SQLAlchemy's wrapping ("" for any other error)."""
     cause: BaseException | None = exc
     for _ in range(5):  # the driver's error is a link or two down
         if cause is None:
             break
-        if str(getattr(cause, "sqlstate", "") or "").startswith("28"):
-            return True
+        state = str(getattr(cause, "sqlstate", "") or "")
+        if state:
+            return state
         cause = cause.__cause__ or getattr(cause, "orig", None)
-    return False
+    return ""
 
 
 def _why(exc: Exception, within: float) -> str:
     if _refused_credentials(exc):
         return "refused the credentials"
+    if _sqlstate(exc) == NO_SUCH_DATABASE:
+        return "answers, but that database does not exist (create it, then `interlock migrate`)"
     return f"is unreachable (no connection within {within:g}s: {type(exc).__name__})"

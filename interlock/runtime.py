@@ -14,6 +14,7 @@ from interlock import access
 from interlock.childenv import child_environment
 from interlock.contracts.partitions import components as projector_components
 from interlock.contracts.urls import nats_inbox, nats_servers
+from interlock.failures import ConfigurationError
 from interlock.health import wait_until_ready
 from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.streams import provision
@@ -122,11 +123,18 @@ async def prepare(
 
 @asynccontextmanager
 async def supervised(
-    settings: Settings, nats_url: str, database_url: str, names: list[str]
+    settings: Settings,
+    nats_url: str,
+    database_url: str,
+    names: list[str],
+    stop: asyncio.Event | None = None,
 ) -> AsyncIterator[Supervisor]:
     """Run the named components as child processes for the duration, each with its own
     credentials and settings only (`nats_url` and `database_url`: the administrators');
-    `projector` stands for every partition of a partitioned projector."""
+    `projector` stands for every partition of a partitioned projector. Enters once every
+    component is ready, or as soon as `stop` is set (the caller then checks it); a component
+    that refuses to start (exit 2) or is not ready in time is a `ConfigurationError` naming
+    it and its last words."""
     secrets = access.secrets_of(settings)
     partitions = settings.projector_partitions
     names = with_partitions(names, partitions)
@@ -147,10 +155,48 @@ async def supervised(
             access.nats_url_as(server, access.nats_identity(name), secrets),
             None if role is None else access.database_url_as(database_url, role, secrets),
         )
-    supervisor = Supervisor(envs, settings.home / "logs")
+    supervisor = Supervisor(envs, settings.home / "logs", started_up=False)
     await supervisor.start()
     try:
-        await wait_until_ready(nats_url, names, partitions=partitions)
+        await _until_ready(
+            supervisor, wait_until_ready(nats_url, names, partitions=partitions), stop
+        )
+        supervisor.started_up = True
         yield supervisor
     finally:
-        await supervisor.stop()
+        # A child still running after the shutdown grace is killed: stopping (Ctrl-C)
+        # never waits longer than that, whatever the children do.
+        await supervisor.stop(settings.shutdown_grace)
+
+
+async def _until_ready(
+    supervisor: Supervisor, ready: Awaitable[None], stop: asyncio.Event | None
+) -> None:
+    """Await `ready` unless `stop` is set first; stop early, naming the component, when one
+    refuses to start: restarting it would only repeat its refusal until the deadline."""
+    waiting = asyncio.ensure_future(ready)
+    try:
+        while not waiting.done():
+            if stop is not None and stop.is_set():
+                return
+            refused = supervisor.refused()
+            if refused is not None:
+                words = refused.last_words.removeprefix("error: ") or refused.last_exit
+                raise ConfigurationError(f"{refused.name} cannot start: {words}")
+            await asyncio.wait({waiting}, timeout=0.2)
+        try:
+            waiting.result()
+        except TimeoutError as exc:
+            raise ConfigurationError(f"{exc}{_last_exits(supervisor)}") from None
+    finally:
+        waiting.cancel()
+
+
+def _last_exits(supervisor: Supervisor) -> str:
+    """Each restarted component's last exit and last words, on the same line."""
+    exits = [
+        f"{c.name}: {c.last_exit}" + (f": {c.last_words}" if c.last_words else "")
+        for c in supervisor.children.values()
+        if c.restarts
+    ]
+    return f" ({'; '.join(exits)})" if exits else ""

@@ -62,6 +62,9 @@ class Child:
     process: asyncio.subprocess.Process | None = None
     restarts: int = 0
     last_exit: str = ""
+    last_code: int | None = None
+    last_words: str = ""
+    """The last line the child wrote before it last exited (its one-line error, if any)."""
     watcher: asyncio.Task[None] | None = None
     started: asyncio.Event = field(default_factory=asyncio.Event)
     released: asyncio.Event = field(default_factory=asyncio.Event)
@@ -80,12 +83,22 @@ class Child:
 
 
 class Supervisor:
-    def __init__(self, environments: Mapping[str, dict[str, str]], log_dir: Path) -> None:
-        """`environments`: each child's name and its whole environment."""
+    def __init__(
+        self,
+        environments: Mapping[str, dict[str, str]],
+        log_dir: Path,
+        *,
+        started_up: bool = True,
+    ) -> None:
+        """`environments`: each child's name and its whole environment; `started_up=False`:
+        the caller waits for the children to be ready, then sets `started_up`."""
         self.children = {name: Child(name) for name in environments}
         self._envs = dict(environments)
         self._log_dir = log_dir
         self._stopping = False
+        self.started_up = started_up
+        """Set once every child was ready: until then a child that refuses to start (exit
+        2) is not restarted but left for the start-up to report (`refused`)."""
 
     async def start(self) -> None:
         self._log_dir.mkdir(parents=True, exist_ok=True)
@@ -97,6 +110,9 @@ class Supervisor:
         with (self._log_dir / f"{child.name}.log").open("ab") as out:
             child.process = await asyncio.create_subprocess_exec(
                 sys.executable,
+                # -P: not the working directory first on the path, so a folder named
+                # `interlock` where `up` was started cannot shadow the installed package.
+                "-P",
                 "-m",
                 "interlock",
                 "service",
@@ -124,7 +140,10 @@ class Supervisor:
             if self._stopping:
                 return
             child.restarts += 1
-            child.last_exit = exit_reason(code)
+            child.last_exit, child.last_code = exit_reason(code), code
+            child.last_words = _last_lines(log_path, since).rsplit("\n", 1)[-1].strip()
+            if code == 2 and not self.started_up:
+                return
             if not child.released.is_set():
                 await child.released.wait()
                 delay = FIRST_RESTART_DELAY
@@ -192,6 +211,11 @@ class Supervisor:
                 child.watcher.cancel()
                 with suppress(asyncio.CancelledError):
                     await child.watcher
+
+    def refused(self) -> Child | None:
+        """A child whose last exit was a configuration or start-up failure (status 2): one
+        that restarting will not mend."""
+        return next((c for c in self.children.values() if c.last_code == 2), None)
 
     def pids(self) -> dict[str, int]:
         return {c.name: c.pid for c in self.children.values() if c.pid is not None}

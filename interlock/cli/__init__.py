@@ -12,6 +12,7 @@ in the tools (`demo`, `bench`), which share their options through `interlock.opt
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated
 
 import typer
@@ -30,6 +31,7 @@ from interlock.cli import (
     web,
     workflows,
 )
+from interlock.plugins import installed
 from interlock.tools.bench import bench
 from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo
@@ -78,4 +80,13 @@ for command in operate.COMMANDS:
 
 
 def main() -> None:
+    if _asks_for_help(sys.argv[1:]):
+        # A help screen names the refused plugins (one line each, on stderr): what a user
+        # reads first when a workflow type is missing. Other commands load the plugins when
+        # they need them, and report them then.
+        installed()
     failures.run(lambda: app(prog_name="interlock"))
+
+
+def _asks_for_help(arguments: list[str]) -> bool:
+    return not arguments or "--help" in arguments

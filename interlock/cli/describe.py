@@ -11,6 +11,7 @@ from interlock.cli.history import installed_registry
 from interlock.contracts.diagram import FORMATS, Format, diagram, render
 from interlock.contracts.graphjson import graph_json
 from interlock.options import JsonOpt
+from interlock.plugins import installed
 
 
 def graph(
@@ -31,6 +32,7 @@ def graph(
     registry = installed_registry()
     known = registry.workflow_types()
     if workflow_type not in known:
+        installed().require(workflow_type)  # a refused plugin's type: its problem, exit 2
         _usage(f"unknown workflow type {workflow_type!r}; one of: {', '.join(known)}")
     versions = registry.versions(workflow_type)
     chosen = version if version is not None else versions[-1]

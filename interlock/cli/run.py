@@ -7,10 +7,12 @@ import asyncio
 import os
 import signal
 from collections.abc import Awaitable
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+import interlock
 from interlock import console, telemetry, terminal
 from interlock.access import component_roles
 from interlock.composition import CONSOLE, GATEWAY, default_stack, resolve_name
@@ -22,6 +24,7 @@ from interlock.health import healthy
 from interlock.options import load_settings, with_component, with_stack
 from interlock.runtime import Runtime, prepare, supervised
 from interlock.settings import Settings
+from interlock.startup import require_free_ports, shadowing_directory
 from interlock.uplock import only_up
 
 
@@ -36,7 +39,9 @@ def up(
         stop = stop_on_signals()
         stack = default_stack(partitions=s.projector_partitions, stage_host=s.hosts_stages())
         names = only or [*stack, GATEWAY, CONSOLE]
-        async with supervised(s, nats_url, database_url, names) as supervisor:
+        async with supervised(s, nats_url, database_url, names, stop) as supervisor:
+            if stop.is_set():  # Ctrl-C while the components were starting
+                return
             shown = write_endpoints(s, nats_url, database_url, names)
             terminal.console.print(
                 f"NATS {shown['nats_url']} (clients: `interlock client-url NAME`)\n"
@@ -56,6 +61,16 @@ def up(
     settings, sender_line = with_dev_sender(load_settings())
     _check_adapters(settings)
     _check_layout(only or [], settings.projector_partitions)
+    require_free_ports(settings, only or [GATEWAY, CONSOLE])  # before any server is started
+    shadow = shadowing_directory(Path(interlock.__file__).parent, Path.cwd())
+    if shadow is not None:
+        terminal.errors.print(
+            f"warning: {shadow} shadows the installed interlock package for `python -m "
+            "interlock` run here (the components are started so that it does not)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     with only_up(settings.home):
         with_stack(run, settings)
 
@@ -149,8 +164,8 @@ def _known(name: str) -> str:
     """The component's full name; exit 2 naming the known ones otherwise."""
     try:
         return resolve_name(name)
-    except ValueError as exc:
-        terminal.errors.print(f"[red]{exc}[/]")
+    except ValueError as exc:  # one line, never wrapped: `up` reports it as the refusal
+        terminal.errors.print(f"[red]{exc}[/]", soft_wrap=True, highlight=False)
         raise typer.Exit(2) from None
 
 

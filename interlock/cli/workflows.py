@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import typer
 from rich.table import Table
 
 from interlock import terminal
@@ -12,11 +13,20 @@ from interlock.plugins import Installed, installed
 
 
 def workflows(json_output: JsonOpt = False) -> None:
-    """The installed workflow types: versions, stages, ports and the distribution of each."""
-    found = describe(installed())
+    """The installed workflow types: versions, stages, ports and the distribution of each.
+    Exit 2 when a plugin was refused (each named in one line on stderr, and under `refused`
+    in `--json`): the others are listed, but the installation is not what was meant."""
+    loaded = installed()
+    found = describe(loaded)
     if json_output:
         terminal.print_json(found)
-        return
+    else:
+        _table(found)
+    if loaded.broken:
+        raise typer.Exit(2)
+
+
+def _table(found: dict[str, Any]) -> None:
     table = Table("type", "versions", "stages", "ports", "distribution", box=None)
     for w in found["workflows"]:
         table.add_row(
@@ -58,4 +68,5 @@ def describe(found: Installed) -> dict[str, Any]:
                 "entry_point": loaded.entry_point,
             }
         )
-    return {"workflows": entries}
+    refused = [{"plugin": e.plugin, "problem": f"{e.row}: {e.problem}"} for e in found.broken]
+    return {"workflows": entries, "refused": refused}

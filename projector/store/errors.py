@@ -23,3 +23,40 @@ class DuplicateEvent(InterlockError):
 
     code = ErrorCode.DUPLICATE_EVENT
     retryable = False
+
+
+class DatabaseNotMigrated(InterlockError):
+    """The database answers but has no Interlock schema (a table the store reads is missing:
+    it was never migrated). A setup problem, not a transient one: waiting will not create it."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
+
+
+UNDEFINED_TABLE = "42P01"
+"""PostgreSQL's SQLSTATE for a relation that does not exist."""
+
+
+def schema_missing(exc: BaseException) -> DatabaseNotMigrated | None:
+    """`DatabaseNotMigrated` if `exc` (or what it wraps, however deep: SQLAlchemy's translation,
+    the driver's error, an exception group) is PostgreSQL's undefined-table error; else None.
+    Recognised by SQLSTATE, never by the message."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if getattr(current, "sqlstate", None) == UNDEFINED_TABLE:
+            return DatabaseNotMigrated(
+                "the database has no Interlock schema (it was never migrated)",
+                hint="create it with `interlock migrate` on the same INTERLOCK_DATABASE_URL",
+            )
+        pending += [e for e in (current.__cause__, current.__context__) if e is not None]
+        orig = getattr(current, "orig", None)
+        if isinstance(orig, BaseException):
+            pending.append(orig)
+        if isinstance(current, BaseExceptionGroup):
+            pending += current.exceptions
+    return None

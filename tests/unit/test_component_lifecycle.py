@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from interlock.cli.run import within_grace
-from interlock.connections import EXIT_CONNECTION_LOST, connection_options
+from interlock.connections import CLOSED_GRACE, EXIT_CONNECTION_LOST, connection_options
 from interlock.health import healthy
 from interlock.messaging.progress import Progress, Report
 from interlock.settings import Settings
@@ -32,15 +32,39 @@ async def test_a_connection_closed_for_good_exits_the_process_unless_stopping(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     exits: list[int] = []
-    monkeypatch.setattr("os._exit", exits.append)
+    exited = asyncio.Event()
+
+    def exit_(code: int) -> None:
+        exits.append(code)
+        exited.set()
+
+    monkeypatch.setattr("os._exit", exit_)
+    monkeypatch.setattr("interlock.connections.CLOSED_GRACE", 0.01)
     stop = asyncio.Event()
     closed = connection_options("relay", stop)["closed_cb"]
 
     await closed()
+    await asyncio.wait_for(exited.wait(), 5)  # the exit comes after the grace
     stop.set()
     await closed()
 
     assert exits == [EXIT_CONNECTION_LOST]
+
+
+async def test_a_component_failing_on_its_own_is_not_exited_as_a_lost_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its connection closes while it unwinds; its own error must be the one reported."""
+    scheduled: list[tuple[float, object]] = []
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(loop, "call_later", lambda delay, fn: scheduled.append((delay, fn)))
+    exits: list[int] = []
+    monkeypatch.setattr("os._exit", exits.append)
+
+    await connection_options("relay", asyncio.Event())["closed_cb"]()
+
+    assert exits == []  # not at once: the failing component's own error comes first
+    assert [delay for delay, _ in scheduled] == [CLOSED_GRACE]
 
 
 async def test_a_component_that_ignores_stop_is_cancelled_after_its_grace() -> None:

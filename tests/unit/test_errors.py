@@ -7,10 +7,12 @@ import importlib
 import inspect
 import pkgutil
 
+import asyncpg
 import pytest
 
 import interlock
 from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
+from interlock.projector.store.errors import schema_missing
 
 ABSTRACT = {InterlockError, TransientError}
 
@@ -80,3 +82,21 @@ def test_one_class_per_name() -> None:
 def test_no_error_code_is_left_unused() -> None:
     used = {vars(cls)["code"] for cls in CONCRETE}
     assert set(ErrorCode) - used == set()
+
+
+def test_an_undefined_table_however_wrapped_is_a_missing_schema() -> None:
+    driver = asyncpg.exceptions.UndefinedTableError('relation "workflows" does not exist')
+    try:
+        try:
+            raise driver
+        except asyncpg.exceptions.UndefinedTableError as exc:
+            raise RuntimeError("translated") from exc
+    except RuntimeError as wrapped:
+        grouped = ExceptionGroup("task group", [ValueError("other"), wrapped])
+
+    missing = schema_missing(grouped)
+
+    assert missing is not None
+    assert missing.code is ErrorCode.CONFIGURATION
+    assert "interlock migrate" in str(missing)
+    assert schema_missing(RuntimeError("no table involved")) is None

@@ -1,9 +1,12 @@
 """Loading plugins: the built-in workflows come through the entry point group like any other,
-and a plugin that does not fit its definition is refused naming plugin, row and problem."""
+a plugin that does not fit its definition is refused naming plugin, row and problem, and a
+refused plugin is skipped while the others load."""
 
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from typing import Any
 
 import hello_workflow as hello
@@ -11,13 +14,68 @@ import pytest
 from pydantic import BaseModel
 
 from interlock import GuardInput, Plugin, Result, StageContext, Transition, check, guard, stage
+from interlock.bindings import check_adapters
 from interlock.plugins import PluginError, installed, load
 
 
 def refusal(*plugins: object) -> PluginError:
-    with pytest.raises(PluginError) as refused:
-        load((f"p{i}", "dist 1.0", p) for i, p in enumerate(plugins))
-    return refused.value
+    """The one refusal among `plugins` (the others load)."""
+    loaded = load((f"p{i}", "dist 1.0", p) for i, p in enumerate(plugins))
+    assert len(loaded.broken) == 1, loaded.broken
+    return loaded.broken[0]
+
+
+def graph_broken() -> Plugin:
+    """The hello plugin with a row into a state it never declares."""
+    broken = hello.definition()
+    broken.on("GREETING", "GREETED", "NOWHERE")
+    plugin: Plugin = dataclasses.replace(hello.PLUGIN, definitions=(broken.build(),))
+    return plugin
+
+
+def test_a_plugin_that_does_not_import_is_skipped_and_the_others_load() -> None:
+    unimportable = PluginError("broken", "broken:PLUGIN", "cannot be imported: ImportError()")
+
+    loaded = load([("broken", "broken 0.1", unimportable), ("hello", "hello 0.1", hello.PLUGIN)])
+
+    assert set(loaded.plugins) == {"hello"}
+    assert loaded.registry.workflow_types() == ["hello"]
+    assert loaded.broken == (unimportable,)
+
+
+def test_a_plugin_failing_the_graph_check_is_skipped_and_named_in_one_line() -> None:
+    loaded = load([("greeter", "dist 1.0", graph_broken()), ("other", "dist 1.0", object())])
+
+    assert loaded.plugins == {}
+    first = loaded.broken[0]
+    assert (first.plugin, first.workflow_type, first.row) == ("greeter", "hello", "hello v1")
+    assert "NOWHERE" in first.problem
+    assert all(len(str(e).splitlines()) == 1 for e in loaded.broken)
+
+
+def test_a_plugin_whose_check_raises_refuses_only_itself() -> None:
+    class Exploding(Plugin):
+        def guard_predicates(self) -> Any:
+            raise RuntimeError("boom")
+
+    fields = {f.name: getattr(hello.PLUGIN, f.name) for f in dataclasses.fields(hello.PLUGIN)}
+    exploding = Exploding(**fields)
+
+    refused = refusal(exploding)
+
+    assert "boom" in refused.problem
+
+
+def test_a_command_needing_a_refused_plugin_gets_its_refusal() -> None:
+    loaded = load([("greeter", "dist 1.0", graph_broken())])
+
+    for name in ("hello", "greeter", "hello.greet"):
+        with pytest.raises(PluginError) as refused:
+            loaded.require(name)
+        assert refused.value.plugin == "greeter"
+    with pytest.raises(PluginError):
+        loaded.plugin("hello")
+    loaded.require("support")  # not claimed by a refused plugin: nothing to say
 
 
 def test_the_runtimes_own_workflows_load_through_the_entry_point_group() -> None:
@@ -48,10 +106,7 @@ def test_an_entry_point_that_is_not_a_plugin_is_refused() -> None:
 
 
 def test_a_definition_failing_the_graph_check_is_refused() -> None:
-    broken = hello.definition()
-    broken.on("GREETING", "GREETED", "NOWHERE")
-
-    refused = refusal(dataclasses.replace(hello.PLUGIN, definitions=(broken.build(),)))
+    refused = refusal(graph_broken())
 
     assert refused.row == "hello v1"
     assert "NOWHERE" in refused.problem
@@ -144,6 +199,32 @@ def test_a_plugin_guard_may_not_take_a_built_in_guards_name() -> None:
         "guard 'has_data'",
         "has the name of a built-in guard",
     )
+
+
+def test_importing_the_cli_and_the_components_loads_no_plugin() -> None:
+    """Wiring happens when a command runs: a module that validated plugins at import would
+    turn one broken plugin into a traceback of every command, `--help` included."""
+    probe = (
+        "import interlock.cli, interlock.components, interlock.tools.demo.fixture\n"
+        "from interlock.plugins import installed\n"
+        "print(installed.cache_info().misses)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert (done.returncode, done.stdout.strip()) == (0, "0"), done.stderr
+
+
+def test_adapters_configured_for_a_refused_plugin_name_its_refusal() -> None:
+    loaded = load([("greeter", "dist 1.0", graph_broken())])
+    adapters = {"hello": {"greeter": {"base_url": "https://greet.example.com/v1/"}}}
+
+    with pytest.raises(PluginError) as refused:
+        check_adapters(adapters, loaded)
+
+    assert refused.value.plugin == "greeter"
+    assert "NOWHERE" in str(refused.value)
 
 
 def test_a_table_cancelling_after_an_effect_is_refused_at_load_with_its_path() -> None:

@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from interlock import ModelTask, Prompt
-from interlock.plugins import PluginError, installed, load
+from interlock.plugins import PluginError, installed, validate
 from interlock.services.errors import ExternalRejected
 from interlock.services.models import model_client
 from interlock.services.models.prompts import render_messages
@@ -100,7 +100,7 @@ def test_each_released_prompt_renders_under_its_version() -> None:
 )
 def test_a_task_or_prompt_declared_twice_is_refused(tasks: tuple[ModelTask, ...], row: str) -> None:
     with pytest.raises(PluginError) as refused:
-        load([("hello", "hello 0.1", dataclasses.replace(PLUGIN, model_tasks=tasks))])
+        validate(dataclasses.replace(PLUGIN, model_tasks=tasks), "hello")
 
     assert refused.value.row == row
 

@@ -125,7 +125,7 @@ async def _run_all(
     """The scenarios, then the request cases, on one set of components."""
     await prepare(nats_url, database_url, component_roles(s), partitions=s.projector_partitions)
     any_chosen = bool(chosen[0] or chosen[1])
-    names = None if any_chosen else fixture.COMPONENTS
+    names = None if any_chosen else fixture.components()
     async with _components(s, nats_url, database_url, names) as supervisor:
         if supervisor is None and any_chosen:
             chosen = _attached(s, *chosen)

@@ -46,9 +46,15 @@ ROUTE = "request.route"
 HELD = {"resume": ROUTE, "state_conflict": "request.validate"}
 """Scenarios whose timing the runner controls by holding a stage service down (killed and
 kept down) from before the first publication until the case has done its part."""
-COMPONENTS = default_stack(drive.WORKFLOW_TYPE)
-"""What the cases alone need (`--fixture`): the core services, the simulator and the request
-stages."""
+
+
+def components() -> list[str]:
+    """What the cases alone need (`--fixture`): the core services, the simulator and the
+    request stages. A function, not a constant: naming the stages loads the plugins, which
+    happens when a command runs, never when a module is imported."""
+    return default_stack(drive.WORKFLOW_TYPE)
+
+
 CASE_TIMEOUT = 60.0
 NOT_OURS = (
     "components are already running elsewhere (e.g. `interlock up`); the cases need their "

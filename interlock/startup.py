@@ -1,0 +1,54 @@
+"""What `interlock up` checks before it starts anything, so that a start-up failure is one line
+naming the setting or resource (exit 2) within seconds rather than a crash loop: the ports its
+HTTP components listen on, and a directory that would shadow the installed package."""
+
+from __future__ import annotations
+
+import errno
+import socket
+from pathlib import Path
+
+from interlock.composition import CONSOLE, GATEWAY
+from interlock.failures import ConfigurationError
+from interlock.settings import Settings
+
+
+def require_free_ports(s: Settings, names: list[str]) -> None:
+    """`ConfigurationError` naming the variable when the gateway's or the console's port (of
+    those in `names`) is already taken: `up` must never report, or send operators to, a
+    server it does not own."""
+    listeners = {
+        GATEWAY: ("INTERLOCK_GATEWAY_PORT", s.gateway_host, s.gateway_port),
+        CONSOLE: ("INTERLOCK_CONSOLE_PORT", s.console_host, s.console_port),
+    }
+    for name, (variable, host, port) in listeners.items():
+        if name in names and not _free(host, port):
+            raise ConfigurationError(
+                f"{variable}: {host}:{port} is already in use (another `interlock up`, or "
+                f"another program, listens there)",
+                hint=f"stop it, or set {variable} to a free port",
+            )
+
+
+def _free(host: str, port: int) -> bool:
+    """Whether a server could listen on `host:port` now (as the servers bind: reusing an
+    address in TIME_WAIT, which is not "in use")."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return False
+            raise
+    return True
+
+
+def shadowing_directory(installed_at: Path, cwd: Path) -> Path | None:
+    """A directory `interlock` in `cwd` that is not the installed package: `python -m
+    interlock` run there would import it instead (components are started with `-P`, which
+    does not put the working directory on the path, so they are not affected)."""
+    candidate = cwd / "interlock"
+    if candidate.is_dir() and candidate.resolve() != installed_at.resolve():
+        return candidate
+    return None
