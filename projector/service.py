@@ -60,13 +60,15 @@ class Projector:
         clients: door.Clients | None = None,
         timer_tolerance: timedelta = TIMER_TOLERANCE,
         signer: JobSigner | None = None,
+        occurred_window: door.OccurredWindow | None = None,
     ) -> None:
         """`clients`: who may send requests and signals (`INTERLOCK_CLIENTS`); none by
         default. `timer_tolerance`: how early a timer firing may arrive (clock skew between
         the timer service and the projector) and still be waited for rather than refused.
         `signer`: signs every job dispatched (without one, jobs go out unsigned, and stages
-        refuse them)."""
+        refuse them). `occurred_window`: how far from now an event's `occurred_at` may lie."""
         self._store = store
+        self._occurred = occurred_window or door.OccurredWindow()
         self._registry = registry
         self._signer = signer
         self._clients = clients or {}
@@ -89,6 +91,10 @@ class Projector:
             raise MalformedMessage(
                 "unknown_type", f"{event.type} is not a {event.workflow_type} event"
             )
+        bad_time = self._occurred.refusal(event)
+        if bad_time is not None:
+            metrics.transition(event.workflow_type, event.type, False, "bad_timestamp")
+            raise MalformedMessage("bad_timestamp", bad_time)
         refused = door.refusal(definition, spec, event, inbound, self._clients)
         if refused is not None:
             return await self._refuse_at_door(event, refused, trace)
@@ -173,7 +179,11 @@ class Projector:
         self, event: Envelope, rejection: Rejected, trace: TraceInfo
     ) -> EventOutcome:
         """Audit a refusal on the workflow `event` addresses, if its tenant has one of that
-        type; else there is nothing to audit it on, and it is dead-lettered."""
+        type and the sender may speak for that tenant at all; else it is dead-lettered, with
+        the sender named, and nothing is written into the tenant's audit."""
+        if rejection.reason in door.WITHOUT_STANDING:
+            metrics.transition(event.workflow_type, event.type, False, rejection.reason)
+            raise MalformedMessage(rejection.reason, rejection.detail)
         stored = await self._store.load(event.tenant_id, self._registry.workflow_id(event))
         if stored is None or stored.workflow.workflow_type != event.workflow_type:
             metrics.transition(event.workflow_type, event.type, False, rejection.reason)
