@@ -86,6 +86,23 @@ class OccurredWindow:
         return None
 
 
+def has_standing(event: Envelope, inbound: Inbound | None, clients: Clients) -> bool:
+    """Whether the sender may speak for `event`'s tenant and workflow type at all: only then
+    may anything it sent be written into that tenant's audit. Stages and the timer service
+    are the installation's own components (and an in-process caller has no sender)."""
+    if inbound is None or inbound.kind not in ("request", "signal"):
+        return True
+    policy = clients.get(inbound.sender or "")
+    if policy is None or not policy.admits_type(event.workflow_type):
+        return False
+    if not policy.admits_tenant(event.tenant_id):
+        return False
+    if policy.senders is None:
+        return True
+    grant = policy.senders.get(relayed_sender(event.event_id) or "")
+    return grant is not None and grant.admits_tenant(event.tenant_id)
+
+
 def job_refusal(workflow: Workflow, event: Envelope, inbound: Inbound | None) -> Rejected | None:
     """Why a result may not answer the job it names in this workflow: the job is open, but
     another stage's (a job that is not open at all is the table's `stale_version`)."""

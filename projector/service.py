@@ -31,6 +31,7 @@ from interlock.contracts.subjects import Inbound
 from interlock.otel import metrics
 from interlock.projector import door
 from interlock.projector.checkpoints import CheckpointCache
+from interlock.projector.deadletters import audit_dead_letter
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from interlock.projector.errors import NotDueYet
 from interlock.projector.outcome import EventOutcome, accepted, measure, rejected
@@ -91,11 +92,15 @@ class Projector:
             raise MalformedMessage(
                 "unknown_type", f"{event.type} is not a {event.workflow_type} event"
             )
+        refused = door.refusal(definition, spec, event, inbound, self._clients)
         bad_time = self._occurred.refusal(event)
-        if bad_time is not None:
+        # Checked after standing (a sender without it is refused as such, nothing audited)
+        # and before anything is written (such a timestamp may not even be storable).
+        if bad_time is not None and (
+            refused is None or refused.reason not in door.WITHOUT_STANDING
+        ):
             metrics.transition(event.workflow_type, event.type, False, "bad_timestamp")
             raise MalformedMessage("bad_timestamp", bad_time)
-        refused = door.refusal(definition, spec, event, inbound, self._clients)
         if refused is not None:
             return await self._refuse_at_door(event, refused, trace)
         if event.type == definition.start_event:
@@ -174,6 +179,23 @@ class Projector:
                 metrics.transition(definition.workflow_type, checked.type, True, None)
                 return accepted(decision, checked)
         raise ConcurrencyConflict(f"{workflow_id}: creation kept racing")
+
+    async def audit_dead_letter(
+        self, event: Envelope, reason: str, detail: str, inbound: Inbound | None
+    ) -> bool:
+        """Audit a dead-lettered, well-formed `event` on the workflow it names, if its sender
+        has standing there (True if a row was written; see `projector.deadletters`)."""
+        if not door.has_standing(event, inbound, self._clients):
+            return False
+        return await audit_dead_letter(
+            self._store,
+            self._registry,
+            event,
+            reason,
+            detail,
+            window=self._occurred,
+            now=self._clock,
+        )
 
     async def _refuse_at_door(
         self, event: Envelope, rejection: Rejected, trace: TraceInfo
