@@ -211,8 +211,10 @@ class _Letter:
     inbound: Inbound | None
 
     async def audit(self, reason: str, detail: str) -> None:
-        """Audit the letter on the workflow it names before it is moved aside: a store that is
-        down is waited out (a retryable error propagates), any other failure only logged."""
+        """Audit the letter on the workflow it names, once it is stored on the dead-letter
+        stream (so whoever sees the audit row finds the letter too): a store that is down is
+        waited out (a retryable error propagates, the message is decided again, and its dead
+        letter, under the same message id, stored once), any other failure only logged."""
         if self.event is None or self.inbound is None:
             return
         try:
@@ -237,8 +239,8 @@ async def _refuse(
             delay = min(redelivery_delay(raw, 0.5), max(remaining, 0.1))
             await settle(lambda: raw.nak(delay=delay), raw.subject)
             return
-    await letter.audit(exc.reason, exc.detail)
     await dead_letter(broker, raw, source=SOURCE, reason=exc.reason, detail=exc.detail)
+    await letter.audit(exc.reason, exc.detail)
 
 
 def _age(raw: Msg) -> float:
@@ -271,8 +273,8 @@ def _describe(span: Span, outcome: EventOutcome) -> None:
 async def _retry_later(broker: NatsBroker, raw: Msg, exc: Exception, letter: _Letter) -> None:
     if is_last_delivery(raw, subjects.PROJECTOR_MAX_DELIVER):
         detail = described(exc)
-        await letter.audit("max_deliver_exceeded", detail)
         await dead_letter(broker, raw, source=SOURCE, reason="max_deliver_exceeded", detail=detail)
+        await letter.audit("max_deliver_exceeded", detail)
         return
     delivered = deliveries(raw)
     log.warning("will retry %s (delivery %d): %s", raw.subject, delivered, described(exc))
