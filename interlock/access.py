@@ -110,8 +110,11 @@ def client_policies(settings: Settings) -> dict[str, ClientPolicy]:
         else {UPSTREAM: _everywhere("request"), APPROVALS: _everywhere("signal", roles)}
     )
     found.setdefault(OPERATOR, _everywhere("signal", roles))
-    # Configured explicitly (as the projector's process is given them), it stays as it is.
-    found.setdefault(broker.GATEWAY, _gateway(settings))
+    # Configured explicitly (as the projector's process is given them), it stays as it is,
+    # but learns its senders' own grants when it has none and they are configured here.
+    gateway = found.setdefault(broker.GATEWAY, _gateway(settings))
+    if gateway.senders is None and settings.gateway_senders:
+        found[broker.GATEWAY] = gateway.model_copy(update={"senders": _grants(settings)})
     return found
 
 
@@ -126,11 +129,16 @@ def _gateway(settings: Settings) -> ClientPolicy:
         types=frozenset({ANY}),
         tenants=frozenset({ANY}) if ANY in tenants else tenants,
         roles=frozenset(r for s in senders.values() for r in s.roles),
-        senders={
-            name: SenderGrant(tenants=s.tenants, roles=s.roles, actors=s.actors)
-            for name, s in senders.items()
-        },
+        senders=_grants(settings),
     )
+
+
+def _grants(settings: Settings) -> dict[str, SenderGrant]:
+    """Each gateway sender's own tenants, roles and actor ids (never its secret)."""
+    return {
+        name: SenderGrant(tenants=s.tenants, roles=s.roles, actors=s.actors)
+        for name, s in settings.gateway_senders.items()
+    }
 
 
 def _everywhere(kind: Publishes, roles: frozenset[str] = frozenset()) -> ClientPolicy:
