@@ -17,12 +17,16 @@ from interlock.console.guard import requires
 from interlock.console.presenting import model_calls, redact, waterfall
 from interlock.console.web import console_of, find_workflow, render
 from interlock.contracts.diagram import diagram
+from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble
 
 
-class BadFilter(ValueError):
+class BadFilter(InterlockError):
     """A filter value the list cannot be asked with: answered 400, naming the filter."""
+
+    code = ErrorCode.REFUSED
+    retryable = False
 
 
 _MAX_FILTER = 200

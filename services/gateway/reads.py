@@ -2,8 +2,9 @@
 webhook the sender delivered for it.
 
 Authenticated as a webhook is (`interlock-sender` and a Standard Webhooks signature), the
-signed content being `"GET <path>?<query>"` as sent (`signed_content`) instead of a body. A sender reads only workflows of a tenant it acts for (`?tenant_id=`,
-needed only by a sender of several) and of an installed type; anything else, like a workflow
+signed content being `"GET <path>?<query>"` as sent (`signed_content`) instead of a body. A
+sender reads only workflows of a tenant it acts for (`?tenant_id=`, needed only by a sender
+of several) and of an installed type; anything else, like a workflow
 that does not exist, is 404 `unknown_workflow`, so an answer never tells whether another
 tenant has such a workflow. The answer:
 
