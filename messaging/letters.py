@@ -29,6 +29,7 @@ from interlock.contracts.errors import ErrorCode, InterlockError
 
 GATEWAY_SOURCE = "gateway"
 HEADER_GATEWAY_SENDER = "Interlock-Gateway-Sender"
+HEADER_GATEWAY_WEBHOOK_ID = "Interlock-Gateway-Webhook-Id"
 
 
 class NotRedrivable(InterlockError):
