@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from interlock.console import deadletters
 from interlock.contracts import subjects
 from interlock.messaging import letters
 from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
@@ -104,12 +105,14 @@ async def test_a_refused_webhook_redriven_stays_refused_and_names_its_sender(
 
         code, _, err = await _cli(env, "dlq", "redrive", str(letter.id))
         all_code, all_out, all_err = await _cli(env, "dlq", "redrive", "--all")
+        from_console = await deadletters.redrive(nats_url, letter.id, "victor")
 
         assert code == 1
         assert err.strip().splitlines() == [
             f"dead letter {letter.id} is a webhook the gateway refused (sender tickets): "
             "not redrivable; its sender delivers a corrected webhook"
         ]
+        assert from_console == err.strip()
         assert all_code == 0, all_err
         assert "left 1 not redrivable" in all_out
         assert await letters.letter(js, letter.id) is not None  # still recorded
