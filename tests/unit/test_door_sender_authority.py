@@ -203,3 +203,40 @@ async def test_a_request_with_an_absurd_timestamp_creates_nothing(
 
     assert refused.value.reason == "bad_timestamp"
     assert (store.audit(), store.outbox()) == ([], [])
+
+
+# --- dead letters audited where the sender has standing --------------------------------------
+
+
+async def test_a_dead_letter_of_a_sender_with_standing_is_audited_with_its_reason(
+    projector: Projector, store: InMemoryWorkflowStore
+) -> None:
+    await awaiting(projector, store)
+    approval = envelope("APPROVED", workflow_id="wf-1", occurred_at=datetime(1, 1, 1, tzinfo=UTC))
+
+    audited = await projector.audit_dead_letter(
+        approval,
+        "bad_timestamp",
+        "occurred_at out of range",
+        Inbound("signal", "support", "approvals"),
+    )
+
+    rows = [a for a in store.audit("wf-1") if a.event_id == approval.event_id]
+    assert audited is True
+    assert [(a.reason, a.accepted) for a in rows] == [("bad_timestamp", False)]
+    assert rows[0].occurred_at == NOW  # recorded at the refusal: year 1 may not be storable
+
+
+async def test_a_dead_letter_of_a_sender_without_standing_is_not_audited(
+    projector: Projector, store: InMemoryWorkflowStore
+) -> None:
+    await awaiting(projector, store)
+    audit_before = store.audit("wf-1")
+    approval = envelope("APPROVED", workflow_id="wf-1", occurred_at=utcnow())
+
+    audited = await projector.audit_dead_letter(
+        approval, "schema_mismatch", "payload", Inbound("signal", "support", "globex-desk")
+    )
+
+    assert audited is False
+    assert store.audit("wf-1") == audit_before
