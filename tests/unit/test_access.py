@@ -228,6 +228,7 @@ def test_a_child_reads_back_exactly_the_settings_it_is_given(
             },
             "stage_workers": 3,
             "insecure_nats": True,
+            "occurred_at_future_s": 60.0,
         }
     )
     child = _child_settings(component, parent, monkeypatch)
@@ -236,6 +237,11 @@ def test_a_child_reads_back_exactly_the_settings_it_is_given(
         if name != "home":
             assert getattr(child, name) == getattr(parent, name), name
     assert child.home == parent.home.resolve()
+    if component == "projector":  # the bound on occurred_at is the projector's to apply
+        assert (child.occurred_at_future_s, "occurred_at_future_s" in settings_of(component)) == (
+            60.0,
+            True,
+        )
 
 
 def test_the_projector_is_given_the_client_policies(monkeypatch: pytest.MonkeyPatch) -> None:
