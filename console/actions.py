@@ -1,15 +1,18 @@
-"""What an operator can do to a workflow from the console: the same signals, with the same
-payloads, as the CLI's approve, reject, cancel and retry (plus request changes and resolve),
-sent and awaited by the CLI's own `send_and_wait`.
+"""What an operator can do to a workflow from the console, for any workflow type: the same
+signals as the CLI's approve, reject, cancel and retry (plus request changes and resolve),
+their payloads made from the event's payload model as the CLI makes them, sent and awaited by
+the CLI's own `send_and_wait`.
 
-An action is offered only where the workflow's table has a row for its event from the current
-state (cancellation: where the state is cancellable), and only to an operator whose console
-role allows it; the projector still decides, and its refusal is shown with its reason.
+An action is offered only where the workflow's definition declares its event as a signal and
+its table has a row for it from the current state (cancellation: where the state is
+cancellable), and only to an operator whose console role allows it; its form is built from the
+payload model (see `signal_forms`). The projector still decides, and its refusal — or the dead
+letter it made of the signal — is shown with its reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,17 +26,13 @@ from interlock.console.operators import (
     approval_limit,
     parameters,
 )
+from interlock.console.presenting import redact
+from interlock.console.signal_forms import FormField, form_fields, submitted
+from interlock.contracts.effects import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_EVENT
 from interlock.contracts.envelope import Actor
 from interlock.contracts.registry import Registry
 from interlock.settings import ConsoleRole, Settings
-from interlock.signals import (
-    approval_payload,
-    changes_payload,
-    no_payload,
-    reason_payload,
-)
-
-Payload = Callable[[dict[str, Any], str], dict[str, Any]]
+from interlock.signal_payloads import InvalidSignal, payload_for, signal_model
 
 
 @dataclass(frozen=True)
@@ -42,35 +41,32 @@ class Action:
     label: str
     event: str
     allowed: frozenset[ConsoleRole]
-    payload: Payload
-    text: str | None = None
-    """The name of the action's one free-text field (reason or feedback), if it has one."""
 
     @property
     def approving(self) -> bool:
         return self.event == "APPROVED"
 
 
+@dataclass(frozen=True)
+class Form:
+    """An offered action as the page renders it: its button and its inputs."""
+
+    name: str
+    label: str
+    fields: tuple[FormField, ...]
+
+
 ACTIONS = (
-    Action(
-        "approve",
-        "Approve",
-        "APPROVED",
-        CAN_APPROVE,
-        lambda view, _: approval_payload(view, None, None),
-    ),
-    Action("reject", "Reject", "REJECTED_BY_REVIEWER", CAN_APPROVE, reason_payload, "reason"),
-    Action(
-        "request_changes",
-        "Request changes",
-        "CHANGES_REQUESTED",
-        CAN_APPROVE,
-        changes_payload,
-        "feedback",
-    ),
-    Action("retry", "Retry", "RETRY_REQUESTED", CAN_OPERATE, lambda view, _: no_payload(view)),
-    Action("resolve", "Resolve", "RESOLVED", CAN_OPERATE, lambda view, _: no_payload(view)),
-    Action("cancel", "Cancel", "CANCEL_REQUESTED", CAN_OPERATE, reason_payload, "reason"),
+    Action("approve", "Approve", "APPROVED", CAN_APPROVE),
+    Action("reject", "Reject", "REJECTED_BY_REVIEWER", CAN_APPROVE),
+    Action("request_changes", "Request changes", "CHANGES_REQUESTED", CAN_APPROVE),
+    Action("retry", "Retry", "RETRY_REQUESTED", CAN_OPERATE),
+    Action("resolve", "Resolve", "RESOLVED", CAN_OPERATE),
+    Action("cancel", "Cancel", "CANCEL_REQUESTED", CAN_OPERATE),
+    # recovery of an effect whose outcome is unknown (`interlock effect`)
+    Action("confirm_effect", "Confirm effect", CONFIRM_EVENT, CAN_OPERATE),
+    Action("rerun_effect", "Re-run effect", RERUN_EVENT, CAN_OPERATE),
+    Action("compensate", "Compensate", COMPENSATE_EVENT, CAN_OPERATE),
 )
 BY_NAME = {a.name: a for a in ACTIONS}
 
@@ -81,13 +77,38 @@ def offered(
     """The actions the workflow's table allows from its state (for `operator`, if given)."""
     definition = registry.get(view["workflow_type"], view["definition_version"])
     state = view["state"]
+    signals = {e.name for e in definition.events if e.source == "signal"}
     found = [
         a
         for a in ACTIONS
-        if definition.transitions_from(state, a.event)
-        or (a.event == "CANCEL_REQUESTED" and state in definition.cancellable_states)
+        if a.event in signals
+        and (
+            definition.transitions_from(state, a.event)
+            or (a.event == "CANCEL_REQUESTED" and state in definition.cancellable_states)
+        )
     ]
     return [a for a in found if operator is None or operator.may(a.allowed)]
+
+
+def forms(
+    registry: Registry,
+    view: dict[str, Any],
+    actions: list[Action],
+    redacted: frozenset[str] = frozenset(),
+) -> list[Form]:
+    """The forms of `actions` on the workflow's page, with what the page shows bound in. A
+    value the page redacts is not put in the page: the signal takes it from the workflow."""
+    definition = registry.get(view["workflow_type"], view["definition_version"])
+
+    def shown(field: FormField) -> bool:
+        return not field.hidden or redact({field.name: field.value}, redacted) == {
+            field.name: field.value
+        }
+
+    return [
+        Form(a.name, a.label, tuple(filter(shown, form_fields(definition, view, a.event))))
+        for a in actions
+    ]
 
 
 def signer(
@@ -119,16 +140,24 @@ async def perform(
     action: Action,
     *,
     registry: Registry,
-    text: str,
+    form: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Send the action's signal as `operator` and wait (bounded) for the projector's decision."""
+    """Send the action's signal as `operator`, its payload the posted `form`'s values over
+    what the workflow shows, and wait (bounded) for the projector's decision; a dead letter
+    is read as the console itself (`nats_url`'s identity may read them)."""
     nats_url, database_url = urls
+    definition = registry.get(view["workflow_type"], view["definition_version"])
+    try:
+        given = submitted(signal_model(definition, action.event), form)
+    except InvalidSignal as exc:
+        return {"accepted": False, "reason": "invalid_signal", "detail": str(exc)}
     return await send_and_wait(
         as_operator(settings, nats_url),
         database_url,
         view["workflow_id"],
         action.event,
-        payload=lambda current: action.payload(current, text),
+        payload=lambda current: payload_for(definition, current, action.event, given=given),
         actor=signer(settings, registry, view, operator, action),
         tenant_id=view["tenant_id"],
+        letters_url=nats_url,
     )

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from interlock.contracts.effects import Effect, Terminal
+
 RETRY_TARGET = "@retry_target"
 REVIEW_TARGET = "@review_target"
 
@@ -213,6 +215,11 @@ class WorkflowDefinition(_Frozen):
     data_updates: dict[str, DataUpdate] = Field(default_factory=dict)
     announcements: tuple[Announcement, ...] = ()
     gates: tuple[Gate, ...] = ()
+    effects: tuple[Effect, ...] = ()
+    """The outside effects and the events that settle them (undeclared effect states get a
+    default: `contracts.effectcheck.effects_of`)."""
+    terminals: tuple[Terminal, ...] = ()
+    """What each terminal state promises about the effects (undeclared: nothing)."""
     parameters: dict[str, Any] = Field(default_factory=dict)
     """Tunables with defaults (delays in seconds, approver limits); deployments override."""
 
@@ -227,6 +234,9 @@ class WorkflowDefinition(_Frozen):
 
     def is_terminal(self, state: str) -> bool:
         return state in self.terminal_states
+
+    def terminal(self, state: str) -> Terminal | None:
+        return next((t for t in self.terminals if t.state == state), None)
 
     def announcement(self, state: str) -> Announcement | None:
         return next((a for a in self.announcements if a.state == state), None)

@@ -54,7 +54,7 @@ def diagram(definition: WorkflowDefinition) -> Diagram:
     return Diagram(
         workflow_type=definition.workflow_type,
         version=definition.version,
-        nodes=tuple(Node(name=s, kinds=_kinds(definition, s)) for s in definition.states),
+        nodes=tuple(Node(name=s, kinds=kinds(definition, s)) for s in definition.states),
         edges=tuple(Edge(source=s, target=t, labels=tuple(ls)) for (s, t), ls in labels.items()),
     )
 
@@ -75,7 +75,7 @@ def guard_label(guard: Guard) -> str:
     return f"{guard.name}({', '.join(str(v) for v in guard.params.values())})"
 
 
-def _kinds(definition: WorkflowDefinition, state: str) -> frozenset[Kind]:
+def kinds(definition: WorkflowDefinition, state: str) -> frozenset[Kind]:
     found: set[Kind] = set()
     if state == definition.initial_state:
         found.add("initial")

@@ -38,6 +38,7 @@ class ErrorCode(StrEnum):
     EMBEDDED_START_FAILED = "embedded_start_failed"
     CONFIGURATION = "configuration"
     AMBIGUOUS_WORKFLOW = "ambiguous_workflow"
+    STAGE_TRANSIENT = "stage_transient"
 
 
 class InterlockError(Exception):

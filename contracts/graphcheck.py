@@ -21,6 +21,8 @@ from interlock.contracts.definition import (
     Transition,
     WorkflowDefinition,
 )
+from interlock.contracts.effectcheck import counterexamples, effects_of
+from interlock.contracts.effects import EFFECT_GUARD
 from interlock.contracts.errors import DefinitionError
 
 
@@ -49,7 +51,12 @@ def check(
     issues = _references(definition, known_guards, known_actions)
     if issues:
         return issues  # reachability over dangling names would only add noise
-    return _reachability(definition) + _dead_ends(definition) + _gates(definition)
+    return (
+        _reachability(definition)
+        + _dead_ends(definition)
+        + _gates(definition)
+        + _promises(definition)
+    )
 
 
 def assert_valid(
@@ -92,8 +99,29 @@ def _references(
         set(actions) if actions is not None else None,
     )
     _policy_refs(d, found)
+    _effect_refs(d, found)
     _emitted_results(d, found)
     return found
+
+
+def _effect_refs(d: WorkflowDefinition, found: _Issues) -> None:
+    states, events = set(d.states), {e.name for e in d.events}
+    for effect in d.effects:
+        where = f"effect {effect.state}"
+        found.need("state", effect.state, states, where)
+        if effect.compensation is not None:
+            found.need("state", effect.compensation, states, where)
+        for name in (*effect.committed, *effect.compensated, *effect.confirmed):
+            found.need("event", name, events, where)
+    for terminal in d.terminals:
+        found.need("state", terminal.state, set(d.terminal_states), "terminal promise")
+        for state in terminal.requires:
+            found.need("effect", state, {e.state for e in effects_of(d)}, "terminal promise")
+
+
+def _promises(d: WorkflowDefinition) -> list[GraphIssue]:
+    """Every path into a terminal keeps what the terminal promises about effects."""
+    return [GraphIssue(code="broken_promise", message=c.message(d)) for c in counterexamples(d)]
 
 
 def _transition_refs(
@@ -156,13 +184,25 @@ def _emitted_results(d: WorkflowDefinition, found: _Issues) -> None:
 
 
 def _successors(
-    d: WorkflowDefinition, skip_events: frozenset[str] = frozenset()
+    d: WorkflowDefinition, skip_events: frozenset[str] = frozenset(), *, reentry: bool = True
 ) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {s: set() for s in d.states}
     for t in d.transitions:
-        if t.event not in skip_events:
+        if t.event not in skip_events and (reentry or not is_reentry(t)):
             graph[t.source] |= targets(d, t)
     return graph
+
+
+def is_reentry(t: Transition) -> bool:
+    """An edge back into the effect state it is guarded on having left with its effect
+    unknown or standing (a re-run under the same key): only a path that passed the effect's
+    gate can take it, since an effect's status changes only inside its own state."""
+    return any(
+        g.name == EFFECT_GUARD
+        and g.params.get("state") == t.target
+        and "none" not in set(g.params.get("status", ("none",)))
+        for g in t.guards
+    )
 
 
 def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
@@ -203,7 +243,7 @@ def _gates(d: WorkflowDefinition) -> list[GraphIssue]:
             found.append(GraphIssue(code="ungated_effect", message=f"{effect} has no gate"))
     for gate in d.gates:
         for t in d.transitions:
-            if gate.state not in targets(d, t) or t.source == gate.state:
+            if gate.state not in targets(d, t) or t.source == gate.state or is_reentry(t):
                 continue
             guard_ok = gate.guard is None or gate.guard in {g.name for g in t.guards}
             if t.event not in gate.events or not guard_ok or t.target != gate.state:
@@ -221,7 +261,8 @@ def _gates(d: WorkflowDefinition) -> list[GraphIssue]:
         else:
             required = [frozenset({e}) for e in _required_events(d, effect, gates)]
         for events in required:
-            if effect in _reachable(_successors(d, skip_events=events), d.initial_state):
+            graph = _successors(d, skip_events=events, reentry=False)
+            if effect in _reachable(graph, d.initial_state):
                 found.append(
                     GraphIssue(
                         code="gate_bypass",

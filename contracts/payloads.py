@@ -60,6 +60,8 @@ class ErrorReport(Payload):
 
     error_class: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
     detail: Text = ""
+    system: ShortText | None = None
+    """The outside system (or the stage) that failed, as the stage names it (`system`)."""
     retry_after_s: Annotated[float, Field(ge=0)] | None = None
     """With a transient failure: how long the failing system asked to be left alone (its
     `Retry-After`); the durable retry waits at least that, within its policy's cap."""

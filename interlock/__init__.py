@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from interlock._sdk.builder import Retry, Timer, Workflow, check
+    from interlock._sdk.effects import effect_is
     from interlock._sdk.models import Answer, ModelTask, Prompt, Rules, ask
     from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin, guard
     from interlock._sdk.ports import Adapter, AdapterContext, Port
     from interlock._sdk.results import Result
     from interlock._sdk.scenarios import Scenario, ScenarioRun
-    from interlock._sdk.stages import StageContext, StageHandler, stage
+    from interlock._sdk.stages import StageContext, StageHandler, Transient, stage
     from interlock.contracts.definition import (
         REVIEW_TARGET,
         Announcement,
@@ -32,6 +33,14 @@ if TYPE_CHECKING:
         Parallel,
         Transition,
         WorkflowDefinition,
+    )
+    from interlock.contracts.effects import (
+        COMPENSATE_EVENT,
+        CONFIRM_EVENT,
+        RERUN_EVENT,
+        Effect,
+        EffectStatus,
+        Terminal,
     )
     from interlock.contracts.envelope import summarise
     from interlock.contracts.guards import GuardInput, PluginGuard
@@ -77,7 +86,10 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "COMPENSATE_EVENT",
+    "CONFIRM_EVENT",
     "ENTRY_POINT_GROUP",
+    "RERUN_EVENT",
     "REVIEW_TARGET",
     "Adapter",
     "AdapterContext",
@@ -86,9 +98,11 @@ __all__ = [
     "Answer",
     "Branch",
     "Currency",
+    "Effect",
     "EffectProvider",
     "EffectReceipt",
     "EffectRequest",
+    "EffectStatus",
     "Empty",
     "ErrorReport",
     "Escalation",
@@ -127,15 +141,18 @@ __all__ = [
     "ShortText",
     "StageContext",
     "StageHandler",
+    "Terminal",
     "Text",
     "Timer",
     "TimerFired",
     "TokenUsage",
+    "Transient",
     "Transition",
     "Workflow",
     "WorkflowDefinition",
     "ask",
     "check",
+    "effect_is",
     "execute_once",
     "fingerprint",
     "guard",
@@ -146,13 +163,22 @@ __all__ = [
 
 _WHERE = {
     "interlock._sdk.builder": ("Retry", "Timer", "Workflow", "check"),
+    "interlock._sdk.effects": ("effect_is",),
+    "interlock.contracts.effects": (
+        "COMPENSATE_EVENT",
+        "CONFIRM_EVENT",
+        "RERUN_EVENT",
+        "Effect",
+        "EffectStatus",
+        "Terminal",
+    ),
     "interlock._sdk.plugin": ("ENTRY_POINT_GROUP", "Plugin", "guard"),
     "interlock._sdk.models": ("Answer", "ModelTask", "Prompt", "Rules", "ask"),
     "interlock.contracts.guards": ("GuardInput", "PluginGuard"),
     "interlock._sdk.ports": ("Adapter", "AdapterContext", "Port"),
     "interlock._sdk.results": ("Result",),
     "interlock._sdk.scenarios": ("Scenario", "ScenarioRun"),
-    "interlock._sdk.stages": ("StageContext", "StageHandler", "stage"),
+    "interlock._sdk.stages": ("StageContext", "StageHandler", "Transient", "stage"),
     "interlock.contracts.definition": (
         "REVIEW_TARGET",
         "Announcement",

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import nats
+from nats.aio.client import Client
 from nats.js import JetStreamContext
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -15,6 +16,7 @@ from interlock import queries, signal_watch
 from interlock.access import OPERATOR
 from interlock.contracts.envelope import Actor
 from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
+from interlock.signal_payloads import InvalidSignal, NotAccepted
 from interlock.signals import publish, signal_envelope
 
 DECISION_TIMEOUT = 15.0
@@ -24,11 +26,19 @@ reported queued (a projector between two pulls shows as consuming well within it
 
 
 def caution(view: dict[str, Any]) -> dict[str, str]:
-    """`{"caution": ...}` when the workflow is in review because an effect's outcome is
-    unknown: whoever decides must first ask the provider whether it happened."""
-    review = (view.get("execution") or {}).get("review") or {}
-    key = review.get("idempotency_key")
-    if review.get("reason") != "effect_outcome_unknown" or not key:
+    """`{"caution": ...}` when an effect's outcome is unknown (the engine's fact, or a review
+    entered for that reason): whoever decides must first ask the provider whether it
+    happened, by the key it was made under."""
+    execution = view.get("execution") or {}
+    review = execution.get("review") or {}
+    key = (
+        review.get("idempotency_key") if review.get("reason") == "effect_outcome_unknown" else None
+    )
+    unknown = [f for f in (execution.get("effects") or {}).values() if f.get("status") == "unknown"]
+    key = key or next((f.get("idempotency_key") for f in unknown if f.get("idempotency_key")), None)
+    if not key and unknown:
+        return {"caution": "an effect's outcome is unknown: it may have happened (no key recorded)"}
+    if not key:
         return {}
     return {
         "caution": f"the effect's outcome is unknown: it may have happened. Check the provider "
@@ -43,14 +53,18 @@ async def send_and_wait(
     event_type: str,
     *,
     payload: Callable[[dict[str, Any]], dict[str, Any]],
-    actor: Actor,
+    actor: Actor | Callable[[dict[str, Any]], Actor],
     tenant_id: str | None = None,
     admin_url: str | None = None,
+    letters_url: str | None = None,
 ) -> dict[str, Any]:
     """Send `event_type` to the workflow as the client `nats_url` connects as, and wait
-    (bounded) for the recorded decision. With `admin_url` (the broker's administrator), a
-    signal that is dead-lettered, or that no projector is there to decide, is reported as
-    such instead of being waited out."""
+    (bounded) for the recorded decision. `payload` and `actor` (or a function of the
+    workflow's view making it) may raise `InvalidSignal`: nothing is sent, the outcome is
+    `invalid_signal`. With `admin_url` (the broker's administrator), a signal that is
+    dead-lettered, or that no projector is there to decide, is reported as such instead of
+    being waited out; with `letters_url` (an identity that may only read the dead letters,
+    such as the console's) a dead-lettered one is."""
     engine = queries.open_reader(database_url)
     try:
         try:
@@ -59,12 +73,14 @@ async def send_and_wait(
             return {"accepted": False, "reason": "ambiguous_workflow", "detail": str(exc)}
         if view is None:
             return {"accepted": False, "reason": "unknown_workflow", "detail": workflow_id}
-        event = signal_envelope(view, event_type, payload(view), actor)
-        admin = (
-            await nats.connect(nats_servers(admin_url), name="interlock-cli-watch")
-            if admin_url
-            else None
-        )
+        try:
+            signer = actor(view) if callable(actor) else actor
+            event = signal_envelope(view, event_type, payload(view), signer)
+        except NotAccepted as exc:
+            return {"accepted": False, "reason": exc.reason, "detail": str(exc)}
+        except InvalidSignal as exc:
+            return {"accepted": False, "reason": "invalid_signal", "detail": str(exc)}
+        admin = await _watcher(admin_url, letters_url)
         try:
             js = admin.jetstream() if admin else None
             mark = await signal_watch.dlq_mark(js) if js else 0
@@ -75,7 +91,9 @@ async def send_and_wait(
                 await publish(nc.jetstream(), event, nats_user(nats_url) or OPERATOR)
             finally:
                 await nc.drain()
-            outcome = await _outcome(engine, js, view, event.event_id, mark)
+            outcome = await _outcome(
+                engine, js, view, event.event_id, mark, queue_check=admin_url is not None
+            )
         finally:
             if admin is not None:
                 await admin.drain()
@@ -84,11 +102,32 @@ async def send_and_wait(
         await engine.dispose()
 
 
+async def _watcher(admin_url: str | None, letters_url: str | None) -> Client | None:
+    """A connection that reads the dead letters (as the administrator, or as an identity
+    with its own inbox prefix), if either URL is given."""
+    if admin_url:
+        return await nats.connect(nats_servers(admin_url), name="interlock-cli-watch")
+    if letters_url:
+        return await nats.connect(
+            nats_servers(letters_url),
+            name="interlock-signal-watch",
+            inbox_prefix=nats_inbox(letters_url),
+        )
+    return None
+
+
 async def _outcome(
-    engine: AsyncEngine, js: JetStreamContext | None, view: dict[str, Any], event_id: str, mark: int
+    engine: AsyncEngine,
+    js: JetStreamContext | None,
+    view: dict[str, Any],
+    event_id: str,
+    mark: int,
+    *,
+    queue_check: bool,
 ) -> dict[str, Any]:
-    """The decision recorded for `event_id`; else its dead letter; else, once no projector
-    has been consuming for a moment, `queued`; else, at the deadline, `no_decision`."""
+    """The decision recorded for `event_id`; else its dead letter; else (`queue_check`: the
+    watcher may list the projector's consumers), once no projector has been consuming for a
+    moment, `queued`; else, at the deadline, `no_decision`."""
     began = time.monotonic()
     while time.monotonic() - began < DECISION_TIMEOUT:
         decision = await queries.decision_for(
@@ -109,8 +148,12 @@ async def _outcome(
             if decision is not None:
                 return {**decision, **_failed_guards(decision)}
             waited = time.monotonic() - began
-            if waited > QUEUED_AFTER and not await signal_watch.projector_consuming(
-                js, view["tenant_id"], view["workflow_id"]
+            if (
+                queue_check
+                and waited > QUEUED_AFTER
+                and not await signal_watch.projector_consuming(
+                    js, view["tenant_id"], view["workflow_id"]
+                )
             ):
                 return {
                     "accepted": False,

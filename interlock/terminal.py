@@ -7,7 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Column, Table
+
+from interlock.queries import last_failure
 
 # Not a terminal (CI logs, pipes): keep tables readable instead of squeezing them to 80.
 console = Console(width=None if Console().is_terminal else 160)
@@ -29,11 +32,17 @@ def workflow(view: dict[str, Any]) -> None:
     if execution.get("review"):
         review = execution["review"]
         console.print(f"  manual review: {review['reason']} (from {review['from_state']})")
+    failure = last_failure(view)
+    if failure:
+        console.print(f"  last error: {failure}", markup=False, highlight=False)
     if execution.get("open_jobs"):
         jobs = ", ".join(j["stage"] for j in execution["open_jobs"].values())
         console.print(f"  waiting for: {jobs}")
     for timer in (execution.get("timers") or {}).values():
         console.print(f"  timer {timer['kind']}: {timer['event']} at {timer['fire_at']}")
+    for effect in view.get("effects") or ():
+        key = f" (idempotency key {effect['idempotency_key']})" if effect["idempotency_key"] else ""
+        console.print(f"  effect {effect['state']}: {effect['status']}{key}", soft_wrap=True)
     console.print(f"  data: {', '.join(sorted(view['data'])) or '-'}")
     # Cells wrap (fold) rather than end in an ellipsis: nothing shown is cut.
     table = Table(
@@ -44,9 +53,10 @@ def workflow(view: dict[str, Any]) -> None:
     )
     for i, entry in enumerate(view["audit"], 1):
         outcome = "[green]accepted[/]" if entry["accepted"] else f"[red]{entry['reason']}[/]"
+        failed = entry.get("error_class")
         table.add_row(
             str(i),
-            entry["event_type"],
+            escape(f"{entry['event_type']} ({failed})" if failed else entry["event_type"]),
             entry["from_state"] or "",
             entry["to_state"] or "",
             outcome,

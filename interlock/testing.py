@@ -77,9 +77,11 @@ class WorkflowTestEnv:
             # Timestamps are bounded around the harness's own clock, not the wall clock.
             occurred_window=OccurredWindow(clock=lambda: self.now),
         )
-        bound = dict(adapters or {})
+        bound, definitions = dict(adapters or {}), plugin.definitions
         self._stages = {
-            s.name: StageWorker(plugin.workflow_type, s.name, typed(plugin.workflow_type, s, bound))
+            s.name: StageWorker(
+                plugin.workflow_type, s.name, typed(plugin.workflow_type, s, bound, definitions)
+            )
             for s in plugin.stages
         }
         self.published: list[Envelope] = []

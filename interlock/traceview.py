@@ -81,6 +81,11 @@ def _line(span: dict[str, Any]) -> str:
     for key in ("interlock.rejection_reason", "interlock.dead_letter_reason"):
         if attributes.get(key):
             notes.append(f"refused: {attributes[key]}")
+    failure = [
+        str(attributes[k]) for k in ("interlock.error_class", "interlock.error") if k in attributes
+    ]
+    if failure:
+        notes.append(f"failed: {': '.join(failure)}")
     if attributes.get("interlock.job_stale"):
         notes.append("stale job skipped")
     suffix = f"  [{'; '.join(notes)}]" if notes else ""

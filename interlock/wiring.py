@@ -6,8 +6,9 @@ an adapter and turns the plugin's stages into the stage workers the runtime serv
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from nats.aio.client import Client
@@ -17,15 +18,24 @@ from interlock._sdk.plugin import Plugin
 from interlock._sdk.ports import AdapterContext
 from interlock._sdk.stages import StageContext, StageHandler
 from interlock.bindings import chosen
+from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.plugins import installed
 from interlock.runtime import Runtime
-from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.services.errors import (
+    ExternalRejected,
+    ExternalTimeout,
+    ExternalUnavailable,
+    invalid_fields,
+)
 from interlock.services.models import PromptTemplate, TaskCatalog, model_client
 from interlock.services.ports import ModelClient
 from interlock.services.runtime.calls import refused, transient
+from interlock.services.runtime.failing import error_class, report, retryable
 from interlock.services.runtime.stage import Handler, StageResult, StageWorker
+
+log = logging.getLogger("interlock.stage")
 
 
 def model_from_settings(rt: Runtime, plugin: Plugin) -> ModelClient:
@@ -62,7 +72,10 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
     adapters = bind(plugin, rt, nc)
     return {
         s.name: StageWorker(
-            workflow_type, s.name, typed(workflow_type, s, adapters), effects=s.effects
+            workflow_type,
+            s.name,
+            typed(workflow_type, s, adapters, plugin.definitions),
+            effects=s.effects,
         )
         for s in plugin.stages
     }
@@ -88,20 +101,28 @@ def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
     return found
 
 
-def typed(workflow_type: str, stage: StageHandler[Any], adapters: Mapping[str, Any]) -> Handler:
-    """The runtime's handler for a typed stage, bound to the adapters of its ports."""
-    return TypedHandler(workflow_type, stage, {p.name: adapters[p.name] for p in stage.ports})
+def typed(
+    workflow_type: str,
+    stage: StageHandler[Any],
+    adapters: Mapping[str, Any],
+    definitions: Sequence[WorkflowDefinition] = (),
+) -> Handler:
+    """The runtime's handler for a typed stage, bound to the adapters of its ports; its
+    workflow type's `definitions` say which failure event a job's state takes."""
+    bound = {p.name: adapters[p.name] for p in stage.ports}
+    return TypedHandler(workflow_type, stage, bound, {d.version: d for d in definitions})
 
 
 @dataclass(frozen=True)
 class TypedHandler:
     """Runs a typed stage on a job: its result, or the failure event a port's error stands
     for (transient -> `RETRYABLE_ERROR` unless the stage is redelivered instead, refused ->
-    `PERMANENT_ERROR`)."""
+    `PERMANENT_ERROR`), or that an unexpected exception stands for (see `unexpected`)."""
 
     workflow_type: str
     stage: StageHandler[Any]
     adapters: Mapping[str, Any]
+    definitions: Mapping[int, WorkflowDefinition] = field(default_factory=dict)
 
     async def __call__(self, job: JobPayload, envelope: Envelope) -> StageResult:
         stage = self.stage
@@ -124,7 +145,50 @@ class TypedHandler:
                 raise
             return transient(exc, stage.system or stage.name)
         except ExternalRejected as exc:
-            return refused(exc)
-        except ValidationError:
-            return StageResult("PERMANENT_ERROR", {"error_class": "invalid_stage_inputs"})
+            return refused(exc, stage.system or stage.name)
+        except ValidationError as exc:
+            self._report(exc, job, envelope)
+            # The fields, never their values: a validation error's text quotes them.
+            failed = {"error_class": "invalid_stage_inputs", "system": stage.system or stage.name}
+            failed["detail"] = f"ValidationError: {invalid_fields(exc)}"
+            return StageResult("PERMANENT_ERROR", failed)
+        except Exception as exc:
+            return self.unexpected(exc, job, envelope)
         return StageResult(result.event_name(), result.model_dump(mode="json"))
+
+    def unexpected(self, exc: Exception, job: JobPayload, envelope: Envelope) -> StageResult:
+        """An exception the stage did not declare transient is a bug or a refusal that will
+        recur: redelivering it five times only delays the failure. It becomes the job's
+        `PERMANENT_ERROR` (its class as `error_class`, its redacted message as `detail`), or
+        `ESCALATE` where the job's state takes no `PERMANENT_ERROR`. Raised for redelivery,
+        as before: a `retryable` exception, and any exception of a stage that acts on the
+        outside world (`effects`, `redeliver`), whose redelivery reconciles the effect by
+        its key instead of declaring an effect that may have happened failed."""
+        stage = self.stage
+        event = self._failure_event(job)
+        if retryable(exc) or stage.effects or stage.redeliver or event is None:
+            raise exc
+        text = self._report(exc, job, envelope)
+        if event == "ESCALATE":
+            return StageResult(event, {"reason": "stage_failed", "detail": text})
+        system = stage.system or stage.name
+        return StageResult(
+            event, {"error_class": error_class(exc), "detail": text, "system": system}
+        )
+
+    def _report(self, exc: Exception, job: JobPayload, envelope: Envelope) -> str:
+        """Log the failure (workflow id, redacted message, frames) and mark the span."""
+        what = f"{self.stage.name} fails job {job.job_id}"
+        wf_id = envelope.workflow_id
+        return report(log, logging.ERROR, what, exc, workflow_id=wf_id, inputs=job.inputs)
+
+    def _failure_event(self, job: JobPayload) -> str | None:
+        """`PERMANENT_ERROR` if the job's state takes it (or the definition is not known
+        here), else `ESCALATE` if it takes that, else None."""
+        definition = self.definitions.get(job.definition_version)
+        if definition is None:
+            return "PERMANENT_ERROR"
+        for event in ("PERMANENT_ERROR", "ESCALATE"):
+            if definition.transitions_from(job.state, event):
+                return event
+        return None

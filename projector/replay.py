@@ -23,7 +23,7 @@ from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import UnknownDefinition
 from interlock.contracts.registry import Registry
 from interlock.projector.engine import Context, Decision, Workflow, resolve
-from interlock.projector.engine.digest import FIELDS, outcome
+from interlock.projector.engine.digest import FIELDS, OPTIONAL_FIELDS, outcome
 from interlock.projector.engine.migrate import MIGRATE_EVENT, move
 from interlock.projector.service import first_checkpoint
 from interlock.projector.store.records import HistoryRecord
@@ -117,5 +117,6 @@ def _compare(
     return tuple(
         Divergence(record.workflow_id, event.event_id, name, record.outcome.get(name), got)
         for name in FIELDS
-        if (got := replayed.get(name)) != record.outcome.get(name)
+        if (name in record.outcome or name not in OPTIONAL_FIELDS)
+        and (got := replayed.get(name)) != record.outcome.get(name)
     )

@@ -49,7 +49,8 @@ async def inbox(request: Request) -> Response:
     rows = await reads.human_tasks(console.reader, registry=registry)
     tasks = [task(r, registry, console.settings.console_redact) for r in rows]
     for t in tasks:
-        t["actions"] = [a for a in t["actions"] if operator.may(a.allowed)]
+        allowed = [a for a in t["actions"] if operator.may(a.allowed)]
+        t["actions"] = actions.forms(registry, t["view"], allowed, console.settings.console_redact)
         t["limit"] = actions.limit_of(console.settings, registry, t["view"], operator)
     return render(request, "tasks.html", {"tasks": tasks})
 
@@ -69,10 +70,9 @@ async def signal(request: Request) -> Response:
     if action not in actions.offered(console.registry, view):
         flash(request, "refused", f"{action.label} is not possible in {view['state']}")
         return RedirectResponse(back, status_code=303)
-    text = str(form.get(action.text, "")) if action.text else ""
     urls = (console.nats_url, console.database_url)
     decision = await actions.perform(
-        console.settings, urls, view, operator, action, registry=console.registry, text=text
+        console.settings, urls, view, operator, action, registry=console.registry, form=form
     )
     flash(request, *describe(action, decision))
     return RedirectResponse(back, status_code=303)

@@ -11,12 +11,14 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from interlock import queries
 from interlock.console import actions, reads
 from interlock.console.drawing import layout, taken_edges
 from interlock.console.guard import requires
 from interlock.console.presenting import model_calls, redact, waterfall
 from interlock.console.web import console_of, find_workflow, render
 from interlock.contracts.diagram import diagram
+from interlock.contracts.effectcheck import effects_view
 from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble
@@ -131,6 +133,10 @@ async def workflow_page(request: Request) -> Response:
         "definition": definition,
         "drawing": drawing,
         "entered": entered,
+        "last_failure": queries.last_failure(view),
+        "effects": [
+            e for e in effects_view(definition, view["execution"]) if e["status"] != "none"
+        ],
         "data": redact(view["data"], settings.console_redact),
         "calls": model_calls(view["data"], settings.console_redact),
         "spans": waterfall(tree["spans"]) if tree else [],
@@ -138,7 +144,12 @@ async def workflow_page(request: Request) -> Response:
         "trace_ids": tree["trace_ids"]
         if tree
         else list(dict.fromkeys(a["trace_id"] for a in view["audit"] if a["trace_id"])),
-        "actions": actions.offered(console.registry, view, operator),
+        "actions": actions.forms(
+            console.registry,
+            view,
+            actions.offered(console.registry, view, operator),
+            settings.console_redact,
+        ),
         "limit": actions.limit_of(settings, console.registry, view, operator),
     }
     return render(request, "workflow.html", context)

@@ -21,7 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from interlock._sdk.results import Result
+from interlock._sdk.effects import Effects
+from interlock._sdk.results import EventRef, Result, event_name
 from interlock._sdk.stages import StageHandler
 from interlock.contracts import payloads
 from interlock.contracts.definition import (
@@ -43,7 +44,6 @@ from interlock.contracts.definition import (
 
 Retry = RetryPolicy
 Timer = TimerSpec
-EventRef = str | type[Result]
 
 _GENERIC_PAYLOADS: dict[str, type[BaseModel]] = {
     "RETRYABLE_ERROR": payloads.ErrorReport,
@@ -58,11 +58,7 @@ def check(name: str, **params: Any) -> Guard:
     return Guard(name=name, params=params)
 
 
-def _event_name(event: EventRef) -> str:
-    return event if isinstance(event, str) else event.event_name()
-
-
-class Workflow:
+class Workflow(Effects):
     """Builder of one version of one workflow type (see the module's example)."""
 
     def __init__(
@@ -190,7 +186,7 @@ class Workflow:
         if isinstance(handler, StageHandler):
             name, emitted = handler.name, sorted(handler.events())
         else:
-            name, emitted = handler, [_event_name(e) for e in emits]
+            name, emitted = handler, [event_name(e) for e in emits]
         self._stages[state] = Stage(name=name, inputs=tuple(inputs), emits=tuple(emitted))
         if retry is not None:
             self._retry[state] = retry
@@ -213,7 +209,7 @@ class Workflow:
         self._rows.append(
             Transition(
                 source=source,
-                event=_event_name(event),
+                event=event_name(event),
                 target=target,
                 guards=tuple(guards),
                 limit=limit,

@@ -37,3 +37,11 @@ class Result(BaseModel):
         if not self.__sparse__:
             return data
         return {k: v for k, v in data.items() if k in self.model_fields_set}
+
+
+EventRef = str | type[Result]
+"""An event named by its name or by its result model."""
+
+
+def event_name(event: EventRef) -> str:
+    return event if isinstance(event, str) else event.event_name()

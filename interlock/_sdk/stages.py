@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from interlock._sdk.ports import Port
 from interlock._sdk.results import Result
+from interlock.contracts.errors import ErrorCode, TransientError
 from interlock.contracts.ids import result_event_id
 
 In = TypeVar("In", bound=BaseModel)
@@ -59,6 +60,17 @@ class StageContext:
 
 
 StageFn = Callable[[In, StageContext], Awaitable[Result]]
+
+
+class Transient(TransientError):
+    """Raise (or derive from) this for a failure worth trying the job again: the runtime
+    redelivers the job with a growing backoff, and escalates on the last delivery. Any other
+    exception a stage raises is taken to fail the same way again (a bug, bad data): the job
+    answers `PERMANENT_ERROR` at once, its class and redacted message kept. A class of your
+    own may say the same with `retryable = True`."""
+
+    code = ErrorCode.STAGE_TRANSIENT
+    retryable = True
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from interlock.cli import (
     credentials,
     describe,
     dlq,
+    effects,
     history,
     inspect,
     migrate,
@@ -71,6 +72,7 @@ app.command()(bench)
 app.command()(chaos)
 app.command()(hostile)
 app.add_typer(dlq.app, name="dlq")
+app.add_typer(effects.app, name="effect")
 for command in operate.COMMANDS:
     app.command()(command)
 

@@ -9,6 +9,8 @@ import typer
 from interlock import terminal
 from interlock.cli.history import installed_registry
 from interlock.contracts.diagram import FORMATS, Format, diagram, render
+from interlock.contracts.graphjson import graph_json
+from interlock.options import JsonOpt
 
 
 def graph(
@@ -19,9 +21,11 @@ def graph(
     fmt: Annotated[
         str, typer.Option("--format", help=f"One of: {', '.join(FORMATS)}.")
     ] = "mermaid",
+    json_output: JsonOpt = False,
 ) -> None:
     """A workflow type's states and transition rows (guards as edge labels; effect, waiting
-    and terminal states marked), as Mermaid or Graphviz DOT text."""
+    and terminal states marked), as Mermaid or Graphviz DOT text; with --json, each state's
+    kind and what each effect's status may be there, and each terminal's promise."""
     if fmt not in FORMATS:
         _usage(f"unknown format {fmt!r}; one of: {', '.join(FORMATS)}")
     registry = installed_registry()
@@ -34,6 +38,9 @@ def graph(
         listed = ", ".join(map(str, versions))
         _usage(f"{workflow_type} has no version {chosen}; one of: {listed}")
     definition = registry.get(workflow_type, chosen)
+    if json_output:
+        terminal.print_json(graph_json(definition))
+        return
     format_: Format = "dot" if fmt == "dot" else "mermaid"
     print(render(diagram(definition), format_), end="")
 

@@ -8,6 +8,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from interlock import queries, terminal
+from interlock.contracts.effectcheck import effects_view
+from interlock.contracts.errors import UnknownDefinition
 from interlock.options import (
     JsonOpt,
     TenantOpt,
@@ -17,6 +19,7 @@ from interlock.options import (
     one_of,
     with_stack,
 )
+from interlock.plugins import installed
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble, render
 
@@ -25,8 +28,17 @@ T = TypeVar("T")
 
 def show(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = False) -> None:
     """A workflow's state, versions, data and its full audit history."""
-    view = _view(workflow_id, tenant)
+    view = with_effects(_view(workflow_id, tenant))
     terminal.print_json(view) if json_output else terminal.workflow(view)
+
+
+def with_effects(view: dict[str, Any]) -> dict[str, Any]:
+    """`view` with `effects`: the status and key of each effect its definition declares."""
+    try:
+        definition = installed().registry.get(view["workflow_type"], view["definition_version"])
+    except UnknownDefinition:
+        return {**view, "effects": []}
+    return {**view, "effects": effects_view(definition, view.get("execution") or {})}
 
 
 def trace(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = False) -> None:

@@ -23,6 +23,7 @@ from interlock.contracts.errors import UnknownDefinition
 from interlock.options import JsonOpt, TenantOpt, with_database
 from interlock.plugins import installed
 from interlock.projector.engine import Context, Workflow
+from interlock.projector.engine.effects import facts_from_steps
 from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
 from interlock.projector.signing import JobSigner
 from interlock.projector.store import ConcurrencyConflict
@@ -112,7 +113,7 @@ async def migrate(
             parameters=s.parameters.get(wf.workflow_type, {}),
             guards=installed().registry.guards(wf.workflow_type),
         )
-        event = _event(wf, target, into, operator, ctx)
+        event = _event(wf, target, into, operator, ctx, effects=_effects(source, wf, view["audit"]))
         decision = JobSigner(access.job_signing_key(s)).sign(move(target, wf, into, event, ctx))
         try:
             await store.commit(decision, event, NO_TRACE, ctx)
@@ -132,8 +133,31 @@ async def migrate(
     }
 
 
+def _effects(
+    source: WorkflowDefinition, wf: Workflow, audit: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The effect facts of a workflow decided before the engine kept them, from its audit."""
+    if wf.execution.effects:
+        return {}
+    steps = [(r["from_state"], r["event_type"]) for r in audit if r["accepted"]]
+    facts = facts_from_steps(source, steps)
+    key = wf.execution.review.idempotency_key if wf.execution.review else None
+    return {
+        state: fact.model_copy(
+            update={"idempotency_key": key} if fact.status == "unknown" else {}
+        ).model_dump(mode="json")
+        for state, fact in facts.items()
+    }
+
+
 def _event(
-    wf: Workflow, target: WorkflowDefinition, state: str, operator: Actor, ctx: Context
+    wf: Workflow,
+    target: WorkflowDefinition,
+    state: str,
+    operator: Actor,
+    ctx: Context,
+    *,
+    effects: dict[str, Any],
 ) -> Envelope:
     return Envelope(
         event_id=f"migrate-{uuid.uuid4()}",
@@ -145,7 +169,8 @@ def _event(
         correlation_id=wf.correlation_id,
         occurred_at=ctx.now,
         expected_version=wf.version,
-        payload={"to_version": target.version, "state": state},
+        payload={"to_version": target.version, "state": state}
+        | ({"effects": effects} if effects else {}),
     )
 
 

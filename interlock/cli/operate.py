@@ -1,8 +1,12 @@
-"""Operator commands: approve, reject, cancel, retry — each a signal message whose
-decision by the projector is awaited and printed (exit 3 when refused).
+"""Operator commands: `signal` (any event a workflow's type declares) and its shorthands
+approve, reject, cancel and retry — each a signal message whose decision by the projector is
+awaited and printed (exit 3 when refused or dead-lettered).
 
-One factory makes all four: they differ only in the event they send, the actor they send it
-as by default, and the options their payload is made of."""
+One factory makes them all: they differ in the event they send, the role they sign in by
+default, and the options of their own. The payload is the type's: the event's payload model
+(of the definition version the workflow is pinned to) is filled with what the workflow shows
+and the operator's `--payload`/`--field` values, and checked before anything is sent (exit 2,
+one line); see `interlock.signal_payloads`."""
 
 from __future__ import annotations
 
@@ -15,15 +19,20 @@ import typer
 
 from interlock import access, terminal
 from interlock.commands import send_and_wait
+from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor
+from interlock.contracts.errors import UnknownDefinition
 from interlock.options import JsonOpt, TenantOpt, with_stack
-from interlock.signals import approval_payload, no_payload, reason_payload
+from interlock.plugins import installed
+from interlock.settings import Settings
+from interlock.signal_payloads import InvalidSignal, default_role, given_values, payload_for
 
-Payload = Callable[..., dict[str, Any]]
-"""`payload(view, **options)`: the signal's payload, from the workflow's view and the values
-of the command's own options."""
-APPROVER = Actor(id="cli-approver", role="support_approver")
-OPERATOR = Actor(id="cli-operator", role="operator")
+Values = dict[str, Any]
+Own = Callable[..., tuple[Values, Values]]
+"""`own(**options)`: from a command's own options, the payload values it gives (they win over
+what the workflow shows) and the defaults it offers (used where the model has the field)."""
+APPROVER_ID = "cli-approver"
+OPERATOR_ID = "cli-operator"
 
 
 def option(name: str, annotation: Any, default: Any = None) -> Parameter:
@@ -31,52 +40,71 @@ def option(name: str, annotation: Any, default: Any = None) -> Parameter:
     return Parameter(name, Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
 
 
+def _nothing(**_: Any) -> tuple[Values, Values]:
+    return {}, {}
+
+
 def signal_command(
     name: str,
-    event_type: str,
+    event_type: str | None,
     doc: str,
-    sender: Actor,
+    sender_id: str,
     *,
-    payload: Payload,
+    own: Own = _nothing,
     options: Sequence[Parameter] = (),
-    actor_help: str | None = None,
-    role_help: str | None = None,
 ) -> Callable[..., None]:
-    """The command `name`: send `event_type` to a workflow as `--as`/`--role` (by default
-    `sender`), its payload made by `payload` from `options`, and report the decision."""
+    """The command `name`: send `event_type` (None: the command's EVENT argument) to a
+    workflow as `--as`/`--role` (by default `sender_id`, in the type's default role for the
+    event), its payload checked against the event's model, and report the decision."""
 
     def command(
         workflow_id: str,
         *,
+        payload_json: str | None,
+        fields: list[str] | None,
         actor: str,
-        role: str,
+        role: str | None,
         tenant: str | None,
         json_output: bool,
+        event: str = "",
         **chosen: Any,
     ) -> None:
+        sent = event_type or event
+        try:
+            given, defaults = own(**chosen)
+            given = {**given, **given_values(payload_json, fields or ())}
+        except InvalidSignal as exc:
+            report({"accepted": False, "reason": "invalid_signal", "detail": str(exc)}, json_output)
+            return
         outcome = with_stack(
             lambda s, n, d: send_and_wait(
                 access.as_client(s, n, access.OPERATOR),
                 d,
                 workflow_id,
-                event_type,
-                payload=lambda view: payload(view, **chosen),
-                actor=Actor(id=actor, role=role),
+                sent,
+                payload=lambda view: payload_for(
+                    _definition(view), view, sent, given=given, defaults=defaults
+                ),
+                actor=lambda view: Actor(id=actor, role=role or _role(s, view, sent)),
                 tenant_id=tenant,
                 admin_url=n,
             )
         )
-        _report(outcome, json_output)
+        report(outcome, json_output)
 
     command.__name__ = command.__qualname__ = name
     command.__doc__ = doc
+    event_argument = [] if event_type else [_EVENT]
     # Typer reads a command's arguments and options from its signature: this one's.
     vars(command)["__signature__"] = Signature(
         [
             Parameter("workflow_id", Parameter.POSITIONAL_OR_KEYWORD, annotation=str),
+            *event_argument,
             *options,
-            option("actor", Annotated[str, typer.Option("--as", help=actor_help)], sender.id),
-            option("role", Annotated[str, typer.Option(help=role_help)], sender.role),
+            option("payload_json", _PAYLOAD, None),
+            option("fields", _FIELD, None),
+            option("actor", _ACTOR, sender_id),
+            option("role", _ROLE, None),
             option("tenant", TenantOpt, None),
             option("json_output", JsonOpt, False),
         ]
@@ -84,7 +112,22 @@ def signal_command(
     return command
 
 
-def _report(outcome: dict[str, Any], json_output: bool) -> None:
+def _definition(view: dict[str, Any]) -> WorkflowDefinition:
+    """The definition the workflow is pinned to (its type's plugin must be installed)."""
+    try:
+        return installed().registry.get(view["workflow_type"], view["definition_version"])
+    except UnknownDefinition as exc:
+        raise InvalidSignal(str(exc)) from None
+
+
+def _role(settings: Settings | None, view: dict[str, Any], event: str) -> str:
+    """The type's default role for `event`, with this deployment's parameter overrides."""
+    definition = _definition(view)
+    overrides = settings.parameters.get(definition.workflow_type, {}) if settings else {}
+    return default_role({**definition.parameters, **overrides}, event)
+
+
+def report(outcome: dict[str, Any], json_output: bool) -> None:
     if outcome.get("caution") and not json_output:
         terminal.errors.print(f"[yellow]caution:[/] {outcome['caution']}")
     if json_output:
@@ -97,12 +140,8 @@ def _report(outcome: dict[str, Any], json_output: bool) -> None:
         guards = f"; failed guards: {', '.join(failed)}" if failed else ""
         terminal.errors.print(f"[red]{reason}[/]: {outcome.get('detail')}{guards}", soft_wrap=True)
     if not outcome.get("accepted"):
-        usage = {"no_decision": 1, "queued": 1, "ambiguous_workflow": 2}
+        usage = {"no_decision": 1, "queued": 1, "ambiguous_workflow": 2, "invalid_signal": 2}
         raise typer.Exit(usage.get(outcome.get("reason") or "", 3))
-
-
-def _reason(help_text: str | None = None) -> Parameter:
-    return option("reason", Annotated[str, typer.Option(help=help_text)], "")
 
 
 def _amount(value: str | None) -> str | None:
@@ -116,46 +155,85 @@ def _amount(value: str | None) -> str | None:
     return value
 
 
+_EVENT = Parameter(
+    "event",
+    Parameter.POSITIONAL_OR_KEYWORD,
+    annotation=Annotated[str, typer.Argument(help="The event, as the type declares it.")],
+)
+_PAYLOAD = Annotated[
+    str | None,
+    typer.Option("--payload", help="The payload as a JSON object (fields over the defaults)."),
+]
+_FIELD = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--field",
+        help="KEY=VALUE, repeatable, over --payload (a VALUE starting with [ or { is JSON).",
+    ),
+]
+_ACTOR = Annotated[str, typer.Option("--as", "--actor", help="Who signs the signal.")]
+_ROLE = Annotated[
+    str | None,
+    typer.Option(help="The role signed in (default: the type's least-privileged for the event)."),
+]
 _VERSION = Annotated[
-    int | None, typer.Option(min=1, help="Recommendation version (default: current).")
+    int | None,
+    typer.Option(min=1, help="Shorthand for --field recommendation_version=N (default: shown)."),
 ]
 _AMOUNT = Annotated[
     str | None,
-    typer.Option(help="Approved amount (default: the recommended one).", callback=_amount),
+    typer.Option(help="Shorthand for --field amount=X (default: shown).", callback=_amount),
 ]
+_REASON = Annotated[str, typer.Option(help="Why, for the audit trail.")]
+
+
+def _approval(version: int | None, amount: str | None) -> tuple[Values, Values]:
+    given = {"recommendation_version": version, "amount": amount}
+    return {k: v for k, v in given.items() if v is not None}, {}
+
+
+def _reasoned(reason: str) -> tuple[Values, Values]:
+    """A reason is given where one is typed; else an empty one is offered to a model that
+    has the field (and nothing to one that has not)."""
+    return ({"reason": reason}, {}) if reason else ({}, {"reason": ""})
+
 
 COMMANDS = [
     signal_command(
+        "signal",
+        None,
+        "Send EVENT to a workflow, its payload checked against the event's model first.",
+        OPERATOR_ID,
+    ),
+    signal_command(
         "approve",
         "APPROVED",
-        "Approve the current recommendation (the projector checks role, limit, version).",
-        APPROVER,
-        payload=approval_payload,
+        "Approve what the workflow shows awaiting approval (the projector checks role, limit,"
+        " version).",
+        APPROVER_ID,
+        own=_approval,
         options=[option("version", _VERSION), option("amount", _AMOUNT)],
-        actor_help="Approver id.",
-        role_help="Approver role.",
     ),
     signal_command(
         "reject",
         "REJECTED_BY_REVIEWER",
-        "Reject the recommendation awaiting approval (or a workflow in manual review).",
-        APPROVER,
-        payload=reason_payload,
-        options=[_reason("Why, for the audit trail.")],
+        "Reject what awaits approval (or a workflow in manual review).",
+        APPROVER_ID,
+        own=_reasoned,
+        options=[option("reason", _REASON, "")],
     ),
     signal_command(
         "cancel",
         "CANCEL_REQUESTED",
         "Request cancellation: immediate before the effect, reconciled first during it.",
-        OPERATOR,
-        payload=reason_payload,
-        options=[_reason()],
+        OPERATOR_ID,
+        own=_reasoned,
+        options=[option("reason", _REASON, "")],
     ),
     signal_command(
         "retry",
         "RETRY_REQUESTED",
         "Send a workflow in manual review back to the step that escalated.",
-        OPERATOR,
-        payload=no_payload,
+        OPERATOR_ID,
     ),
 ]

@@ -15,7 +15,14 @@ from typing import Any
 from interlock.contracts.definition import RetryPolicy, Stage
 from interlock.contracts.ids import timer_id_for
 from interlock.projector.engine.guards import Facts, current_branch
-from interlock.projector.engine.model import BranchState, OpenJob, Review, TimerRef, Workflow
+from interlock.projector.engine.model import (
+    BranchState,
+    EffectFact,
+    OpenJob,
+    Review,
+    TimerRef,
+    Workflow,
+)
 
 
 @dataclass
@@ -42,6 +49,7 @@ class Draft:
     branches: dict[str, BranchState]
     review: Review | None
     version: int
+    effects: dict[str, EffectFact] = field(default_factory=dict)
     armed: list[TimerRef] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
     jobs: list[JobOrder] = field(default_factory=list)
@@ -62,6 +70,7 @@ class Draft:
             branches=dict(ex.branches),
             review=ex.review,
             version=wf.version + 1,
+            effects=dict(ex.effects),
         )
 
     def arm(

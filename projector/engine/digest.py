@@ -14,10 +14,24 @@ import json
 from typing import Any
 
 from interlock.contracts.jobs import JOB_EVENT_TYPE
+from interlock.projector.engine.failures import LAST_ERROR
 from interlock.projector.engine.model import Decision, OutMessage
 
-FIELDS = ("accepted", "reason", "state", "version", "data", "execution", "jobs", "outbox", "timers")
+FIELDS = (
+    "accepted",
+    "reason",
+    "state",
+    "version",
+    "data",
+    "execution",
+    "jobs",
+    "outbox",
+    "timers",
+    "effects",
+)
 """Every field of an outcome, in the order a replay reports them."""
+OPTIONAL_FIELDS = frozenset({"effects"})
+"""Fields added after histories were recorded: compared only where the record has them."""
 
 
 def outcome(decision: Decision) -> dict[str, Any]:
@@ -26,14 +40,14 @@ def outcome(decision: Decision) -> dict[str, Any]:
     if not decision.accepted:
         return {"accepted": False, "reason": decision.reason}
     wf = decision.workflow
-    execution = wf.execution.model_dump(mode="json", exclude={"open_jobs", "timers"})
+    execution = wf.execution.model_dump(mode="json", exclude={"open_jobs", "timers", "effects"})
     jobs = [m for m in decision.messages if m.envelope.type == JOB_EVENT_TYPE]
     others = [m for m in decision.messages if m.envelope.type != JOB_EVENT_TYPE]
     return {
         "accepted": True,
         "state": wf.state,
         "version": wf.version,
-        "data": _digest(wf.data),
+        "data": _digest(decided_data(wf.data)),
         "execution": _digest(execution),
         "jobs": _digest(
             {
@@ -49,7 +63,14 @@ def outcome(decision: Decision) -> dict[str, Any]:
                 "cancelled": list(decision.timers_cancelled),
             }
         ),
+        "effects": _digest({k: v.model_dump(mode="json") for k, v in wf.execution.effects.items()}),
     }
+
+
+def decided_data(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` as a decision is compared: without the engine's note of the last failure
+    (`failures.LAST_ERROR`), which records why and decides nothing."""
+    return {k: v for k, v in data.items() if k != LAST_ERROR}
 
 
 def _message(message: OutMessage) -> dict[str, Any]:

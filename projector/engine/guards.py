@@ -12,6 +12,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from interlock.contracts.definition import Branch, WorkflowDefinition
+from interlock.contracts.effectcheck import effect_guard_holds, effects_of
 from interlock.contracts.envelope import Envelope
 from interlock.projector.engine.model import Context, Workflow
 
@@ -180,6 +181,16 @@ def payload_not_in(f: Facts, params: Mapping[str, Any]) -> Verdict:
     return _checks(**{f"{field}_not_in_{params['param']}": lookup(f.payload, field) not in listed})
 
 
+def effect_is(f: Facts, params: Mapping[str, Any]) -> Verdict:
+    """The effect of `params["state"]` (every effect, without it) has one of the statuses
+    `params["status"]` (see `contracts.effects`)."""
+    facts = {e.state: "none" for e in effects_of(f.definition)}
+    facts.update({s: fact.status for s, fact in f.workflow.execution.effects.items()})
+    label = f"effect_{params.get('state', 'all')}_{'_or_'.join(params.get('status', ()))}"
+    held = effect_guard_holds(params, facts)
+    return Verdict(held, (label.lower() if held else f"!{label.lower()}",))
+
+
 GUARDS: dict[str, GuardFn] = {
     fn.__name__: fn
     for fn in (
@@ -196,5 +207,6 @@ GUARDS: dict[str, GuardFn] = {
         has_data,
         payload_matches,
         payload_not_in,
+        effect_is,
     )
 }

@@ -21,7 +21,13 @@ from interlock.contracts.envelope import Envelope
 from interlock.projector.engine import outputs
 from interlock.projector.engine.actions import Draft
 from interlock.projector.engine.guards import Facts
-from interlock.projector.engine.model import Accepted, Context, OutMessage, Workflow
+from interlock.projector.engine.model import (
+    Accepted,
+    Context,
+    EffectFact,
+    OutMessage,
+    Workflow,
+)
 from interlock.projector.engine.resolve import freeze
 
 MIGRATE_EVENT = "WORKFLOW_MIGRATED"
@@ -100,6 +106,11 @@ def move(
         parameters={**target.parameters, **ctx.parameters},
     )
     d = Draft.of(moved, state)
+    if not d.effects:
+        # what the operator's tool found in the audit of a workflow decided before the engine
+        # kept effect facts; recorded in the event, so a replay moves it the same way
+        found = event.payload.get("effects") or {}
+        d.effects = {k: EffectFact.model_validate(v) for k, v in found.items()}
     messages: list[OutMessage] = []
     if state != wf.state:
         d.open_jobs = {}

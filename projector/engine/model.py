@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from interlock.contracts.definition import Transition
+from interlock.contracts.effects import EffectStatus
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.guards import GuardPredicate
 
@@ -81,6 +82,13 @@ class Review(_Frozen):
         return f"{self.reason}: check the provider for idempotency key {self.idempotency_key}"
 
 
+class EffectFact(_Frozen):
+    """What the engine knows of one effect: its status and the key to ask the provider by."""
+
+    status: EffectStatus = "none"
+    idempotency_key: str | None = None
+
+
 class Execution(_Frozen):
     """Runtime bookkeeping beside the business state: attempts and counters per state, the
     step a retry returns to, a requested cancellation, the jobs still open and the armed
@@ -94,6 +102,8 @@ class Execution(_Frozen):
     timers: dict[str, TimerRef] = {}
     branches: dict[str, BranchState] = {}
     review: Review | None = None
+    effects: dict[str, EffectFact] = {}
+    """By effect state, for every effect that left `none` (see `contracts.effects`)."""
 
 
 class Workflow(_Frozen):

@@ -12,6 +12,8 @@ from interlock.contracts.envelope import Envelope
 from interlock.contracts.guards import GuardInput
 from interlock.projector.engine import outputs
 from interlock.projector.engine.actions import ACTIONS, Draft
+from interlock.projector.engine.effects import track_effects
+from interlock.projector.engine.failures import note_failure
 from interlock.projector.engine.guards import GUARDS, Facts, Verdict
 from interlock.projector.engine.model import (
     Accepted,
@@ -131,6 +133,8 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
     wf, definition = f.workflow, f.definition
     d = Draft.of(wf, row.target)
     _update_data(f, d)
+    track_effects(f, d)
+    note_failure(f, spec, d)
     if spec.answers_job:
         d.open_jobs.pop(f.event.causation_id or "", None)
     if spec.source == "timer":
@@ -190,6 +194,7 @@ def freeze(wf: Workflow, d: Draft, keep_review: bool) -> Workflow:
         timers=d.timers,
         branches=d.branches,
         review=d.review if keep_review else None,
+        effects=d.effects,
     )
     return wf.model_copy(
         update={

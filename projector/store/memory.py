@@ -294,4 +294,6 @@ def _audit(
         trace_id=values["trace_id"],
         guard_results=tuple(values["guard_results"]),
         occurred_at=values["occurred_at"],
+        error_class=values["error_class"],
+        error_message=values["error_message"],
     )

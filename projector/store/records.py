@@ -35,6 +35,10 @@ class AuditRecord:
     trace_id: str | None
     guard_results: tuple[str, ...]
     occurred_at: datetime
+    error_class: str | None = None
+    """Of a stage's report of a failure: its error class (or an escalation's reason)."""
+    error_message: str | None = None
+    """Of a stage's report of a failure: its redacted description (`ValueError: boom`)."""
 
 
 @dataclass(frozen=True, slots=True)

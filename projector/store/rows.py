@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from interlock.contracts import subjects
+from interlock.contracts.definition import GENERIC_RESULTS
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.ids import kv_key
 from interlock.contracts.jobs import OpenJobs
@@ -30,6 +31,21 @@ def _event(wf: Workflow, event: Envelope, trace: TraceInfo) -> dict[str, Any]:
         "audit_correlation_id": event.correlation_id or wf.correlation_id,
         "trace_id": trace.trace_id,
         "occurred_at": event.occurred_at,
+        **failure(event),
+    }
+
+
+def failure(event: Envelope) -> dict[str, Any]:
+    """The audit's `error_class` and `error_message` of `event`: set when it is a stage's
+    report of a failure (its `error_class`, or an escalation's `reason`, and its `detail`),
+    None otherwise."""
+    payload = event.payload
+    reported = event.type in GENERIC_RESULTS or "error_class" in payload
+    code = payload.get("error_class") or payload.get("reason") if reported else None
+    message = payload.get("detail") if reported else None
+    return {
+        "error_class": str(code)[:64] if code else None,
+        "error_message": str(message)[:1000] if message else None,
     }
 
 
@@ -125,6 +141,13 @@ HISTORY_COLUMNS = (
 )
 
 
+ENGINE_REFUSALS = frozenset(
+    {"invalid_transition", "guard_rejected", "stale_version", "terminal", "duplicate"}
+)
+"""Refusals of an event that passed the projector's door: a failure it reports is the stage's
+own and is audited; one refused at the door (a sender that may not say it) is not repeated."""
+NO_FAILURE = {"error_class": None, "error_message": None}
+
 COUNTED = frozenset({"idempotent_replay", "idempotency_conflict"})
 """Refusals of repeated requests: the first of each reason is audited, every one counted."""
 
@@ -144,6 +167,7 @@ def rejected(
         "detail": rejection.detail,
         "guard_results": list(rejection.guard_results),
         "counted": rejection.reason in COUNTED,
+        **({} if rejection.reason in ENGINE_REFUSALS else NO_FAILURE),
     }
 
 

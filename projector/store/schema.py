@@ -61,6 +61,8 @@ audit = Table(
     Column("guard_results", JSONB, nullable=False),
     Column("occurred_at", DateTime(timezone=True), nullable=False),
     Column("recorded_at", DateTime(timezone=True), nullable=False),
+    Column("error_class", Text),
+    Column("error_message", Text),
 )
 
 workflow_archive = Table(

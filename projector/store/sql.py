@@ -86,10 +86,11 @@ audited AS (
     INSERT INTO audit (tenant_id, workflow_id, workflow_type, event_id, event_type, from_state,
                        to_state, accepted, detail, actor_id, actor_role, state_version,
                        definition_version, causation_id, correlation_id, trace_id,
-                       guard_results, occurred_at)
+                       guard_results, occurred_at, error_class, error_message)
     SELECT :tenant_id, id, :workflow_type, :event_id, :event_type, :from_state, :state, true,
            :detail, :actor_id, :actor_role, :version, :definition_version, :causation_id,
-           :audit_correlation_id, :trace_id, :guard_results, :occurred_at
+           :audit_correlation_id, :trace_id, :guard_results, :occurred_at, :error_class,
+           :error_message
     FROM w
 ),
 marked AS (
@@ -158,10 +159,11 @@ audited AS (
     INSERT INTO audit (tenant_id, workflow_id, workflow_type, event_id, event_type, from_state,
                        to_state, accepted, reason, detail, actor_id, actor_role, state_version,
                        definition_version, causation_id, correlation_id, trace_id,
-                       guard_results, occurred_at)
+                       guard_results, occurred_at, error_class, error_message)
     SELECT :tenant_id, :workflow_id, :workflow_type, :event_id, :event_type, :from_state, NULL,
            false, :reason, :detail, :actor_id, :actor_role, :version, :definition_version,
-           :causation_id, :audit_correlation_id, :trace_id, :guard_results, :occurred_at
+           :causation_id, :audit_correlation_id, :trace_id, :guard_results, :occurred_at,
+           :error_class, :error_message
     WHERE EXISTS (SELECT 1 FROM refused) OR EXISTS (SELECT 1 FROM counted WHERE n = 1)
     RETURNING 1
 ),

@@ -20,14 +20,18 @@ T = TypeVar("T")
 def transient(error: Exception, what: str) -> StageResult:
     """`RETRYABLE_ERROR`, with the wait an unavailable system asked for (`Retry-After`)."""
     kind = "timeout" if isinstance(error, ExternalTimeout) else "unavailable"
-    report: dict[str, object] = {"error_class": f"{what}_{kind}"}
+    report: dict[str, object] = {"error_class": f"{what}_{kind}", "system": what}
     if isinstance(error, ExternalUnavailable) and error.retry_after is not None:
         report["retry_after_s"] = error.retry_after
     return StageResult("RETRYABLE_ERROR", report)
 
 
-def refused(error: ExternalRejected) -> StageResult:
-    return StageResult("PERMANENT_ERROR", {"error_class": error.error_class})
+def refused(error: ExternalRejected, system: str | None = None) -> StageResult:
+    """`PERMANENT_ERROR` with the refusal's error class (and the system that refused)."""
+    report: dict[str, object] = {"error_class": error.error_class}
+    if system:
+        report["system"] = system
+    return StageResult("PERMANENT_ERROR", report)
 
 
 async def call(port_call: Awaitable[T], what: str) -> T | StageResult:
@@ -38,4 +42,4 @@ async def call(port_call: Awaitable[T], what: str) -> T | StageResult:
     except (ExternalTimeout, ExternalUnavailable) as exc:
         return transient(exc, what)
     except ExternalRejected as exc:
-        return refused(exc)
+        return refused(exc, what)

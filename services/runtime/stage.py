@@ -37,7 +37,7 @@ from pydantic import ValidationError
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, parse_envelope, summarise, utcnow
-from interlock.contracts.errors import MalformedMessage, described
+from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.messaging.crashpoints import crash_point
@@ -52,6 +52,7 @@ from interlock.messaging.patience import waited_out
 from interlock.otel.messaging import consuming, publishing
 from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.admission import JobAdmission
+from interlock.services.runtime.failing import report
 
 log = logging.getLogger("interlock.stage")
 tracer = trace.get_tracer("interlock.stage")
@@ -168,6 +169,8 @@ async def consume(
             return
         crash_point(f"{stage.workflow_type}.{stage.name}.after_effect")
         span.set_attribute("interlock.event_type", result.event_type)
+        if failed := result.payload.get("error_class") or _escalated(result):
+            span.set_attribute("interlock.error_class", str(failed))
         await waited_out(
             lambda: submit(broker, stage, envelope, job, result),
             msg.in_progress,
@@ -192,17 +195,14 @@ async def _run(
     try:
         return await stage.handler(job, envelope)
     except Exception as exc:
+        wf_id, inputs = envelope.workflow_id, job.inputs
         if is_last_delivery(msg.raw_message, subjects.STAGE_MAX_DELIVER):
-            log.error("%s gives up on job %s: %s", stage.name, job.job_id, described(exc))
-            return escalation(exc)
+            what = f"{stage.name} gives up on job {job.job_id}"
+            text = report(log, logging.ERROR, what, exc, workflow_id=wf_id, inputs=inputs)
+            return escalation(exc, text)
         delivered = deliveries(msg.raw_message)
-        log.warning(
-            "%s will retry job %s (delivery %d): %s",
-            stage.name,
-            job.job_id,
-            delivered,
-            described(exc),
-        )
+        what = f"{stage.name} will retry job {job.job_id} (delivery {delivered})"
+        report(log, logging.WARNING, what, exc, workflow_id=wf_id, inputs=inputs)
         delay = nak_delay(exc, msg.raw_message)
         await settle(lambda: msg.nack(delay=delay), msg.raw_message.subject)
         return None
@@ -220,8 +220,9 @@ def nak_delay(exc: Exception, raw: Msg) -> float:
     return redelivery_delay(raw, 1.0, asked)
 
 
-def escalation(exc: Exception) -> StageResult:
-    """The ESCALATE a stage submits when it gives up on a job that kept failing with `exc`."""
+def escalation(exc: Exception, text: str = "") -> StageResult:
+    """The ESCALATE a stage submits when it gives up on a job that kept failing with `exc`
+    (`text`: its redacted description, `failing.failure_text`)."""
     if isinstance(exc, OutcomeUnknown):
         return StageResult(
             "ESCALATE",
@@ -231,7 +232,12 @@ def escalation(exc: Exception) -> StageResult:
                 "idempotency_key": exc.idempotency_key,
             },
         )
-    return StageResult("ESCALATE", {"reason": "stage_unavailable", "detail": type(exc).__name__})
+    detail = text or type(exc).__name__
+    return StageResult("ESCALATE", {"reason": "stage_unavailable", "detail": detail})
+
+
+def _escalated(result: StageResult) -> str | None:
+    return str(result.payload.get("reason")) if result.event_type == "ESCALATE" else None
 
 
 async def _keep_alive(msg: NatsMessageType, every: float) -> None:

@@ -82,6 +82,7 @@ async def running_stack(
                     crash_dir,
                     e2e_settings.home,
                     settings,
+                    module_nats,
                 )
             finally:
                 await desk.stop()

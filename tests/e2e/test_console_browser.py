@@ -7,6 +7,7 @@ INTERLOCK_UPDATE_SCREENSHOTS=1, the README's two under docs/)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
@@ -22,10 +23,13 @@ from playwright.async_api import BrowserContext, Page, Playwright, async_playwri
 
 from interlock import queries
 from interlock.access import UPSTREAM
+from interlock.console.devsecrets import ConsoleSecrets
 from interlock.settings import Settings
 from interlock.signals import publish
+from tests.support.cli import cli_env, free_port, interlock_up
 from tests.support.console import PASSWORD, console_settings, served
 from tests.support.inprocess import stack_in_process
+from tests.support.invoices import INVOICE_STAGES, invoice_in, start_invoice
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
 
@@ -293,4 +297,52 @@ async def test_changes_are_requested_with_feedback_and_an_operator_cancels_with_
         await expect(page.locator("#current-state")).to_have_text("CANCELLED", timeout=30_000)
         await expect(page.locator("#audit")).to_contain_text("by olga (support_supervisor)")
     assert await running.state(second) == "CANCELLED"
+    assert running.errors == []
+
+
+async def test_an_invoice_is_approved_in_the_browser_with_the_total_its_page_shows(
+    tmp_path: Path,
+) -> None:
+    """A plugin's workflow under `interlock up`: its approve form is the invoice's own (the
+    total it shows, bound in), and clicking Approve posts the invoice."""
+    home = tmp_path / "home"
+    with interlock_up(
+        home,
+        "projector",
+        "relay",
+        "timer",
+        *INVOICE_STAGES,
+        "console",
+        INTERLOCK_CONSOLE_PORT=str(free_port()),
+    ):
+        env = cli_env(home)
+        url = json.loads((home / "endpoints.json").read_text())["console_url"]
+        password = ConsoleSecrets(home, Settings(home=home).secrets_dir).dev_password()
+        workflow_id = await start_invoice(env, f"browser-{uuid.uuid4().hex[:8]}")
+        await eventually(
+            lambda: invoice_in(env, workflow_id, "AWAITING_APPROVAL"),
+            within=90,
+            every=0.5,
+            what="awaiting approval",
+        )
+        running = Console(url, Settings(home=home), "")
+        async with async_playwright() as pw:
+            context = await running.browser(pw, tmp_path)
+            page = await context.new_page()
+            await page.goto(f"{url}/login")
+            await page.get_by_label("Operator").fill("dev")
+            await page.get_by_label("Password").fill(password)
+            await page.get_by_role("button", name="Log in").click()
+            await page.goto(f"{url}/workflows/acme/{workflow_id}")
+            approve = page.locator("form.action.approve")
+            await expect(approve.locator('input[name="p.total"]')).to_have_value("1799.28")
+            assert await unlabelled(page) == []
+            await page.get_by_role("button", name=f"Approve {workflow_id}").click()
+            await expect(page.locator("#flash")).to_contain_text(
+                "APPROVED accepted: AWAITING_APPROVAL → POSTING"
+            )
+            await context.close()
+        await eventually(
+            lambda: invoice_in(env, workflow_id, "POSTED"), within=90, every=0.5, what="POSTED"
+        )
     assert running.errors == []

@@ -7,6 +7,8 @@ readable to it)."""
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,8 +17,10 @@ import pytest
 
 from interlock.console.devsecrets import ConsoleSecrets
 from interlock.settings import Settings
-from tests.support.cli import free_port, interlock_up
+from tests.support.cli import cli_env, free_port, interlock_up
 from tests.support.console import csrf_of
+from tests.support.invoices import INVOICE_STAGES, invoice_in, start_invoice
+from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -50,3 +54,63 @@ def test_up_serves_the_console_to_its_development_operator(
         operations = client.get("/operations").text
         assert "broker unreachable" not in operations
         assert "refused or unanswered" not in operations
+
+
+@pytest.fixture
+def up_with_invoices(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    home = tmp_path / "home"
+    port = free_port()
+    with interlock_up(
+        home,
+        "projector",
+        "relay",
+        "timer",
+        *INVOICE_STAGES,
+        "console",
+        INTERLOCK_CONSOLE_PORT=str(port),
+    ) as printed:
+        yield home, printed
+
+
+def action_form(html: str, action: str) -> dict[str, str]:
+    """The named inputs of the page's form for `action`, with the values the page put in."""
+    found = re.search(rf'<form [^>]*class="action {action}">(.*?)</form>', html, re.S)
+    assert found, f"no {action} form on the page"
+    inputs = re.findall(r"<input ([^>]*)>", found.group(1))
+    named = [dict(re.findall(r'(\w[\w-]*)="([^"]*)"', attrs)) for attrs in inputs]
+    return {i["name"]: i.get("value", "") for i in named}
+
+
+async def test_an_invoice_is_approved_from_the_console_with_the_total_it_showed(
+    up_with_invoices: tuple[Path, str],
+) -> None:
+    """The approve form of a plugin's workflow is the plugin's own: it carries the invoice's
+    total as the page showed it, and the approval posts the invoice."""
+    home, _ = up_with_invoices
+    env = cli_env(home)
+    url = json.loads((home / "endpoints.json").read_text())["console_url"]
+    password = ConsoleSecrets(home, Settings(home=home).secrets_dir).dev_password()
+    workflow_id = await start_invoice(env, f"console-{uuid.uuid4().hex[:8]}")
+
+    await eventually(
+        lambda: invoice_in(env, workflow_id, "AWAITING_APPROVAL"),
+        within=90,
+        every=0.5,
+        what="awaiting approval",
+    )
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        token = csrf_of((await client.get("/login")).text)
+        login = {"name": "dev", "password": password, "csrf_token": token, "next": "/"}
+        assert (await client.post("/login", data=login)).status_code == 303
+        page = f"/workflows/acme/{workflow_id}"
+        form = action_form((await client.get(page)).text, "approve")
+        assert form["p.total"] == "1799.28"
+        assert set(form) - {"csrf_token", "action", "next"} == {"p.total", "p.comment"}
+        answered = await client.post(f"{page}/signal", data=form, follow_redirects=True)
+        assert "APPROVED accepted: AWAITING_APPROVAL → POSTING" in answered.text, answered.text
+    posted = await eventually(
+        lambda: invoice_in(env, workflow_id, "POSTED"), within=90, every=0.5, what="POSTED"
+    )
+    approval = next(a for a in posted["audit"] if a["event_type"] == "APPROVED")
+    assert approval["actor"]["id"] == "dev"
+    assert approval["actor"]["role"] in {"invoice_approver", "finance_controller"}

@@ -16,6 +16,7 @@ from typing import Any
 
 import nats
 import pytest
+from interlock_invoice.scenarios import LARGE, document
 
 from interlock.contracts.envelope import parse_envelope
 from interlock.plugins import installed
@@ -120,3 +121,48 @@ async def test_an_invoice_is_posted_end_to_end_and_a_second_upload_is_a_replay(
     ]
     assert replay["state"] == "POSTED"
     assert replay["version"] == shown["version"]  # nothing new was created or moved
+
+
+async def test_an_invoice_awaiting_approval_is_approved_from_the_cli_with_its_total(
+    running_up: dict[str, str],
+) -> None:
+    """`interlock approve` fills the invoice's own approval payload (its `total`, as the
+    approval task showed it) and signs as the type's approver; a field the payload model does
+    not have is refused in one line before anything is sent."""
+    env = running_up
+    request = {
+        **start(f"upload-{uuid.uuid4()}", "large.txt"),
+        "payload": document(f"cli-{uuid.uuid4().hex[:8]}", amounts=LARGE),
+    }
+    workflow_id = installed().registry.workflow_id(parse_envelope(json.dumps(request).encode()))
+    _, upstream = await cli(env, "client-url", "upstream")
+    nc = await nats.connect(upstream.strip(), inbox_prefix="_INBOX_upstream")
+    try:
+        await nc.jetstream().publish("wf.in.request.invoice.upstream", json.dumps(request).encode())
+    finally:
+        await nc.drain()
+
+    async def in_state(state: str) -> dict[str, Any] | None:
+        code, out = await cli(env, "show", workflow_id, "--json")
+        shown = json.loads(out) if code == 0 else None
+        return shown if shown and shown["state"] == state else None
+
+    await eventually(
+        lambda: in_state("AWAITING_APPROVAL"), within=90, every=0.5, what="awaiting approval"
+    )
+    code, out = await cli(env, "signal", workflow_id, "APPROVED", "--field", "amount=1799.28")
+    assert code == 2, out
+    assert out.strip().splitlines() == [
+        "invalid signal: APPROVED payload: amount: Extra inputs are not permitted"
+    ]
+
+    code, out = await cli(env, "approve", workflow_id, "--json")
+    assert code == 0, out
+    decision = json.loads(out)
+    assert (decision["from_state"], decision["to_state"]) == ("AWAITING_APPROVAL", "POSTING")
+    posted = await eventually(
+        lambda: in_state("POSTED"), within=90, every=0.5, what="invoice POSTED"
+    )
+    approval = next(a for a in posted["audit"] if a["event_type"] == "APPROVED")
+    assert approval["actor"]["role"] == "invoice_approver"
+    assert posted["data"]["approval"]["total"] == posted["data"]["invoice"]["total"] == "1799.28"

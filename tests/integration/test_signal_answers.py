@@ -14,6 +14,7 @@ import pytest
 from interlock.commands import DECISION_TIMEOUT, send_and_wait
 from interlock.contracts.envelope import Actor
 from interlock.messaging.streams import provision
+from interlock.signal_payloads import InvalidSignal
 from tests.support.harness import projector_running
 from tests.support.workflow_rows import insert_workflow
 from tests.support.workflows import STAGES
@@ -70,3 +71,51 @@ async def test_a_signal_with_no_projector_running_is_reported_queued(
     assert (outcome["accepted"], outcome["reason"]) == (False, "queued")
     assert "interlock up" in outcome["detail"]
     assert time.monotonic() - began < DECISION_TIMEOUT / 2
+
+
+async def test_a_dead_letter_is_reported_to_an_identity_that_may_only_read_dead_letters(
+    nats_url: str, database_url: str, identity_url: Callable[[str], str]
+) -> None:
+    """The console watches as itself (it may read the dead letters, not list the projector's
+    consumers): its operator is told the signal was dead-lettered and why, not asked whether
+    `interlock up` is running."""
+    await _workflow(database_url, "wf-dead-console", "AWAITING_APPROVAL")
+    began = time.monotonic()
+    async with projector_running(nats_url, database_url):
+        outcome = await send_and_wait(
+            identity_url("operator"),
+            database_url,
+            "wf-dead-console",
+            "APPROVED",
+            payload=lambda view: {"recommendation_version": 1, "total": "1.00"},
+            actor=APPROVER,
+            letters_url=identity_url("console"),
+        )
+    assert (outcome["accepted"], outcome["reason"]) == (False, "dead_lettered")
+    assert "schema_mismatch" in outcome["detail"]
+    assert "total" in outcome["detail"]
+    assert time.monotonic() - began < DECISION_TIMEOUT
+
+
+async def test_a_payload_the_model_refuses_is_not_sent(
+    nats_url: str, database_url: str, identity_url: Callable[[str], str]
+) -> None:
+    await _workflow(database_url, "wf-invalid", "AWAITING_APPROVAL")
+
+    def refused(view: dict[str, object]) -> dict[str, object]:
+        raise InvalidSignal("APPROVED payload: total: Extra inputs are not permitted")
+
+    outcome = await send_and_wait(
+        identity_url("operator"),
+        database_url,
+        "wf-invalid",
+        "APPROVED",
+        payload=refused,
+        actor=APPROVER,
+        admin_url=nats_url,
+    )
+    assert outcome == {
+        "accepted": False,
+        "reason": "invalid_signal",
+        "detail": "APPROVED payload: total: Extra inputs are not permitted",
+    }

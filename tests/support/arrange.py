@@ -20,10 +20,12 @@ from interlock.contracts.definition import (
     Transition,
     WorkflowDefinition,
 )
+from interlock.contracts.effectcheck import effects_of
 from interlock.contracts.envelope import Envelope
 from interlock.projector.engine.guards import lookup
 from interlock.projector.engine.model import (
     BranchState,
+    EffectFact,
     Execution,
     OpenJob,
     Review,
@@ -108,6 +110,19 @@ def _contradict_record(s: Scene, p: dict[str, Any]) -> None:
     _put(s.payload, name, "contradicts-the-record")
 
 
+STATUSES = ("none", "committed", "compensated", "unknown")
+
+
+def _effects(s: Scene, p: dict[str, Any], *, hold: bool) -> None:
+    """Set the effect facts `effect_is(p)` reads so that it holds (or fails)."""
+    wanted = list(p["status"])
+    status = wanted[0] if hold else next(x for x in STATUSES if x not in wanted)
+    states = [p["state"]] if "state" in p else [e.state for e in effects_of(s.definition)]
+    facts = s.ex.setdefault("effects", {})
+    for state in states if hold else states[:1]:
+        facts[state] = EffectFact(status=status, idempotency_key="key-under-test")
+
+
 Arranger = Callable[[Scene, dict[str, Any]], None]
 SATISFY: dict[str, Arranger] = {
     "attempts_remaining": lambda s, p: s.ex.setdefault("attempts", {}).pop(s.state, None),
@@ -125,6 +140,7 @@ SATISFY: dict[str, Arranger] = {
     "has_data": lambda s, p: s.data.update({p["key"]: PAYLOADS["ACTION_EXECUTED"]}),
     "payload_matches": _match_record,
     "payload_not_in": _unlisted,
+    "effect_is": lambda s, p: _effects(s, p, hold=True),
 }
 VIOLATE: dict[str, Arranger] = {
     "attempts_remaining": lambda s, p: s.ex.setdefault("attempts", {}).update(
@@ -144,6 +160,7 @@ VIOLATE: dict[str, Arranger] = {
     "payload_not_in": lambda s, p: _put(
         s.payload, p["field"], s.definition.parameters[p["param"]][0]
     ),
+    "effect_is": lambda s, p: _effects(s, p, hold=False),
 }
 
 
@@ -228,6 +245,5 @@ def _defeat(s: Scene, earlier: Transition, row: Transition) -> None:
     if earlier.limit is not None:
         s.ex.setdefault("counters", {})[earlier.limit.counter] = earlier.limit.max
         return
-    ours = {g.name for g in row.guards}
-    guard = next(g for g in earlier.guards if g.name not in ours)
+    guard = next(g for g in earlier.guards if g not in row.guards)
     VIOLATE[guard.name](s, guard.params)

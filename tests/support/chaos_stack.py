@@ -50,6 +50,8 @@ class Stack:
     home: Path
     settings: Settings
     """The installation's settings, as its components read them (its job-signing key)."""
+    nats_url: str = ""
+    """The broker as its administrator (for the CLI run against this stack)."""
 
     async def workflow(self, faults: dict[str, list[str]] | None = None) -> Run:
         customer = f"chaos-{uuid.uuid4().hex[:10]}"

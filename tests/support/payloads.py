@@ -85,6 +85,15 @@ SUPPORT_PAYLOADS: dict[str, dict[str, Any]] = {
     "RETRY_REQUESTED": {},
     "COMPENSATE": {},
     "RESOLVED": {},
+    "EFFECT_CONFIRMED": {
+        "idempotency_key": "support-action:wf:v1",
+        "provider_operation_id": "op-found",
+        "status": "succeeded",
+        "amount": "20.00",
+        "currency": "EUR",
+        "reconciled": True,
+    },
+    "EFFECT_RERUN_REQUESTED": {"note": "provider shows nothing under the key"},
     "RETRY_DUE": {"timer_id": "t", "fire_at": "2026-01-01T00:00:00+00:00"},
     "APPROVAL_EXPIRED": {"timer_id": "t", "fire_at": "2026-01-01T00:00:00+00:00"},
     "DEADLINE_EXCEEDED": {"timer_id": "t", "fire_at": "2026-01-01T00:00:00+00:00"},
@@ -106,6 +115,8 @@ ROLES = {
     "RETRY_REQUESTED": "operator",
     "COMPENSATE": "operator",
     "RESOLVED": "operator",
+    "EFFECT_CONFIRMED": "operator",
+    "EFFECT_RERUN_REQUESTED": "operator",
     "CANCEL_REQUESTED": "operator",
 }
 _ids = itertools.count(1)

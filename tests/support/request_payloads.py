@@ -75,6 +75,12 @@ REQUEST_PAYLOADS: dict[str, dict[str, Any]] = {
         "operation_id": "eff-1",
         "effect": "create_follow_up",
     },
+    "EFFECT_CONFIRMED": {
+        "idempotency_key": "request-effect:wf-1:create_follow_up",
+        "operation_id": "eff-found",
+        "effect": "create_follow_up",
+        "reconciled": True,
+    },
     "RETRYABLE_ERROR": {"error_class": "model_timeout"},
     "PERMANENT_ERROR": {"error_class": "no_recorded_answer"},
     "ESCALATE": {"reason": "stage_unavailable"},

@@ -13,7 +13,7 @@ from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.diagram import diagram, dot, mermaid, row_label
 from interlock.contracts.graphcheck import targets
 from interlock.plugins import installed
-from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2
+from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2, SUPPORT_V3
 from tests.support.workflows import REGISTRY
 
 pytestmark = pytest.mark.unit
@@ -85,7 +85,7 @@ def test_dot_is_one_digraph_with_a_statement_per_state_and_edge() -> None:
 def test_graph_prints_the_latest_version_by_default() -> None:
     result = CliRunner().invoke(app, ["graph", "support"])
     assert result.exit_code == 0, result.output
-    assert result.stdout == mermaid(diagram(SUPPORT_V2))
+    assert result.stdout == mermaid(diagram(SUPPORT_V3))
 
 
 def test_graph_prints_an_older_version_as_dot() -> None:
@@ -99,7 +99,7 @@ def test_graph_prints_an_older_version_as_dot() -> None:
     [
         # whatever plugins this environment has installed (the invoice example, say) are listed
         (["graph", "payroll"], f"unknown workflow type 'payroll'; one of: {INSTALLED}"),
-        (["graph", "support", "--version", "7"], "support has no version 7; one of: 1, 2"),
+        (["graph", "support", "--version", "7"], "support has no version 7; one of: 1, 2, 3"),
         (["graph", "support", "--format", "png"], "unknown format 'png'; one of: mermaid, dot"),
     ],
 )

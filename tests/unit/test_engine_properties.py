@@ -2,7 +2,11 @@
 
 Invariants, checked from first principles (not by calling the guards under test):
 * the effect state is only ever entered by a current, authorised approval of a
-  recommendation whose policy validation passed;
+  recommendation whose policy validation passed (or, from version 3, by an operator's re-run
+  of a refund whose outcome is unknown, under the approval that first entered it);
+* a terminal keeps its promise about the refund, as the provider would see it: `CANCELLED`,
+  `REJECTED` and `FAILED` with no refund standing or possibly standing, `FAILED_COMPENSATED`
+  with it reversed, `COMPLETED` with it done and the customer notified;
 * every accepted event raises the version by exactly one; a rejection changes nothing;
 * a terminal workflow never changes again.
 """
@@ -65,8 +69,10 @@ class SupportWorkflowMachine(RuleBasedStateMachine):
         )
         self.history: list[str] = []
         self.entered_effect = 0
+        self.refund = "none"
+        self.notified = False
 
-    @rule(version=st.sampled_from([1, 2]))
+    @rule(version=st.sampled_from([1, 2, 3, 3]))
     def use_definition(self, version: int) -> None:
         if self.workflow.version == 0:
             self.definition = REGISTRY.get("support", version)
@@ -127,10 +133,30 @@ class SupportWorkflowMachine(RuleBasedStateMachine):
         assert decision.workflow.version == before.version + 1
         self.history.append(event.type)
         if decision.workflow.state == "EXECUTING_ACTION" and before.state != "EXECUTING_ACTION":
-            self._assert_authorised_entry(before, event)
+            if event.type == "EFFECT_RERUN_REQUESTED":
+                assert self.refund == "unknown", "a re-run of a refund whose outcome is known"
+            else:
+                self._assert_authorised_entry(before, event)
             self.entered_effect += 1
             hypothesis_event("entered the effect state")
+        self._observe_refund(before.state, event.type)
         self.workflow = decision.workflow
+
+    def _observe_refund(self, source: str, event_type: str) -> None:
+        """What the provider holds after `event_type` was accepted in `source`."""
+        if source == "EXECUTING_ACTION":
+            if event_type in ("ACTION_EXECUTED", "POST_ACTION_INVARIANT_FAILED"):
+                self.refund = "committed"
+            elif event_type == "ESCALATE":
+                self.refund = "unknown"
+            elif event_type == "PERMANENT_ERROR":
+                self.refund = "none"
+        elif event_type == "EFFECT_CONFIRMED":
+            self.refund = "committed"
+        elif event_type == "COMPENSATION_SUCCEEDED" and self.refund != "none":
+            self.refund = "compensated"
+        elif event_type == "CUSTOMER_NOTIFIED":
+            self.notified = True
 
     def _event(
         self,
@@ -189,6 +215,19 @@ class SupportWorkflowMachine(RuleBasedStateMachine):
     @invariant()
     def version_counts_accepted_events(self) -> None:
         assert self.workflow.version == len(self.history)
+
+    @invariant()
+    def a_terminal_keeps_its_promise_about_the_refund(self) -> None:
+        if self.definition.terminal(self.workflow.state) is None:
+            return  # versions before 3 promise nothing
+        promised = {
+            "CANCELLED": self.refund == "none",
+            "REJECTED": self.refund == "none",
+            "FAILED": self.refund == "none",
+            "FAILED_COMPENSATED": self.refund == "compensated",
+            "COMPLETED": self.refund == "committed" and self.notified,
+        }
+        assert promised[self.workflow.state], (self.workflow.state, self.refund, self.history)
 
 
 SupportWorkflowMachine.TestCase.settings = settings(

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from interlock.projector.engine import Context, Workflow
+from interlock.projector.engine import Accepted, Context, Workflow, resolve
+from interlock.projector.engine.effects import facts_from_steps
 from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
 from interlock.projector.engine.model import Execution, OpenJob, Review
 from tests.support.payloads import envelope
@@ -97,3 +98,41 @@ def test_a_move_that_keeps_the_state_keeps_its_jobs() -> None:
 
     assert decision.workflow.execution.open_jobs == wf.execution.open_jobs
     assert decision.messages == ()
+
+
+V3 = REGISTRY.get("support", 3)
+REFUNDED_THEN_NOTIFICATION_FAILED = [
+    ("REQUEST_RECEIVED", "START"),
+    ("CLASSIFYING", "CLASSIFICATION_SUCCEEDED"),
+    ("GATHERING_EVIDENCE", "POLICY_RETRIEVED"),
+    ("GATHERING_EVIDENCE", "ACCOUNT_INSPECTED"),
+    ("GENERATING_RECOMMENDATION", "RECOMMENDATION_GENERATED"),
+    ("VALIDATING_POLICY", "POLICY_VALID"),
+    ("AWAITING_APPROVAL", "APPROVED"),
+    ("EXECUTING_ACTION", "ACTION_EXECUTED"),
+    ("NOTIFYING_CUSTOMER", "PERMANENT_ERROR"),
+]
+
+
+def test_a_v2_review_after_the_refund_moves_to_v3_knowing_the_refund_stands() -> None:
+    """A workflow decided before the engine kept effect facts carries, in its move, what its
+    audit says of the refund: under v3 a cancellation then compensates it."""
+    facts = facts_from_steps(V2, REFUNDED_THEN_NOTIFICATION_FAILED)
+    in_review = at("MANUAL_REVIEW", version=2, review_from="NOTIFYING_CUSTOMER")
+    assert refusal(V2, V3, in_review, "MANUAL_REVIEW") is None
+    event = envelope(
+        MIGRATE_EVENT,
+        payload={
+            "to_version": 3,
+            "state": "MANUAL_REVIEW",
+            "effects": {k: v.model_dump(mode="json") for k, v in facts.items()},
+        },
+        role="operator",
+    )
+
+    moved = move(V3, in_review, "MANUAL_REVIEW", event, Context(now=NOW)).workflow
+    cancel = resolve(V3, moved, envelope("CANCEL_REQUESTED"), Context(now=NOW))
+
+    assert moved.execution.effects["EXECUTING_ACTION"].status == "committed"
+    assert isinstance(cancel, Accepted)
+    assert cancel.workflow.state == "COMPENSATING"

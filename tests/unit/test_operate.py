@@ -14,33 +14,52 @@ from typer.testing import CliRunner, Result
 from interlock import access
 from interlock.cli import app, operate
 from interlock.contracts.envelope import Actor
+from interlock.signal_payloads import InvalidSignal, NotAccepted
 
-VIEW = {"data": {"recommendation_version": 4, "recommendation": {"amount": "20.00"}}}
+VIEW = {
+    "workflow_type": "support",
+    "definition_version": 1,
+    "state": "AWAITING_APPROVAL",
+    "data": {"recommendation_version": 4, "recommendation": {"amount": "20.00"}},
+}
+INVOICE = {
+    "workflow_type": "invoice",
+    "definition_version": 1,
+    "state": "AWAITING_APPROVAL",
+    "data": {"invoice": {"total": "1428.00", "supplier": "Acme Paper GmbH"}},
+}
 
 
 class Sent:
     """What the command asked `send_and_wait` to send, and the decision it is answered with."""
 
-    def __init__(self, decision: dict[str, Any]) -> None:
+    def __init__(self, decision: dict[str, Any], view: dict[str, Any] = VIEW) -> None:
         self.decision = decision
+        self.view = view
         self.calls: list[dict[str, Any]] = []
 
     async def __call__(
         self,
         *urls_id_event: str,
         payload: Callable[[dict[str, Any]], dict[str, Any]],
-        actor: Actor,
+        actor: Actor | Callable[[dict[str, Any]], Actor],
         tenant_id: str | None,
         admin_url: str | None = None,
     ) -> dict[str, Any]:
         nats_url, _, workflow_id, event_type = urls_id_event
+        try:  # as `send_and_wait` does: nothing is sent when the payload is refused
+            made, signer = payload(self.view), actor(self.view) if callable(actor) else actor
+        except NotAccepted as exc:
+            return {"accepted": False, "reason": exc.reason, "detail": str(exc)}
+        except InvalidSignal as exc:
+            return {"accepted": False, "reason": "invalid_signal", "detail": str(exc)}
         self.calls.append(
             {
                 "as": nats_url,
                 "workflow_id": workflow_id,
                 "event": event_type,
-                "payload": payload(VIEW),
-                "actor": actor,
+                "payload": made,
+                "actor": signer,
                 "tenant": tenant_id,
                 "watched_as": admin_url,
             }
@@ -49,9 +68,12 @@ class Sent:
 
 
 def _run(
-    monkeypatch: pytest.MonkeyPatch, decision: dict[str, Any], *argv: str
+    monkeypatch: pytest.MonkeyPatch,
+    decision: dict[str, Any],
+    *argv: str,
+    view: dict[str, Any] = VIEW,
 ) -> tuple[Sent, Result]:
-    sent = Sent(decision)
+    sent = Sent(decision, view)
 
     def with_stack(work: Callable[[Any, str, str], Coroutine[Any, Any, Any]]) -> Any:
         return asyncio.run(work(None, "nats://n", "postgresql://d"))
@@ -171,3 +193,93 @@ def test_a_dead_lettered_or_queued_signal_says_so(
     )
     assert result.exit_code == code
     assert reason.replace("_", " ") in result.output
+
+
+@pytest.mark.parametrize(
+    ("command", "event", "payload", "actor"),
+    [
+        (
+            "approve inv",
+            "APPROVED",
+            {"total": "1428.00"},
+            Actor(id="cli-approver", role="invoice_approver"),
+        ),
+        (
+            "approve inv --field comment=fine --as kim --role finance_controller",
+            "APPROVED",
+            {"total": "1428.00", "comment": "fine"},
+            Actor(id="kim", role="finance_controller"),
+        ),
+        (
+            "reject inv --reason dup",
+            "REJECTED_BY_REVIEWER",
+            {"reason": "dup"},
+            Actor(id="cli-approver", role="invoice_approver"),
+        ),
+        ("retry inv", "RETRY_REQUESTED", {}, OPERATOR),
+        (
+            'signal inv RETRY_REQUESTED --payload {"comment":"again"} --actor ops',
+            "RETRY_REQUESTED",
+            {"comment": "again"},
+            Actor(id="ops", role="operator"),
+        ),
+    ],
+)
+def test_a_plugin_workflow_is_signalled_with_its_own_payload_and_roles(
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    event: str,
+    payload: dict[str, Any],
+    actor: Actor,
+) -> None:
+    sent, result = _run(monkeypatch, ACCEPTED, *command.split(), view=INVOICE)
+
+    assert result.exit_code == 0, result.output
+    assert [(c["event"], c["payload"], c["actor"]) for c in sent.calls] == [(event, payload, actor)]
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        ("signal inv APPROVED --field amount=5", "amount: Extra inputs are not permitted"),
+        ("signal inv APPROVED --field total=abc", "total: Input should be a valid decimal"),
+        ("approve inv --version 2", "recommendation_version: Extra inputs are not permitted"),
+        ("signal inv NO_SUCH_EVENT", "invoice v1 declares no signal NO_SUCH_EVENT"),
+        ("signal inv APPROVED --field total", "expected KEY=VALUE"),
+        ("signal inv APPROVED --payload [1]", "--payload must be a JSON object"),
+        ("signal inv APPROVED --payload {", "--payload is not JSON"),
+    ],
+)
+def test_a_signal_its_model_refuses_is_one_line_exit_2_and_never_sent(
+    monkeypatch: pytest.MonkeyPatch, argv: str, named: str
+) -> None:
+    sent, result = _run(monkeypatch, ACCEPTED, *argv.split(), view=INVOICE)
+
+    assert result.exit_code == 2
+    assert named in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert sent.calls == []
+
+
+def test_a_late_approval_with_nothing_to_bind_to_is_refused_for_the_state_exit_3(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cancelled before it showed a recommendation: no version or amount is invented; the
+    approval is refused as the projector would refuse it (terminal), and never sent."""
+    cancelled = {**VIEW, "state": "CANCELLED", "data": {}}
+    sent, result = _run(monkeypatch, ACCEPTED, "approve", "wf", "--json", view=cancelled)
+
+    assert result.exit_code == 3
+    assert '"reason": "terminal"' in result.output
+    assert sent.calls == []
+
+
+def test_a_required_field_the_workflow_does_not_show_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    waiting = {**INVOICE, "data": {}}
+    sent, result = _run(monkeypatch, ACCEPTED, "approve", "inv", view=waiting)
+
+    assert result.exit_code == 2
+    assert "APPROVED payload: total: Field required" in result.output
+    assert sent.calls == []

@@ -26,7 +26,7 @@ def test_the_runtimes_own_workflows_load_through_the_entry_point_group() -> None
     assert {"support", "request"} <= set(loaded)
     assert loaded["support"].distribution.startswith("interlock ")
     assert loaded["support"].entry_point == "support"
-    assert installed().registry.versions("support") == [1, 2]
+    assert installed().registry.versions("support") == [1, 2, 3]
 
 
 def test_a_fitting_plugin_is_loaded_with_its_definitions() -> None:
@@ -144,3 +144,18 @@ def test_a_plugin_guard_may_not_take_a_built_in_guards_name() -> None:
         "guard 'has_data'",
         "has the name of a built-in guard",
     )
+
+
+def test_a_table_cancelling_after_an_effect_is_refused_at_load_with_its_path() -> None:
+    from interlock_invoice import PLUGIN as INVOICE  # noqa: PLC0415  (a third-party plugin)
+    from interlock_invoice.definition import build  # noqa: PLC0415
+
+    careless = build()
+    careless.rows(Transition(source="MANUAL_REVIEW", event="CANCEL_REQUESTED", target="CANCELLED"))
+    definitions = (*INVOICE.definitions[:-1], careless.build())
+
+    refused = refusal(dataclasses.replace(INVOICE, definitions=definitions))
+
+    assert refused.row == "invoice v2"
+    assert "[broken_promise] invoice v2: CANCELLED promises no effect, but RECEIVED" in str(refused)
+    assert str(refused).count("\n") == 0

@@ -63,7 +63,7 @@ async def test_a_transient_failure_names_the_stages_system() -> None:
 
     assert (named.event_type, dict(named.payload)) == (
         "RETRYABLE_ERROR",
-        {"error_class": "ledger_unavailable", "retry_after_s": 3.0},
+        {"error_class": "ledger_unavailable", "system": "ledger", "retry_after_s": 3.0},
     )
     assert unnamed.payload["error_class"] == "s_unavailable"
 

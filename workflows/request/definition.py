@@ -11,23 +11,34 @@ to the operation. The graph check proves no path reaches `executing` any other w
 Failure rows name their reason, so a failed run says what failed: `unsupported_request`,
 `classification_invalid`, `retry_exhausted`, `approval_stale`, `approval_expired`,
 `state_conflict`, `permanent_error`, `escalated`, `effect_failed`.
+
+Version 2 declares the effect and what each outcome promises about it: an effect whose
+outcome is unknown (the stage escalated from `executing`) waits in `review` with its
+idempotency key instead of failing, and an operator confirms the receipt found at the
+provider or runs the effect again under the same key.
 """
 
 from __future__ import annotations
 
 from interlock import (
+    CONFIRM_EVENT,
+    RERUN_EVENT,
     Announcement,
+    Effect,
     Empty,
     ErrorReport,
     Escalation,
     Retry,
+    Terminal,
     Timer,
     TimerFired,
+    Transition,
     WorkflowDefinition,
+    effect_is,
 )
 from interlock.contracts.definition import DataUpdate, EventSpec, Gate, Stage
 from interlock.workflows.request import payloads as rp
-from interlock.workflows.request.table import PRE_APPROVAL, flow_rows, recovery_rows
+from interlock.workflows.request.table import OPERATOR, PRE_APPROVAL, flow_rows, recovery_rows
 
 TERMINAL = frozenset({"completed", "blocked", "failed"})
 STATES = (*PRE_APPROVAL, "approved", "executing", *sorted(TERMINAL))
@@ -131,6 +142,8 @@ ANNOUNCEMENTS = (
 )
 
 VERSION = 1
+"""The approval contract's version: what an approver consents to is the same in every
+definition version so far (version 2 changed only what follows an unknown effect)."""
 
 
 def workflow_version(definition_version: int) -> str:
@@ -149,18 +162,53 @@ PARAMETERS = {
 }
 
 
-def _definition() -> WorkflowDefinition:
+REVIEW = "review"
+UNKNOWN = effect_is("executing", "unknown")
+EFFECT = Effect(state="executing", committed=("EFFECT_EXECUTED",), confirmed=(CONFIRM_EVENT,))
+PROMISES = (
+    Terminal(state="completed", effects="done"),
+    Terminal(state="blocked", effects="none"),
+    Terminal(state="failed", effects="none"),
+)
+
+
+def _review_rows() -> list[Transition]:
+    """An unknown outcome waits for an operator, holding the key to check first."""
+    return [
+        Transition(source="executing", event="ESCALATE", target=REVIEW, reason="escalated"),
+        Transition(
+            source=REVIEW, event=CONFIRM_EVENT, target="completed", guards=(OPERATOR, UNKNOWN)
+        ),
+        Transition(
+            source=REVIEW, event=RERUN_EVENT, target="executing", guards=(OPERATOR, UNKNOWN)
+        ),
+    ]
+
+
+def _definition(version: int) -> WorkflowDefinition:
+    recovering = version >= 2
+    rows = [*flow_rows(), *recovery_rows()]
+    if recovering:
+        rows = [r for r in rows if (r.source, r.event) != ("executing", "ESCALATE")]
+        rows += _review_rows()
+    recovery_events = (
+        EventSpec(name=CONFIRM_EVENT, source="signal", payload=rp.EffectDone),
+        EventSpec(name=RERUN_EVENT, source="signal", payload=Empty),
+    )
     return WorkflowDefinition(
         workflow_type="request",
-        version=VERSION,
+        version=version,
         description=__doc__ or "",
-        states=STATES,
+        states=(*STATES, REVIEW) if recovering else STATES,
         initial_state="received",
         terminal_states=TERMINAL,
-        waiting_states=frozenset({"approval_required"}),
+        waiting_states=frozenset({"approval_required", *([REVIEW] if recovering else [])}),
         effect_states=frozenset({"executing"}),
-        events=EVENTS,
-        transitions=(*flow_rows(), *recovery_rows()),
+        review_state=REVIEW if recovering else None,
+        events=(*EVENTS, *recovery_events) if recovering else EVENTS,
+        effects=(EFFECT,) if recovering else (),
+        terminals=PROMISES if recovering else (),
+        transitions=tuple(rows),
         stages=STAGES,
         # A classifier retry waits in `enriched` itself (the table has no waiting state for
         # it): the backoff timer is scoped there, so leaving `enriched` cancels it.
@@ -181,11 +229,12 @@ def _definition() -> WorkflowDefinition:
                 delay_param="approval_sla_seconds",
             ),
         ),
-        data_updates=DATA,
+        data_updates={**DATA, CONFIRM_EVENT: DataUpdate(key="effect")} if recovering else DATA,
         announcements=ANNOUNCEMENTS,
         gates=(Gate(state="executing", events=("EFFECT_AUTHORIZED",), guard="payload_matches"),),
         parameters=PARAMETERS,
     )
 
 
-REQUEST_V1 = _definition()
+REQUEST_V1 = _definition(1)
+REQUEST_V2 = _definition(2)

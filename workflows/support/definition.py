@@ -3,29 +3,29 @@ approve, act, notify — with retries, escalation, cancellation and compensation
 
 Version 1 is the sequential table (17 states). Version 2 gathers policy and account
 evidence in parallel branches joined before the recommendation; everything else is the same.
-Both stay executable: a workflow keeps the definition version it started with.
+Version 3 is version 2 with its effects declared and its terminals' promises proven
+(`recovery`): after the refund, a cancellation compensates and a rejection is refused, a
+resolved review sends the notification, and an unknown outcome is confirmed, re-run under the
+same key, or compensated. All stay executable: a workflow keeps the definition version it
+started with (`interlock migrate-workflow` moves one on).
 """
 
 from __future__ import annotations
 
 from interlock import (
+    CONFIRM_EVENT,
     Announcement,
     Branch,
-    Empty,
-    ErrorReport,
-    Escalation,
-    ModelOutputInvalid,
     Parallel,
-    Payload,
     Retry,
     Timer,
-    TimerFired,
     Transition,
     WorkflowDefinition,
 )
 from interlock.contracts import rules
-from interlock.contracts.definition import DataUpdate, EventSpec, Gate, Stage
-from interlock.workflows.support import payloads as sp
+from interlock.contracts.definition import DataUpdate, Gate, Stage
+from interlock.workflows.support import recovery
+from interlock.workflows.support.events import EVENTS, RECOVERY_EVENTS
 from interlock.workflows.support.table import REVIEW, core_rows
 
 T = Transition
@@ -38,40 +38,6 @@ PRE_EFFECT = (
 )
 TERMINAL = frozenset({"COMPLETED", "REJECTED", "CANCELLED", "FAILED", "FAILED_COMPENSATED"})
 
-RESULTS: dict[str, type[Payload]] = {
-    "CLASSIFICATION_SUCCEEDED": sp.Classification,
-    "POLICY_RETRIEVED": sp.PolicyEvidence,
-    "ACCOUNT_INSPECTED": sp.AccountEvidence,
-    "RECOMMENDATION_GENERATED": sp.Recommendation,
-    "POLICY_VALID": sp.ValidationReport,
-    "POLICY_INVALID": sp.ValidationReport,
-    "POLICY_UNCLEAR": sp.ValidationReport,
-    "MODEL_OUTPUT_INVALID": ModelOutputInvalid,
-    "ACTION_EXECUTED": sp.ActionReceipt,
-    "POST_ACTION_INVARIANT_FAILED": sp.InvariantFailure,
-    "CUSTOMER_NOTIFIED": sp.NotificationReceipt,
-    "COMPENSATION_SUCCEEDED": sp.CompensationReceipt,
-    "COMPENSATION_FAILED": ErrorReport,
-    "RETRYABLE_ERROR": ErrorReport,
-    "PERMANENT_ERROR": ErrorReport,
-    "ESCALATE": Escalation,
-}
-SIGNALS: dict[str, type[Payload]] = {
-    "APPROVED": sp.Approval,
-    "REJECTED_BY_REVIEWER": sp.ReviewerRejection,
-    "CHANGES_REQUESTED": sp.ChangeRequest,
-    "CANCEL_REQUESTED": sp.Cancellation,
-    "RETRY_REQUESTED": Empty,
-    "COMPENSATE": Empty,
-    "RESOLVED": Empty,
-}
-TIMERS = ("RETRY_DUE", "APPROVAL_EXPIRED", "DEADLINE_EXCEEDED")
-EVENTS = (
-    EventSpec(name="START", source="request", payload=sp.SupportRequest),
-    *(EventSpec(name=n, source="result", answers_job=True, payload=m) for n, m in RESULTS.items()),
-    *(EventSpec(name=n, source="signal", payload=m) for n, m in SIGNALS.items()),
-    *(EventSpec(name=n, source="timer", payload=TimerFired) for n in TIMERS),
-)
 
 RETRY = {
     "CLASSIFYING": Retry(max_attempts=2),
@@ -186,7 +152,9 @@ PARAMETERS = {
 }
 
 
-def _definition(version: int, parallel_evidence: bool) -> WorkflowDefinition:
+def _definition(
+    version: int, parallel_evidence: bool, effect_aware: bool = False
+) -> WorkflowDefinition:
     work = list(PRE_EFFECT)
     retry = dict(RETRY)
     stages = dict(STAGES)
@@ -231,10 +199,19 @@ def _definition(version: int, parallel_evidence: bool) -> WorkflowDefinition:
     serial_work = [w for w in work if w not in {par.state for par in parallel}]
     after_approval = ("EXECUTING_ACTION", "NOTIFYING_CUSTOMER", "COMPENSATING")
     cancellable = ["REQUEST_RECEIVED", *work, "AWAITING_APPROVAL", "RETRY_WAIT", REVIEW]
+    after_effect = ("RETRY_WAIT", REVIEW) if effect_aware else ()
+    rows = core_rows(entry, evidence_rows)
+    if effect_aware:
+        rows = [r for r in rows if (r.source, r.event) not in recovery.REPLACED]
+        rows += recovery.review_rows() + recovery.cancellation_rows(after_effect, "CANCELLED")
     transitions = [
-        *core_rows(entry, evidence_rows),
+        *rows,
         *rules.retries(retry, wait_state="RETRY_WAIT", exhausted_target=REVIEW),
-        *rules.cancellation(cancellable, deferred=["EXECUTING_ACTION"], target="CANCELLED"),
+        *rules.cancellation(
+            [s for s in cancellable if s not in after_effect],
+            deferred=["EXECUTING_ACTION"],
+            target="CANCELLED",
+        ),
         *rules.edges(serial_work, rules.PERMANENT_ERROR, "FAILED", reason="permanent_error"),
         *rules.edges(
             [*work, "AWAITING_APPROVAL", *after_approval, "RETRY_WAIT"],
@@ -269,7 +246,7 @@ def _definition(version: int, parallel_evidence: bool) -> WorkflowDefinition:
         effect_states=frozenset({"EXECUTING_ACTION"}),
         review_state=REVIEW,
         resumable_states=frozenset(work),
-        events=EVENTS,
+        events=(*EVENTS, *RECOVERY_EVENTS) if effect_aware else EVENTS,
         transitions=tuple(transitions),
         stages=stages,
         retry=retry,
@@ -286,15 +263,19 @@ def _definition(version: int, parallel_evidence: bool) -> WorkflowDefinition:
             ),
             Timer(kind="deadline", event="DEADLINE_EXCEEDED", delay_param="deadline_seconds"),
         ),
-        data_updates=DATA,
+        # the receipt an operator found at the provider is the action on record
+        data_updates={**DATA, CONFIRM_EVENT: DataUpdate(key="action")} if effect_aware else DATA,
         announcements=ANNOUNCEMENTS,
         gates=(
             Gate(state="EXECUTING_ACTION", events=("APPROVED",), guard="approval_valid"),
             Gate(state="AWAITING_APPROVAL", events=("POLICY_VALID",), guard="validation_current"),
         ),
+        effects=recovery.EFFECTS if effect_aware else (),
+        terminals=recovery.TERMINALS if effect_aware else (),
         parameters=PARAMETERS,
     )
 
 
 SUPPORT_V1 = _definition(1, parallel_evidence=False)
 SUPPORT_V2 = _definition(2, parallel_evidence=True)
+SUPPORT_V3 = _definition(3, parallel_evidence=True, effect_aware=True)

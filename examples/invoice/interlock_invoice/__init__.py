@@ -4,7 +4,7 @@ Written only against Interlock's public API; installed like any third-party work
 
 ```sh
 pip install -e examples/invoice
-interlock workflows        # invoice v1: stages extract, validate, post, notify
+interlock workflows        # invoice v1, v2: stages extract, validate, post, notify
 ```
 """
 
@@ -16,11 +16,12 @@ from interlock_invoice.document import document_key
 from interlock_invoice.ports import EXTRACTOR, FINANCE, NOTIFIER
 from interlock_invoice.scenarios import PARAMETERS, SCENARIOS
 
+DEFINITION_V1 = build(version=1).build()
 DEFINITION = build().build()
 
 PLUGIN = Plugin(
     workflow_type="invoice",
-    definitions=(DEFINITION,),
+    definitions=(DEFINITION_V1, DEFINITION),
     stages=STAGES,
     ports=(EXTRACTOR, FINANCE, NOTIFIER),
     description="Invoice file -> extraction -> validation -> approval -> posting -> notice",

@@ -9,6 +9,8 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 
 from interlock import (
+    CONFIRM_EVENT,
+    RERUN_EVENT,
     REVIEW_TARGET,
     Announcement,
     GuardInput,
@@ -16,6 +18,7 @@ from interlock import (
     Timer,
     Workflow,
     check,
+    effect_is,
     guard,
 )
 from interlock_invoice.document import InvoiceRequest
@@ -89,13 +92,19 @@ WAITING = ("AWAITING_APPROVAL", "APPROVAL_ESCALATED")
 TERMINAL = ("POSTED", "REJECTED", "CANCELLED")
 
 
-def build() -> Workflow:
-    wf = Workflow("invoice", version=1, description="From invoice file to posting")
+def build(version: int = 2) -> Workflow:
+    """Version 1 guards its review with `not_posted`; version 2 declares the posting as an
+    effect, proves what each outcome promises about it, and recovers an unconfirmed posting
+    (confirm the number found in the ledger, or post again under the same key)."""
+    wf = Workflow("invoice", version=version, description="From invoice file to posting")
     wf.settings(parameters=dict(PARAMETERS))
     _events(wf)
     _states(wf)
     _rows(wf)
-    _cancellation_and_review(wf)
+    if version == 1:
+        _cancellation_and_review(wf)
+    else:
+        _effects(wf)
     _announcements(wf)
     return wf
 
@@ -199,6 +208,38 @@ def _cancellation_and_review(wf: Workflow) -> None:
     wf.on(REVIEW, "REJECTED_BY_REVIEWER", "REJECTED", guards=(REVIEWER, check("not_posted")))
     # posting follows a valid invoice below the threshold or an approval covering its total;
     # an unconfirmed posting is a person's to investigate, never resumed from review
+    wf.gate("POSTING", "INVOICE_VALID", "APPROVED", any_of=True)
+
+
+def _effects(wf: Workflow) -> None:
+    """The posting stands once posted; after a timeout or an unconfirmed answer nobody knows
+    until someone looks in the ledger. Nothing posted is ever cancelled or rejected."""
+    wf.event(CONFIRM_EVENT, "signal", Posted, into="posting", merge=True)
+    wf.signal(RERUN_EVENT)
+    wf.effect(
+        "POSTING",
+        committed=(Posted,),
+        unknown=(PostingUnconfirmed, "RETRYABLE_ERROR", "ESCALATE"),
+        confirmed=(CONFIRM_EVENT,),
+    )
+    wf.effect("NOTIFYING", committed=(Notified,), unknown=(), gated=False)
+    wf.terminal("POSTED", effects="done", requires=("POSTING", "NOTIFYING"))
+    wf.terminal("REJECTED", "CANCELLED", effects="none")
+    nothing, unknown = effect_is(None, "none"), effect_is("POSTING", "unknown")
+    for state in ("RECEIVED", "EXTRACTING", "VALIDATING", *WAITING):
+        wf.on(state, "CANCEL_REQUESTED", "CANCELLED")
+    wf.on("POSTING", "CANCEL_REQUESTED", "POSTING", action="defer_cancel")
+    wf.on(REVIEW, "CANCEL_REQUESTED", "CANCELLED", guards=(nothing,))
+    wf.on(
+        REVIEW,
+        "RETRY_REQUESTED",
+        REVIEW_TARGET,
+        guards=(OPERATOR, check("has_review_target")),
+        action="resume_review",
+    )
+    wf.on(REVIEW, "REJECTED_BY_REVIEWER", "REJECTED", guards=(REVIEWER, nothing))
+    wf.on(REVIEW, CONFIRM_EVENT, "NOTIFYING", guards=(OPERATOR, unknown))
+    wf.on(REVIEW, RERUN_EVENT, "POSTING", guards=(OPERATOR, unknown))
     wf.gate("POSTING", "INVOICE_VALID", "APPROVED", any_of=True)
 
 

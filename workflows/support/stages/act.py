@@ -98,6 +98,9 @@ async def notify_customer(job: NotifyInputs, ctx: StageContext) -> CustomerNotif
     return CustomerNotified.model_validate(delivery.model_dump())
 
 
+NOTHING_TO_REVERSE = "none-found-by-key"
+
+
 class ActionOnRecord(BaseModel):
     """The action compensation reverses: executed, or executed with a broken invariant."""
 
@@ -106,7 +109,9 @@ class ActionOnRecord(BaseModel):
 
 
 class CompensateInputs(BaseModel):
-    action: ActionOnRecord
+    action: ActionOnRecord | None = None
+    """None when the refund's outcome is unknown: it is looked up by its key first."""
+    recommendation_version: int
 
 
 @stage(
@@ -118,9 +123,18 @@ class CompensateInputs(BaseModel):
     redeliver=True,
 )
 async def compensate(job: CompensateInputs, ctx: StageContext) -> Compensated | CompensationFailed:
-    key = job.action.idempotency_key
+    provider = ctx.port(ACTIONS)
+    if job.action is not None:
+        key, operation = job.action.idempotency_key, job.action.provider_operation_id
+    else:
+        key = action_key(ctx.tenant_id, ctx.workflow_id, job.recommendation_version)
+        found = await provider.lookup(key)
+        if found is None:
+            # the provider holds nothing under the key: there is nothing to reverse
+            return Compensated(idempotency_key=key, reversal_id=NOTHING_TO_REVERSE)
+        operation = found.operation_id
     try:
-        reversal = await ctx.port(ACTIONS).reverse(key, job.action.provider_operation_id)
+        reversal = await provider.reverse(key, operation)
     except ExternalRejected as exc:
         return CompensationFailed(error_class=exc.error_class)
     return Compensated(idempotency_key=key, reversal_id=reversal)

@@ -1,0 +1,52 @@
+"""An invoice that needs approval, published as the upstream client would, and the workflow
+read back through `interlock show`: for the tests that approve a plugin's workflow."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import nats
+from interlock_invoice.scenarios import LARGE, document
+
+from interlock.contracts.envelope import parse_envelope
+from interlock.plugins import installed
+from tests.support.cli import cli
+
+
+def envelope_of(payload: dict[str, Any]) -> dict[str, Any]:
+    """An invoice request, as the upstream client publishes it."""
+    return {
+        "event_id": f"upload-{uuid.uuid4()}",
+        "type": "START",
+        "workflow_type": "invoice",
+        "tenant_id": "acme",
+        "actor": {"id": "scanner", "role": "upstream"},
+        "occurred_at": datetime.now(UTC).isoformat(),
+        "payload": payload,
+    }
+
+
+async def start_invoice(env: dict[str, str], token: str) -> str:
+    """Publish, as the upstream client, an invoice whose total (1799.28) needs approval."""
+    request = envelope_of(document(token, amounts=LARGE))
+    workflow_id = installed().registry.workflow_id(parse_envelope(json.dumps(request).encode()))
+    _, upstream = await cli(env, "client-url", "upstream")
+    nc = await nats.connect(upstream.strip(), inbox_prefix="_INBOX_upstream")
+    try:
+        await nc.jetstream().publish("wf.in.request.invoice.upstream", json.dumps(request).encode())
+    finally:
+        await nc.drain()
+    return workflow_id
+
+
+async def invoice_in(env: dict[str, str], workflow_id: str, state: str) -> dict[str, Any] | None:
+    """The workflow as `interlock show` gives it, once it is in `state`."""
+    code, out = await cli(env, "show", workflow_id, "--json")
+    shown = json.loads(out) if code == 0 else None
+    return shown if shown and shown["state"] == state else None
+
+
+INVOICE_STAGES = ("invoice.extract", "invoice.validate", "invoice.post", "invoice.notify")
