@@ -89,8 +89,9 @@ async def redrive(nats_url: str, letter_id: int, operator: str) -> str | None:
         found = await letters.letter(js, letter_id)
         if found is None:
             return f"no dead letter {letter_id} (already redriven?)"
-        if not found.subject:
-            return f"dead letter {letter_id} does not say where it came from"
+        why_not = found.not_redrivable()
+        if why_not is not None:
+            return why_not
         await letters.redrive(js, found)
         log.info(
             "dead letter %s (%s from %s) redriven by %s",

@@ -5,6 +5,7 @@ checks what the message claims against its client's policy."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
@@ -18,6 +19,42 @@ ClientName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 
 Publishes = Literal["request", "signal"]
 
+SENDER_PATTERN = r"^[A-Za-z0-9_]{1,64}$"
+"""A relayed sender's name (a gateway webhook sender): no `-`, so the event id
+`gw-<sender>-<webhook-id>` names exactly one sender whatever the webhook id holds."""
+SenderName = Annotated[str, StringConstraints(pattern=SENDER_PATTERN)]
+RELAYED_PREFIX = "gw-"
+
+
+def relayed_event_id(sender: str, webhook_id: str) -> str:
+    """The event id of a relayed sender's message: the same webhook is the same event."""
+    return f"{RELAYED_PREFIX}{sender}-{webhook_id}"
+
+
+def relayed_sender(event_id: str) -> str | None:
+    """The sender a relayed event id names (None: it names none)."""
+    if not event_id.startswith(RELAYED_PREFIX):
+        return None
+    sender, dash, _ = event_id.removeprefix(RELAYED_PREFIX).partition("-")
+    return sender if dash and re.fullmatch(SENDER_PATTERN, sender) else None
+
+
+class SenderGrant(BaseModel):
+    """What one sender behind a relaying client (the gateway) may claim: its own tenants,
+    actor roles and actor ids, not what the relay's senders together may."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tenants: frozenset[str]
+    roles: frozenset[str]
+    actors: frozenset[str]
+
+    def admits_tenant(self, tenant_id: str) -> bool:
+        return ANY in self.tenants or tenant_id in self.tenants
+
+    def admits_actor(self, actor_id: str, role: str) -> bool:
+        return role in self.roles and (ANY in self.actors or actor_id in self.actors)
+
 
 class ClientPolicy(BaseModel):
     """What one client may send."""
@@ -29,6 +66,11 @@ class ClientPolicy(BaseModel):
     tenants: frozenset[str] = Field(description='Tenants, or ["*"] for all.')
     roles: frozenset[str] = Field(
         default=frozenset(), description="Actor roles its signals may carry."
+    )
+    senders: dict[SenderName, SenderGrant] | None = Field(
+        default=None,
+        description="A relaying client (the gateway): each message is checked against the "
+        "grant of the one sender its event id names (`gw-<sender>-…`), never the union.",
     )
 
     def may_publish(self, kind: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import SplitResult, quote, urlsplit
 
-from interlock.contracts.clients import ANY, ClientPolicy, Publishes, signing_roles
+from interlock.contracts.clients import ANY, ClientPolicy, Publishes, SenderGrant, signing_roles
 from interlock.contracts.partitions import is_projector
 from interlock.contracts.urls import NATS_SCHEMES, nats_servers, nats_user, scheme
 from interlock.messaging import permissions as broker
@@ -110,21 +110,35 @@ def client_policies(settings: Settings) -> dict[str, ClientPolicy]:
         else {UPSTREAM: _everywhere("request"), APPROVALS: _everywhere("signal", roles)}
     )
     found.setdefault(OPERATOR, _everywhere("signal", roles))
-    # Configured explicitly (as the projector's process is given them), it stays as it is.
-    found.setdefault(broker.GATEWAY, _gateway(settings))
+    # Configured explicitly (as the projector's process is given them), it stays as it is,
+    # but learns its senders' own grants when it has none and they are configured here.
+    gateway = found.setdefault(broker.GATEWAY, _gateway(settings))
+    if gateway.senders is None and settings.gateway_senders:
+        found[broker.GATEWAY] = gateway.model_copy(update={"senders": _grants(settings)})
     return found
 
 
 def _gateway(settings: Settings) -> ClientPolicy:
-    """The gateway speaks for what its senders together may: their tenants and roles."""
-    senders = settings.gateway_senders.values()
-    tenants = frozenset(t for s in senders for t in s.tenants)
+    """The gateway may publish for what its senders together may (their tenants and roles),
+    but the projector checks each message against the grant of its one sender (`senders`):
+    one sender's authority end to end, never the union."""
+    senders = settings.gateway_senders
+    tenants = frozenset(t for s in senders.values() for t in s.tenants)
     return ClientPolicy(
         publish=frozenset({"signal"}),
         types=frozenset({ANY}),
         tenants=frozenset({ANY}) if ANY in tenants else tenants,
-        roles=frozenset(r for s in senders for r in s.roles),
+        roles=frozenset(r for s in senders.values() for r in s.roles),
+        senders=_grants(settings),
     )
+
+
+def _grants(settings: Settings) -> dict[str, SenderGrant]:
+    """Each gateway sender's own tenants, roles and actor ids (never its secret)."""
+    return {
+        name: SenderGrant(tenants=s.tenants, roles=s.roles, actors=s.actors)
+        for name, s in settings.gateway_senders.items()
+    }
 
 
 def _everywhere(kind: Publishes, roles: frozenset[str] = frozenset()) -> ClientPolicy:

@@ -44,6 +44,8 @@ _OWN: dict[str, tuple[str, ...]] = {
         "parameters",
         "unknown_workflow_grace",
         "publish_grace",
+        "occurred_at_past_days",
+        "occurred_at_future_s",
     ),
     "relay": (
         "relay_batch_size",

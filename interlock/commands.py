@@ -133,9 +133,11 @@ async def _outcome(
         decision = await queries.decision_for(
             engine, view["workflow_id"], event_id, view["tenant_id"]
         )
-        if decision is not None:
+        if decision is not None and (decision["accepted"] or js is None):
             return {**decision, **_failed_guards(decision)}
         if js is not None:
+            # A dead letter is audited on its workflow too (after it is stored): report it as
+            # dead-lettered, with the pointer to the letter.
             dead = await signal_watch.dead_letter_of(js, event_id, mark)
             if dead is not None:
                 return {
@@ -143,6 +145,8 @@ async def _outcome(
                     "reason": "dead_lettered",
                     "detail": f"{dead.reason}: {dead.detail} (`interlock dlq show {dead.id}`)",
                 }
+            if decision is not None:
+                return {**decision, **_failed_guards(decision)}
             waited = time.monotonic() - began
             if (
                 queue_check

@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from contextlib import suppress
+from datetime import timedelta
 
 from interlock import console
 from interlock.access import client_policies, job_signing_key
@@ -26,6 +27,7 @@ from interlock.messaging.permissions import STAGE_HOST
 from interlock.plugins import installed
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
+from interlock.projector.door import OccurredWindow
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.outbox import OutboxPublisher
 from interlock.projector.partitioning import Owner
@@ -76,6 +78,10 @@ async def run_projector(rt: Runtime, stop: asyncio.Event, name: str = PROJECTOR)
         parameters=rt.settings.parameters,
         clients=client_policies(rt.settings),
         signer=JobSigner(job_signing_key(rt.settings)),
+        occurred_window=OccurredWindow(
+            past=timedelta(days=rt.settings.occurred_at_past_days),
+            future=timedelta(seconds=rt.settings.occurred_at_future_s),
+        ),
     )
     patience = Patience(unknown_workflow_grace=rt.settings.unknown_workflow_grace)
     publisher: OutboxPublisher | None = None

@@ -169,6 +169,19 @@ class Settings(WebSettings):
         description="Seconds the projector retries a signal or result for a workflow it does "
         "not know yet (its START may be behind it) before dead-lettering it unknown_workflow.",
     )
+    occurred_at_past_days: float = Field(
+        default=3650.0,
+        gt=0,
+        description="How far in the past an event's occurred_at may lie (days) before the "
+        "projector dead-letters it bad_timestamp (generous: redriven dead letters, backfills).",
+    )
+    occurred_at_future_s: float = Field(
+        default=86400.0,
+        gt=0,
+        description="How far in the future an event's occurred_at may lie (seconds: the clock "
+        "skew tolerated between senders and the projector) before it is dead-lettered "
+        "bad_timestamp.",
+    )
     shutdown_grace: float = Field(
         default=10.0,
         gt=0,

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings
 
+from interlock.contracts.clients import SenderName
 from interlock.setting_checks import HttpUrl, NotEmpty
 
 
@@ -52,14 +53,15 @@ class WebSettings(BaseSettings):
     gateway_port: int = Field(
         default=8080, ge=1, le=65535, description="Port the gateway's HTTP server listens on."
     )
-    gateway_senders: dict[str, GatewaySender] = Field(
+    gateway_senders: dict[SenderName, GatewaySender] = Field(
         default_factory=dict,
         description="Who may post webhooks to the gateway, as JSON: "
         '{"<sender>": {"secret": "whsec_<base64>", "roles": ["support_approver", ...], '
         '"tenants": ["acme"], "actors": ["alice", ...] | ["*"]}}. A request names its sender '
         "in the `interlock-sender` header, is signed with that secret (Standard Webhooks) and "
-        "may claim only the listed tenants, actor roles and actor ids. Secrets are never "
-        "logged; with no senders every request is refused.",
+        "may claim only the listed tenants, actor roles and actor ids. A sender's name is "
+        "letters, digits and `_` (no `-`: it is part of the event id `gw-<sender>-<webhook-id>`). "
+        "Secrets are never logged; with no senders every request is refused.",
     )
     gateway_sender_rate: float = Field(
         default=20.0, gt=0, description="Requests a second the gateway accepts from one sender."

@@ -30,6 +30,7 @@ from interlock.contracts.envelope import Actor, Envelope, parse_envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.jobs import JobPayload
 from interlock.contracts.registry import Registry
+from interlock.projector.door import OccurredWindow
 from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.projector.store.records import AuditRecord
@@ -73,6 +74,8 @@ class WorkflowTestEnv:
             clock=lambda: self.now,
             rand=lambda: 0.5,
             parameters={plugin.workflow_type: dict(parameters or {})},
+            # Timestamps are bounded around the harness's own clock, not the wall clock.
+            occurred_window=OccurredWindow(clock=lambda: self.now),
         )
         bound, definitions = dict(adapters or {}), plugin.definitions
         self._stages = {

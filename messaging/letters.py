@@ -6,6 +6,11 @@ redriven duplicate of something already decided is still deduplicated by the pro
 a job by its job id). The redriven copy carries `Nats-Msg-Id: redrive-<sequence>`, so
 redriving one letter twice within the broker's duplicate window stores it once; the letter
 is then deleted from `WF_DLQ`.
+
+A webhook the gateway refused is recorded but never redrivable: its body is what an outside
+sender posted, not a message anyone admitted, and republishing it on the gateway's subject
+would present it to the projector with the gateway's authority instead of its sender's.
+Its sender delivers a corrected webhook instead.
 """
 
 from __future__ import annotations
@@ -20,6 +25,19 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from interlock.contracts import subjects
+from interlock.contracts.errors import ErrorCode, InterlockError
+
+GATEWAY_SOURCE = "gateway"
+HEADER_GATEWAY_SENDER = "Interlock-Gateway-Sender"
+HEADER_GATEWAY_WEBHOOK_ID = "Interlock-Gateway-Webhook-Id"
+
+
+class NotRedrivable(InterlockError):
+    """This dead letter may not be sent back; the message says why, in one line."""
+
+    code = ErrorCode.REFUSED
+    retryable = False
+
 
 _DLQ_HEADERS = (
     subjects.HEADER_DLQ_REASON,
@@ -66,6 +84,18 @@ class Letter:
             "headers": self.headers,
             "body": envelope or self.body.decode(errors="replace"),
         }
+
+    def not_redrivable(self) -> str | None:
+        """Why this letter may not be redriven, in one line (None: it may)."""
+        if self.source == GATEWAY_SOURCE:
+            sender = self.headers.get(HEADER_GATEWAY_SENDER, "unauthenticated")
+            return (
+                f"dead letter {self.id} is a webhook the gateway refused (sender {sender}): "
+                "not redrivable; its sender delivers a corrected webhook"
+            )
+        if not self.subject:
+            return f"dead letter {self.id} does not say where it came from"
+        return None
 
     def envelope(self) -> dict[str, Any]:
         try:
@@ -114,9 +144,11 @@ async def letters(
 
 
 async def redrive(js: JetStreamContext, dead: Letter) -> None:
-    """Publish the letter's message to its original subject, then delete the letter."""
-    if not dead.subject:
-        raise ValueError(f"dead letter {dead.id} does not say where it came from")
+    """Publish the letter's message to its original subject, then delete the letter. Raises
+    `NotRedrivable` (before publishing anything) for a letter that may not go back."""
+    why_not = dead.not_redrivable()
+    if why_not is not None:
+        raise NotRedrivable(why_not)
     # The broker's own headers (`Nats-Expected-Stream: WF_DLQ` among them) stay behind.
     headers = {
         k: v for k, v in dead.headers.items() if k not in _DLQ_HEADERS and not k.startswith("Nats-")

@@ -48,6 +48,7 @@ from opentelemetry.trace import Link, Span
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope, utcnow
 from interlock.contracts.errors import InterlockError, MalformedMessage, described
+from interlock.contracts.subjects import Inbound
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
@@ -171,6 +172,7 @@ async def _consume_once(
     with consuming(
         tracer, name, raw.subject, headers, links=links, message_id=good.event_id if good else None
     ) as span:
+        inbound: Inbound | None = None
         try:
             if isinstance(event, MalformedMessage):
                 raise event
@@ -182,7 +184,7 @@ async def _consume_once(
                 crash_point("projector.after_commit")
         except MalformedMessage as exc:
             span.set_attribute("interlock.dead_letter_reason", exc.reason)
-            await _refuse(broker, raw, exc, patience)
+            await _refuse(broker, raw, exc, patience, _Letter(projector, good, inbound))
             return
         except NotDueYet as exc:
             delay = (exc.retry_at - utcnow()).total_seconds()
@@ -191,17 +193,46 @@ async def _consume_once(
         except InterlockError as exc:
             if exc.retryable:
                 raise
-            await _retry_later(broker, raw, exc)
+            await _retry_later(broker, raw, exc, _Letter(projector, good, inbound))
             return
         except Exception as exc:
-            await _retry_later(broker, raw, exc)
+            await _retry_later(broker, raw, exc, _Letter(projector, good, inbound))
             return
     await settle(raw.ack, raw.subject)
 
 
-async def _refuse(broker: NatsBroker, raw: Msg, exc: MalformedMessage, patience: Patience) -> None:
-    """Dead-letter a malformed message; give one for an unknown workflow time to be
-    preceded by its START (published earlier elsewhere, or redelivered after a crash)."""
+@dataclass(frozen=True)
+class _Letter:
+    """What a dead letter is known to be about: a well-formed event, the sender its subject
+    names (None: the subject did not parse), and the projector that audits it."""
+
+    projector: Projector
+    event: Envelope | None
+    inbound: Inbound | None
+
+    async def audit(self, reason: str, detail: str) -> None:
+        """Audit the letter on the workflow it names, once it is stored on the dead-letter
+        stream (so whoever sees the audit row finds the letter too): a store that is down is
+        waited out (a retryable error propagates, the message is decided again, and its dead
+        letter, under the same message id, stored once), any other failure only logged."""
+        if self.event is None or self.inbound is None:
+            return
+        try:
+            await self.projector.audit_dead_letter(self.event, reason, detail, self.inbound)
+        except InterlockError as exc:
+            if exc.retryable:
+                raise
+            log.warning("dead letter %s not audited: %s", self.event.event_id, described(exc))
+        except Exception as exc:
+            log.warning("dead letter %s not audited: %s", self.event.event_id, described(exc))
+
+
+async def _refuse(
+    broker: NatsBroker, raw: Msg, exc: MalformedMessage, patience: Patience, letter: _Letter
+) -> None:
+    """Dead-letter a malformed message (audited on its workflow if it names one); give one for
+    an unknown workflow time to be preceded by its START (published earlier elsewhere, or
+    redelivered after a crash)."""
     if exc.reason == "unknown_workflow":
         remaining = patience.unknown_workflow_grace - _age(raw)
         if remaining > 0:
@@ -209,6 +240,7 @@ async def _refuse(broker: NatsBroker, raw: Msg, exc: MalformedMessage, patience:
             await settle(lambda: raw.nak(delay=delay), raw.subject)
             return
     await dead_letter(broker, raw, source=SOURCE, reason=exc.reason, detail=exc.detail)
+    await letter.audit(exc.reason, exc.detail)
 
 
 def _age(raw: Msg) -> float:
@@ -238,10 +270,11 @@ def _describe(span: Span, outcome: EventOutcome) -> None:
         span.add_event("rejected", {"interlock.rejection_reason": outcome.reason or ""})
 
 
-async def _retry_later(broker: NatsBroker, raw: Msg, exc: Exception) -> None:
+async def _retry_later(broker: NatsBroker, raw: Msg, exc: Exception, letter: _Letter) -> None:
     if is_last_delivery(raw, subjects.PROJECTOR_MAX_DELIVER):
         detail = described(exc)
         await dead_letter(broker, raw, source=SOURCE, reason="max_deliver_exceeded", detail=detail)
+        await letter.audit("max_deliver_exceeded", detail)
         return
     delivered = deliveries(raw)
     log.warning("will retry %s (delivery %d): %s", raw.subject, delivered, described(exc))

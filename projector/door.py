@@ -9,7 +9,9 @@ projector trusts the subject, never the body's claims about itself:
   kind, for that workflow type and tenant, and (signals) with that actor role;
 * a result comes from a stage that emits that event, answers an open job of that stage, and
   carries the event id derived from its job; a timer firing, the id derived from its timer;
-* requests and signals may not use the event-id namespaces of results and timer firings.
+* requests and signals may not use the event-id namespaces of results and timer firings;
+* a relaying client (the gateway) speaks for one sender per message, the one its event id
+  names, and is checked against that sender's grant (`ClientPolicy.senders`).
 
 Pure: each check returns the refusal (a `Rejected` with its reason) or None. A message that
 did not come through the broker (`inbound` None, an in-process caller) skips the checks that
@@ -18,16 +20,25 @@ need a sender.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from interlock.contracts.clients import ClientPolicy
+from interlock.contracts.clients import ClientPolicy, SenderGrant, relayed_sender
 from interlock.contracts.definition import EventSpec, WorkflowDefinition
-from interlock.contracts.envelope import Envelope
+from interlock.contracts.envelope import Envelope, utcnow
 from interlock.contracts.ids import is_reserved, result_event_id, timer_event_id
 from interlock.contracts.subjects import Inbound
 from interlock.projector.engine import Rejected, Workflow
 
 Clients = Mapping[str, ClientPolicy]
+
+WITHOUT_STANDING = frozenset(
+    {"unknown_client", "client_not_allowed_type", "client_not_allowed_tenant"}
+)
+"""Refusals of a sender that may not speak for the tenant or workflow type at all: they are
+dead-lettered with the sender named, never written into that tenant's workflow audit (a
+client of one tenant could otherwise fill another's audit with rows of its choosing)."""
 
 
 def refusal(
@@ -51,6 +62,45 @@ def refusal(
         if event.event_id != timer_event_id(timer_id):
             return Rejected("bad_timer_id", f"{event.type} does not carry its timer's id")
     return None
+
+
+@dataclass(frozen=True)
+class OccurredWindow:
+    """How far an event's `occurred_at` may lie from now. Outside it the message is
+    dead-lettered `bad_timestamp` at once: a year-1 or year-9999 timestamp could not even be
+    stored (the commit would fail on every delivery until the deliveries ran out). The past
+    is generous (a redriven dead letter, a backfill); the future allows clock skew only.
+    Measured on the wall clock, not the projector's decision clock: it bounds the input."""
+
+    past: timedelta = timedelta(days=3650)
+    future: timedelta = timedelta(days=1)
+    clock: Callable[[], datetime] = utcnow
+
+    def refusal(self, event: Envelope) -> str | None:
+        """Why `event`'s timestamp is refused (None: it is within the window)."""
+        now = self.clock()
+        if event.occurred_at < now - self.past:
+            return f"occurred_at is more than {self.past.days} days in the past"
+        if event.occurred_at > now + self.future:
+            return f"occurred_at is more than {self.future} in the future"
+        return None
+
+
+def has_standing(event: Envelope, inbound: Inbound | None, clients: Clients) -> bool:
+    """Whether the sender may speak for `event`'s tenant and workflow type at all: only then
+    may anything it sent be written into that tenant's audit. Stages and the timer service
+    are the installation's own components (and an in-process caller has no sender)."""
+    if inbound is None or inbound.kind not in ("request", "signal"):
+        return True
+    policy = clients.get(inbound.sender or "")
+    if policy is None or not policy.admits_type(event.workflow_type):
+        return False
+    if not policy.admits_tenant(event.tenant_id):
+        return False
+    if policy.senders is None:
+        return True
+    grant = policy.senders.get(relayed_sender(event.event_id) or "")
+    return grant is not None and grant.admits_tenant(event.tenant_id)
 
 
 def job_refusal(workflow: Workflow, event: Envelope, inbound: Inbound | None) -> Rejected | None:
@@ -90,16 +140,40 @@ def _sender_refusal(
 def _client_refusal(
     policy: ClientPolicy | None, inbound: Inbound, spec: EventSpec, event: Envelope
 ) -> Rejected | None:
+    # Standing first (may this sender speak for the tenant and type at all?), so a refusal
+    # without it is recognisable as such and kept out of that tenant's audit (`WITHOUT_STANDING`).
     client = inbound.sender
     if policy is None:
         return Rejected("unknown_client", f"{client} is not a configured client")
-    if not policy.may_publish(spec.source):
-        return Rejected("client_not_allowed_kind", f"{client} may not send a {spec.source}")
     if not policy.admits_type(event.workflow_type):
         detail = f"{client} may not address {event.workflow_type}"
         return Rejected("client_not_allowed_type", detail)
     if not policy.admits_tenant(event.tenant_id):
         return Rejected("client_not_allowed_tenant", f"{client} may not act for this tenant")
+    if policy.senders is not None:
+        relayed = _relayed_refusal(policy.senders, client, spec, event)
+        if relayed is not None:
+            return relayed
+    if not policy.may_publish(spec.source):
+        return Rejected("client_not_allowed_kind", f"{client} may not send a {spec.source}")
     if spec.source == "signal" and not policy.admits_role(event.actor.role):
         return Rejected("client_not_allowed_role", f"{client} may not sign for the actor's role")
+    return None
+
+
+def _relayed_refusal(
+    senders: Mapping[str, SenderGrant], client: str | None, spec: EventSpec, event: Envelope
+) -> Rejected | None:
+    """A relaying client's message carries its one sender's authority: the sender its event
+    id names must be configured and admit the tenant and (a signal) the actor role and id."""
+    sender = relayed_sender(event.event_id)
+    grant = senders.get(sender or "")
+    if sender is None or grant is None:
+        return Rejected("unknown_client", f"{client}: the event id names no configured sender")
+    if not grant.admits_tenant(event.tenant_id):
+        detail = f"{client} sender {sender!r} may not act for this tenant"
+        return Rejected("client_not_allowed_tenant", detail)
+    if spec.source == "signal" and not grant.admits_actor(event.actor.id, event.actor.role):
+        detail = f"{client} sender {sender!r} may not sign as that actor"
+        return Rejected("client_not_allowed_role", detail)
     return None

@@ -31,6 +31,7 @@ from interlock.contracts.subjects import Inbound
 from interlock.otel import metrics
 from interlock.projector import door
 from interlock.projector.checkpoints import CheckpointCache
+from interlock.projector.deadletters import audit_dead_letter
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from interlock.projector.errors import NotDueYet
 from interlock.projector.outcome import EventOutcome, accepted, measure, rejected
@@ -60,13 +61,15 @@ class Projector:
         clients: door.Clients | None = None,
         timer_tolerance: timedelta = TIMER_TOLERANCE,
         signer: JobSigner | None = None,
+        occurred_window: door.OccurredWindow | None = None,
     ) -> None:
         """`clients`: who may send requests and signals (`INTERLOCK_CLIENTS`); none by
         default. `timer_tolerance`: how early a timer firing may arrive (clock skew between
         the timer service and the projector) and still be waited for rather than refused.
         `signer`: signs every job dispatched (without one, jobs go out unsigned, and stages
-        refuse them)."""
+        refuse them). `occurred_window`: how far from now an event's `occurred_at` may lie."""
         self._store = store
+        self._occurred = occurred_window or door.OccurredWindow()
         self._registry = registry
         self._signer = signer
         self._clients = clients or {}
@@ -90,6 +93,14 @@ class Projector:
                 "unknown_type", f"{event.type} is not a {event.workflow_type} event"
             )
         refused = door.refusal(definition, spec, event, inbound, self._clients)
+        bad_time = self._occurred.refusal(event)
+        # Checked after standing (a sender without it is refused as such, nothing audited)
+        # and before anything is written (such a timestamp may not even be storable).
+        if bad_time is not None and (
+            refused is None or refused.reason not in door.WITHOUT_STANDING
+        ):
+            metrics.transition(event.workflow_type, event.type, False, "bad_timestamp")
+            raise MalformedMessage("bad_timestamp", bad_time)
         if refused is not None:
             return await self._refuse_at_door(event, refused, trace)
         if event.type == definition.start_event:
@@ -169,11 +180,32 @@ class Projector:
                 return accepted(decision, checked)
         raise ConcurrencyConflict(f"{workflow_id}: creation kept racing")
 
+    async def audit_dead_letter(
+        self, event: Envelope, reason: str, detail: str, inbound: Inbound | None
+    ) -> bool:
+        """Audit a dead-lettered, well-formed `event` on the workflow it names, if its sender
+        has standing there (True if a row was written; see `projector.deadletters`)."""
+        if not door.has_standing(event, inbound, self._clients):
+            return False
+        return await audit_dead_letter(
+            self._store,
+            self._registry,
+            event,
+            reason,
+            detail,
+            window=self._occurred,
+            now=self._clock,
+        )
+
     async def _refuse_at_door(
         self, event: Envelope, rejection: Rejected, trace: TraceInfo
     ) -> EventOutcome:
         """Audit a refusal on the workflow `event` addresses, if its tenant has one of that
-        type; else there is nothing to audit it on, and it is dead-lettered."""
+        type and the sender may speak for that tenant at all; else it is dead-lettered, with
+        the sender named, and nothing is written into the tenant's audit."""
+        if rejection.reason in door.WITHOUT_STANDING:
+            metrics.transition(event.workflow_type, event.type, False, rejection.reason)
+            raise MalformedMessage(rejection.reason, rejection.detail)
         stored = await self._store.load(event.tenant_id, self._registry.workflow_id(event))
         if stored is None or stored.workflow.workflow_type != event.workflow_type:
             metrics.transition(event.workflow_type, event.type, False, rejection.reason)

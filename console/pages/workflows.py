@@ -4,6 +4,8 @@ their JSON for the pages' refresh."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import Any
 
 from starlette.requests import Request
@@ -17,20 +19,54 @@ from interlock.console.presenting import model_calls, redact, waterfall
 from interlock.console.web import console_of, find_workflow, render
 from interlock.contracts.diagram import diagram
 from interlock.contracts.effectcheck import effects_view
+from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.telemetry import traces_dir
 from interlock.traceview import assemble
 
 
+class BadFilter(InterlockError):
+    """A filter value the list cannot be asked with: answered 400, naming the filter."""
+
+    code = ErrorCode.REFUSED
+    retryable = False
+
+
+_MAX_FILTER = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _value(request: Request, name: str) -> str:
+    """A filter's value as given; one with a control character (NUL among them, which the
+    database refuses in text) or over 200 characters is `BadFilter`."""
+    value = request.query_params.get(name, "")
+    if len(value) > _MAX_FILTER or _CONTROL.search(value):
+        raise BadFilter(f"{name}: at most {_MAX_FILTER} printable characters")
+    return value
+
+
+def _cursor(value: str) -> str:
+    """`before` is empty or the `<updated_at iso>~<workflow id>` a page's `next` gave."""
+    if not value:
+        return value
+    at, tilde, workflow_id = value.partition("~")
+    try:
+        parsed = datetime.fromisoformat(at)
+    except ValueError:
+        parsed = None
+    if not (tilde and workflow_id and parsed is not None and parsed.tzinfo is not None):
+        raise BadFilter("before: not a cursor a page's `next` gave")
+    return value
+
+
 def _filters(request: Request) -> reads.Filters:
-    q = request.query_params
     return reads.Filters(
-        workflow_type=q.get("type", ""),
-        state=q.get("state", ""),
-        tenant=q.get("tenant", ""),
-        search=q.get("q", "").strip(),
-        human=q.get("human") == "1",
-        stuck=q.get("stuck") == "1",
-        before=q.get("before", ""),
+        workflow_type=_value(request, "type"),
+        state=_value(request, "state"),
+        tenant=_value(request, "tenant"),
+        search=_value(request, "q").strip(),
+        human=request.query_params.get("human") == "1",
+        stuck=request.query_params.get("stuck") == "1",
+        before=_cursor(_value(request, "before")),
     )
 
 
@@ -52,7 +88,10 @@ async def _listing(request: Request) -> dict[str, Any]:
 
 @requires()
 async def workflows_page(request: Request) -> Response:
-    listing = await _listing(request)
+    try:
+        listing = await _listing(request)
+    except BadFilter as exc:
+        return PlainTextResponse(str(exc), status_code=400)
     registry = console_of(request).registry
     states = sorted({s for d in registry for s in d.states})
     partial = request.headers.get("x-console-refresh") == "1"
@@ -63,7 +102,10 @@ async def workflows_page(request: Request) -> Response:
 
 @requires()
 async def workflows_api(request: Request) -> Response:
-    listing = await _listing(request)
+    try:
+        listing = await _listing(request)
+    except BadFilter as exc:
+        return JSONResponse({"error": "bad_filter", "detail": str(exc)}, status_code=400)
     rows = [
         {**r, "created_at": r["created_at"].isoformat(), "updated_at": r["updated_at"].isoformat()}
         for r in listing["rows"]

@@ -88,12 +88,13 @@ def redrive(
     source: SourceOpt = None,
     reason: ReasonOpt = None,
 ) -> None:
-    """Publish dead letters back to their original subjects (same event ids) and remove them."""
+    """Publish dead letters back to their original subjects (same event ids) and remove them.
+    Webhooks the gateway refused are never redriven (exit 1 when named by id)."""
     if bool(letter_ids) == every:
         terminal.errors.print("give letter ids, or --all (optionally with --source/--reason)")
         raise typer.Exit(2)
 
-    async def send(js: JetStreamContext) -> tuple[list[int], list[int]]:
+    async def send(js: JetStreamContext) -> tuple[list[int], list[int], list[str]]:
         chosen: list[dlq.Letter] = []
         missing: list[int] = []
         if every:
@@ -104,14 +105,23 @@ def redrive(
                 missing.append(letter_id)
             else:
                 chosen.append(found)
-        for dead in chosen:
+        refused = [why for d in chosen if (why := d.not_redrivable()) is not None]
+        sendable = [d for d in chosen if d.not_redrivable() is None]
+        for dead in sendable:
             await dlq.redrive(js, dead)
-        return [d.id for d in chosen], missing
+        return [d.id for d in sendable], missing, refused
 
-    sent, missing = _on_broker(send)
+    sent, missing, refused = _on_broker(send)
     terminal.console.print(f"redrove {len(sent)} dead letter(s)")
     if missing:
         _no_such(*missing)
+    if refused and every:
+        # Chosen by filters, not by id: say what was left, it is not a failure.
+        terminal.console.print(f"left {len(refused)} not redrivable (see `interlock dlq show`)")
+    elif refused:
+        for why in refused:
+            terminal.errors.print(why, markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
 
 
 def _no_such(*letter_ids: int) -> None:

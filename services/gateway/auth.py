@@ -10,6 +10,7 @@ only chooses the secret and maps failures to refusals. Secrets stay in `SecretSt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -21,6 +22,7 @@ from standardwebhooks.webhooks import (
     WebhookVerificationError,
 )
 
+from interlock.contracts.clients import SENDER_PATTERN
 from interlock.services.errors import Refusal
 
 HEADER_SENDER = "interlock-sender"
@@ -62,9 +64,12 @@ class SenderRegistry:
 
     def __init__(self, senders: Mapping[str, SenderConfig]) -> None:
         """Raise `ValueError` naming the sender (never the secret) if a secret is not a
-        Standard Webhooks key (`whsec_` + base64 of at least one byte)."""
+        Standard Webhooks key (`whsec_` + base64 of at least one byte), or a name is not
+        `SENDER_PATTERN` (it is part of every event id the sender's webhooks become)."""
         self._senders: dict[str, _Sender] = {}
         for name, config in senders.items():
+            if not re.fullmatch(SENDER_PATTERN, name):
+                raise ValueError(f"gateway sender {name[:64]!r}: name is not {SENDER_PATTERN}")
             try:
                 verifier = Webhook(config.secret.get_secret_value())
             except (ValueError, EmptyWebhookSecretError):

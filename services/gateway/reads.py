@@ -1,9 +1,10 @@
 """`GET /v1/workflows/{workflow_type}/{workflow_id}`: what became of a workflow, and of a
 webhook the sender delivered for it.
 
-Authenticated as a webhook is (`interlock-sender` and a Standard Webhooks signature, here
-over an empty body). A sender reads only workflows of a tenant it acts for (`?tenant_id=`,
-needed only by a sender of several) and of an installed type; anything else, like a workflow
+Authenticated as a webhook is (`interlock-sender` and a Standard Webhooks signature), the
+signed content being `"GET <path>?<query>"` as sent (`signed_content`) instead of a body. A
+sender reads only workflows of a tenant it acts for (`?tenant_id=`, needed only by a sender
+of several) and of an installed type; anything else, like a workflow
 that does not exist, is 404 `unknown_workflow`, so an answer never tells whether another
 tenant has such a workflow. The answer:
 
@@ -24,13 +25,13 @@ from typing import Any
 
 from aiohttp import web
 
+from interlock.contracts.clients import relayed_sender
 from interlock.contracts.registry import Registry
 from interlock.otel import metrics
 from interlock.services.errors import Refusal
 from interlock.services.gateway.auth import HEADER_SENDER, SenderRegistry
 from interlock.services.gateway.limits import RateLimits
 from interlock.services.gateway.refusal import SOURCE
-from interlock.services.gateway.signals import EVENT_ID_PREFIX
 
 ROUTE = "/v1/workflows/{workflow_type}/{workflow_id}"
 
@@ -38,6 +39,12 @@ ReadStatus = Callable[[str, str, str, str | None], Awaitable[Mapping[str, Any] |
 """`(tenant, workflow_type, workflow_id, event_id)`: the workflow's `state`, `version`,
 `updated_at` and the event's `accepted` (None: not decided), `reason`, `detail`,
 `failed_guards`; None if there is no such workflow."""
+
+
+def signed_content(method: str, target: str) -> bytes:
+    """What a read's signature covers in place of a body: `"<METHOD> <path>?<query>"` exactly
+    as sent, so captured headers cannot read another path, workflow, tenant or event."""
+    return f"{method} {target}".encode()
 
 
 def _unknown() -> Refusal:
@@ -56,13 +63,14 @@ async def answer(
     workflow_id = request.match_info["workflow_id"]
     authentic = False
     try:
-        sender = senders.authenticate(request.headers.get(HEADER_SENDER), b"", request.headers)
+        signed = signed_content(request.method, request.raw_path)
+        sender = senders.authenticate(request.headers.get(HEADER_SENDER), signed, request.headers)
         authentic = True
         if not await rates.sender_allows(sender):
             return rate_limited()
         tenant = _tenant(senders, sender, request.query.get("tenant_id"))
         event_id = request.query.get("event_id")
-        if event_id is not None and not event_id.startswith(f"{EVENT_ID_PREFIX}{sender}-"):
+        if event_id is not None and relayed_sender(event_id) != sender:
             raise Refusal(404, "unknown_event", "no such event from this sender")
         if workflow_type not in workflows.workflow_types():
             raise _unknown()

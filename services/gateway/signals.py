@@ -12,12 +12,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from interlock.contracts.clients import RELAYED_PREFIX, relayed_event_id
 from interlock.contracts.envelope import Actor, Envelope, EventType, Identifier, summarise
 from interlock.contracts.errors import UnknownDefinition
 from interlock.contracts.registry import Registry
 from interlock.services.errors import Refusal
 
-EVENT_ID_PREFIX = "gw-"
+EVENT_ID_PREFIX = RELAYED_PREFIX
 
 
 class SignalRequest(BaseModel):
@@ -87,7 +88,7 @@ def envelope(
         raise Refusal(400, "schema_mismatch", "the signed body names another workflow_id")
     try:
         return Envelope(
-            event_id=f"{EVENT_ID_PREFIX}{sender}-{webhook_id}",
+            event_id=relayed_event_id(sender, webhook_id),
             type=request.type,
             workflow_type=workflow_type,
             workflow_id=workflow_id,

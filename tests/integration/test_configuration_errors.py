@@ -40,6 +40,8 @@ BAD_VALUES = {
     "stuck_after": "-5",
     "sweep_after": "x",
     "unknown_workflow_grace": "-1",
+    "occurred_at_past_days": "0",
+    "occurred_at_future_s": "-5",
     "shutdown_grace": "0",
     "model": "gpt",
     "models": '{"support": "gpt"}',

@@ -221,3 +221,27 @@ async def test_a_workflow_page_shows_its_tenants_workflow_its_repeats_and_its_ja
         assert "idempotent_replay \N{MULTIPLICATION SIGN}3" in acme
         assert "Repeated requests" not in globex
         assert (await client.get("/workflows/initech/same-id")).status_code == 404
+
+
+async def test_malformed_filter_values_are_answered_400_not_500(
+    settings: Settings, nats_url: str, database_url: str
+) -> None:
+    """A cursor that is not `<timestamp>~<id>` and a value with a NUL character are the
+    caller's mistake (400 naming the filter), never a server error."""
+    bad = [
+        {"before": "garbage~x"},
+        {"before": "2026-12-01T00:00:00~"},
+        {"tenant": "acme\x00"},
+        {"q": "w\x00"},
+        {"type": "support\x00"},
+    ]
+    async with signed_in(settings, nats_url, database_url, "victor") as client:
+        answers = [await client.get("/api/workflows", params=query) for query in bad]
+        page = await client.get("/", params={"before": "garbage~x"})
+        good = await client.get("/api/workflows", params={"tenant": "acme"})
+
+    assert [a.status_code for a in answers] == [400] * len(bad)
+    assert answers[0].json()["error"] == "bad_filter"
+    assert "before" in answers[0].json()["detail"]
+    assert page.status_code == 400
+    assert good.status_code == 200

@@ -15,12 +15,14 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from nats.aio.client import Client
+from yarl import URL
 
 from interlock.access import DATABASE_ROLES, with_credentials
 from interlock.projector.store.roles import GATEWAY_ROLE, provision_roles
 from interlock.projector.store.status import StatusReader
 from interlock.secrets import Secrets
 from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
+from interlock.services.gateway.reads import signed_content
 from interlock.settings import GatewaySender, Settings
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.gateway_webhooks import APPROVAL, SECRET, SENDERS, Client_, post, signed
@@ -73,8 +75,9 @@ async def reader(gateway_url: str) -> AsyncIterator[StatusReader]:
 async def _get(
     client: Client_, path: str, *, sender: str = "tickets", secret: str | None = None, **query: str
 ) -> tuple[int, Any]:
-    _, headers = signed(b"", sender=sender, secret=secret or SECRET)
-    response = await client.get(path, headers=headers, params=query)
+    target = str(URL(path).with_query(query)) if query else path
+    _, headers = signed(signed_content("GET", target), sender=sender, secret=secret or SECRET)
+    response = await client.get(target, headers=headers)
     return response.status, await response.json()
 
 
@@ -189,6 +192,26 @@ async def test_unauthenticated_is_401_and_another_tenant_or_no_workflow_is_the_s
     assert other_tenant == claimed == missing == bad_type == asked == unknown
     assert status == 202
     assert others[0] == 404
+
+
+async def test_a_reads_signature_covers_method_path_and_query_so_captured_headers_read_nothing_else(
+    awaiting: tuple[Client_, str, str],
+) -> None:
+    """Headers captured from one read (signed over an empty body, as before) answer no
+    other path or query: the signed content is `GET <path>?<query>` as sent."""
+    client, _, path = awaiting
+    target = f"{path}?tenant_id=acme"
+    _, captured = signed(signed_content("GET", target))
+    _, over_empty_body = signed(b"")
+
+    own = await client.get(target, headers=captured)
+    other_query = await client.get(f"{path}?tenant_id=acme&event_id=gw-tickets-x", headers=captured)
+    other_path = await client.get("/v1/workflows/support/wf-other?tenant_id=acme", headers=captured)
+    empty_body = await client.get(path, headers=over_empty_body)
+
+    assert own.status == 200
+    assert [r.status for r in (other_query, other_path, empty_body)] == [401, 401, 401]
+    assert (await other_query.json())["error"] == "bad_signature"
 
 
 async def test_reads_share_the_senders_rate_limit(

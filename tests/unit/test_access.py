@@ -228,6 +228,7 @@ def test_a_child_reads_back_exactly_the_settings_it_is_given(
             },
             "stage_workers": 3,
             "insecure_nats": True,
+            "occurred_at_future_s": 60.0,
         }
     )
     child = _child_settings(component, parent, monkeypatch)
@@ -236,6 +237,11 @@ def test_a_child_reads_back_exactly_the_settings_it_is_given(
         if name != "home":
             assert getattr(child, name) == getattr(parent, name), name
     assert child.home == parent.home.resolve()
+    if component == "projector":  # the bound on occurred_at is the projector's to apply
+        assert (child.occurred_at_future_s, "occurred_at_future_s" in settings_of(component)) == (
+            60.0,
+            True,
+        )
 
 
 def test_the_projector_is_given_the_client_policies(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -313,3 +319,32 @@ def test_the_stages_with_effects_consult_the_open_jobs_record_and_keep_their_hea
         "support.notify_customer",
     }
     assert {w.heartbeat_s for w in workers.values()} == {StageWorker.heartbeat_s}
+
+
+def test_the_gateway_policy_carries_each_senders_own_grant_and_no_secret() -> None:
+    """The projector checks a gateway signal against its one sender's grant, so the policy
+    the projector is given names every sender's tenants, roles and actors, never a secret."""
+    secret = "whsec_" + "A" * 43 + "="
+    senders = {
+        "tickets": {"secret": secret, "roles": ["support_approver"], "tenants": ["acme"],
+                    "actors": ["alice"]},
+        "ops": {"secret": secret, "roles": ["operator"], "tenants": ["*"], "actors": ["*"]},
+    }  # fmt: skip
+    settings = Settings.model_validate({"gateway_senders": senders})
+
+    gateway = access.client_policies(settings)["gateway"]
+
+    assert gateway.senders is not None
+    assert gateway.senders["tickets"].tenants == frozenset({"acme"})
+    assert gateway.senders["tickets"].actors == frozenset({"alice"})
+    assert "secret" not in gateway.model_dump_json()
+    assert gateway.tenants == frozenset({"*"})  # what the broker lets it publish: the union
+
+
+def test_a_gateway_sender_name_with_a_dash_is_a_configuration_error() -> None:
+    """`gw-<sender>-<webhook-id>` must name one sender: `a` and `a-b` would collide."""
+    secret = "whsec_" + "A" * 43 + "="
+    sender = {"secret": secret, "roles": [], "tenants": ["acme"], "actors": ["*"]}
+
+    with pytest.raises(ValueError, match="gateway_senders"):
+        Settings.model_validate({"gateway_senders": {"tickets-eu": sender}})

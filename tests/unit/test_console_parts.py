@@ -159,7 +159,7 @@ def test_the_development_operator_may_sign_for_every_installed_role() -> None:
     ("state", "expected"),
     [
         ("AWAITING_APPROVAL", ["approve", "reject", "request_changes", "cancel"]),
-        ("MANUAL_REVIEW", ["reject", "retry", "resolve", "cancel"]),
+        ("MANUAL_REVIEW", ["reject", "retry", "resolve", "cancel", "compensate"]),
         ("EXECUTING_ACTION", ["cancel"]),
         ("COMPLETED", []),
     ],

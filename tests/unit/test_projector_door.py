@@ -144,9 +144,6 @@ async def test_an_event_of_another_type_than_its_subject_is_refused(
     ("client", "role", "reason"),
     [
         ("approvals", "support_supervisor", "client_not_allowed_role"),
-        ("globex-desk", "support_approver", "client_not_allowed_tenant"),
-        ("billing-only", "support_approver", "client_not_allowed_type"),
-        ("mallory", "support_approver", "unknown_client"),
         ("upstream", "support_approver", "client_not_allowed_kind"),
     ],
 )
@@ -157,6 +154,30 @@ async def test_a_signal_its_client_may_not_send_is_refused_and_audited(
     approval = envelope("APPROVED", workflow_id="wf-1", role=role)
 
     await assert_refused(projector, store, approval, Inbound("signal", "support", client), reason)
+
+
+@pytest.mark.parametrize(
+    ("client", "reason"),
+    [
+        ("globex-desk", "client_not_allowed_tenant"),
+        ("billing-only", "client_not_allowed_type"),
+        ("mallory", "unknown_client"),
+    ],
+)
+async def test_a_signal_of_a_client_without_standing_is_dead_lettered_not_audited(
+    projector: Projector, store: InMemoryWorkflowStore, client: str, reason: str
+) -> None:
+    """A client that may not speak for the tenant (or type) at all writes nothing into that
+    tenant's audit: its refusal is dead-lettered, naming it."""
+    await to_awaiting_approval(projector, store, "wf-1")
+    audit_before = store.audit("wf-1")
+    approval = envelope("APPROVED", workflow_id="wf-1", role="support_approver")
+
+    with pytest.raises(MalformedMessage) as refused:
+        await projector.handle(approval, inbound=Inbound("signal", "support", client))
+
+    assert (refused.value.reason, client in refused.value.detail) == (reason, True)
+    assert store.audit("wf-1") == audit_before
 
 
 async def test_a_request_its_client_may_not_send_is_dead_lettered_and_creates_nothing(

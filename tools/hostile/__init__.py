@@ -2,7 +2,8 @@
 
 Good refund requests run while hostile messages of every kind (malformed, oversized, deeply
 nested, wrongly encoded, NUL-bearing, forged results, jobs and approvals, reserved ids,
-replays, cross-tenant signals, premature timer firings, webhooks to the gateway) are sent as
+replays, cross-tenant signals, premature timer firings, webhooks to the gateway, a sender's
+refused webhook redriven from the dead letters) are sent as
 the identities an attacker would hold. It prints how many were sent of each kind, what became
 of them (refused or dead-lettered, by reason), and whether every good workflow completed
 exactly as it would without the noise; exit 1 if any hostile message was accepted or could
@@ -30,6 +31,7 @@ from interlock.options import JsonOpt, with_stack
 from interlock.runtime import prepare, supervised
 from interlock.settings import GatewaySender, Settings
 from interlock.supervisor import Supervisor
+from interlock.tools.hostile.forge import SENDER
 from interlock.tools.hostile.round import TENANT, Report, Stack, play
 
 PARAMETERS = {"support": {"approval_sla_seconds": 3600.0, "retry_delay_scale": 0.02}}
@@ -107,6 +109,6 @@ def hostile_settings(s: Settings) -> Settings:
         "parameters": PARAMETERS,
         "gateway_host": "127.0.0.1",
         "gateway_port": free_port(),
-        "gateway_senders": {"tickets": sender},
+        "gateway_senders": {SENDER: sender},
     }
     return s.model_copy(update=update)

@@ -29,6 +29,11 @@ HEADER = "Interlock-Hostile"
 """Every broker message carries its number here (dead letters keep the original headers)."""
 GATEWAY = "http"
 """The `identity` of a message posted to the gateway's HTTP port."""
+REDRIVE = "http+redrive"
+"""The `identity` of a webhook posted by a configured sender (signed with its secret), refused,
+whose record an operator then tries to redrive."""
+SENDER = "tickets"
+"""The gateway's one configured sender in a hostile round."""
 OVERSIZED = 300 * 1024
 
 
@@ -208,6 +213,26 @@ def gateway(rng: random.Random, n: int, target: Target) -> Hostile:
     return Hostile(n, "gateway", GATEWAY, path, data, headers, None)
 
 
+def redriven_webhook(rng: random.Random, n: int, target: Target) -> Hostile:
+    """A configured sender posts a whole envelope as its webhook's body (an approval as an actor
+    it names itself); refused, its record is redriven from the dead letters: it must stay a
+    refusal, never reach the projector with the gateway's authority."""
+    event_id = f"hostile-{n}"
+    actor = {"id": f"mallory-{n}", "role": "support_approver"}
+    payload = {"recommendation_version": 1, "amount": "20.00"}
+    body = _envelope("APPROVED", target, event_id, actor=actor, payload=payload)
+    path = f"/v1/workflows/{WORKFLOW_TYPE}/{target.workflow_id}/signals"
+    headers = {
+        HEADER: str(n),
+        "interlock-sender": SENDER,
+        "webhook-id": f"msg_{n}",
+        "content-type": "application/json",
+    }
+    return Hostile(
+        n, "redriven_webhook", REDRIVE, path, json.dumps(body).encode(), headers, event_id
+    )
+
+
 FORGERS: dict[str, Forger] = {
     "malformed": malformed,
     "oversized": oversized,
@@ -222,6 +247,7 @@ FORGERS: dict[str, Forger] = {
     "cross_tenant": cross_tenant,
     "premature": premature,
     "gateway": gateway,
+    "redriven_webhook": redriven_webhook,
 }
 
 

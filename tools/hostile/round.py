@@ -27,8 +27,8 @@ from interlock.settings import Settings
 from interlock.signals import Clients
 from interlock.simulators import action_count, seed_customer
 from interlock.tools.demo.runner import ApprovalDesk, Run, approve
-from interlock.tools.hostile import account
-from interlock.tools.hostile.forge import GATEWAY, Hostile, Target, forge
+from interlock.tools.hostile import account, redrive
+from interlock.tools.hostile.forge import GATEWAY, REDRIVE, SENDER, Hostile, Target, forge
 
 TENANT = "hostile-good"
 CHUNK = 100
@@ -274,6 +274,9 @@ class _Connections:
 
     async def send(self, h: Hostile) -> str | None:
         """Send `h`; the broker's or the gateway's answer when it is the message's fate."""
+        if h.identity == REDRIVE:
+            secret = self._stack.settings.gateway_senders[SENDER].secret.get_secret_value()
+            return await redrive.attempt(self.http, self.admin.jetstream(), h, secret)
         if h.identity == GATEWAY:
             response = await self.http.post(h.subject, content=h.body, headers=h.headers)
             if response.status_code == 202:
