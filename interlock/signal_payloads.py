@@ -153,21 +153,24 @@ def given_values(payload_json: str | None, fields: Iterable[str]) -> dict[str, A
     """The operator's values: a `--payload` JSON object, then each `--field KEY=VALUE` over it.
     A VALUE is a string (the model converts numbers and booleans), or JSON when it starts
     with `[` or `{`."""
-    found: dict[str, Any] = {}
-    if payload_json is not None:
-        try:
-            parsed = json.loads(payload_json)
-        except json.JSONDecodeError as exc:
-            raise InvalidSignal(f"--payload is not JSON: {exc.msg} at column {exc.colno}") from None
-        if not isinstance(parsed, dict):
-            raise InvalidSignal("--payload must be a JSON object")
-        found.update(parsed)
+    found: dict[str, Any] = json_object(payload_json) if payload_json is not None else {}
     for item in fields:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise InvalidSignal(f"--field {key!r}: expected KEY=VALUE")
         found[key.strip()] = field_value(key, value)
     return found
+
+
+def json_object(text: str, option: str = "--payload") -> dict[str, Any]:
+    """`text` as a JSON object, or `InvalidSignal` naming `option`."""
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidSignal(f"{option} is not JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(parsed, dict):
+        raise InvalidSignal(f"{option} must be a JSON object")
+    return parsed
 
 
 def field_value(key: str, value: str) -> Any:

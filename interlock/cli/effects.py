@@ -10,14 +10,13 @@ key to ask the provider about.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
 
 from interlock.cli.operate import OPERATOR_ID, option, signal_command
 from interlock.contracts.effects import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_EVENT
-from interlock.signal_payloads import InvalidSignal
+from interlock.signal_payloads import json_object
 
 app = typer.Typer(
     help="Recover an effect whose outcome is unknown: confirm, re-run or compensate it.",
@@ -32,13 +31,7 @@ _REASON = Annotated[str, typer.Option(help="Why, for the audit trail.")]
 
 
 def _receipt(receipt: str) -> tuple[Values, Values]:
-    try:
-        found = json.loads(receipt)
-    except json.JSONDecodeError as exc:
-        raise InvalidSignal(f"--receipt is not JSON: {exc.msg} at {exc.pos}") from None
-    if not isinstance(found, dict):
-        raise InvalidSignal("--receipt must be a JSON object")
-    return found, {}
+    return json_object(receipt, "--receipt"), {}
 
 
 def _noted(reason: str) -> tuple[Values, Values]:
