@@ -32,6 +32,7 @@ from tests.support.inprocess import stack_in_process
 from tests.support.invoices import INVOICE_STAGES, invoice_in, start_invoice
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
+from tests.support.workflows import REGISTRY
 
 pytestmark = [
     pytest.mark.timeout(240),
@@ -199,7 +200,9 @@ async def test_an_approver_finds_reads_and_approves_a_workflow_until_it_complete
         assert await unlabelled(page) == []
 
         await task.get_by_role("link", name=first).click()
-        diagram = page.get_by_role("img", name="Transition diagram of support v2")
+        diagram = page.get_by_role(
+            "img", name=f"Transition diagram of support v{REGISTRY.latest('support').version}"
+        )
         await expect(diagram).to_be_visible()
         current = page.locator("svg.diagram g.node.current")
         await expect(current).to_have_attribute("data-state", "AWAITING_APPROVAL")

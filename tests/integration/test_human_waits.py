@@ -56,7 +56,8 @@ async def _audit_rows(h: Harness, workflow_id: str) -> int:
 async def test_an_overdue_review_is_announced_again_and_counted(
     h: Harness, database_url: str
 ) -> None:
-    recorded()
+    key = (("state", "MANUAL_REVIEW"), ("workflow_type", "support"))
+    before = recorded().counter("interlock.human_waits.reminders").get(key, 0)  # session-wide
     workflow_id = await _in_review(h)
     audited = await _audit_rows(h, workflow_id)
 
@@ -79,7 +80,7 @@ async def test_an_overdue_review_is_announced_again_and_counted(
     )
     assert counted == 1
     reminders = recorded().counter("interlock.human_waits.reminders")
-    assert reminders[(("state", "MANUAL_REVIEW"), ("workflow_type", "support"))] == 1
+    assert reminders[key] == before + 1
 
     # reminders never decide: no audit row, no new version
     assert await _audit_rows(h, workflow_id) == audited
