@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         TimerFired,
         TokenUsage,
     )
+    from interlock.plugins import PluginError, validate
     from interlock.services.adapters.http import (
         HttpEffectConfig,
         HttpEffects,
@@ -70,7 +71,6 @@ if TYPE_CHECKING:
         SecretRef,
     )
     from interlock.services.effects import KeyedEffects, execute_once
-    from interlock.plugins import PluginError, validate
     from interlock.services.errors import (
         ExternalRejected,
         ExternalTimeout,

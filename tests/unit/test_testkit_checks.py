@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 import interlock
 from interlock.testing import WorkflowTestEnv
-from tests.unit.testkit_plugins import SendRequest, Sender, Sent, plugin, send_stage
+from tests.unit.testkit_plugins import Sender, SendRequest, Sent, plugin, send_stage
 
 
 def refusal(p: interlock.Plugin) -> str:
@@ -27,13 +27,16 @@ def test_an_undefined_target_state_is_refused_by_the_test_kit() -> None:
     message = refusal(plugin(lambda wf: wf.on("RECEIVED", "ESCALATE", "NOWHERE")))
 
     assert message.startswith("plugin sender: sender v1: ")
-    assert "unknown_state" in message and "NOWHERE" in message
+    assert "unknown_state" in message
+    assert "NOWHERE" in message
 
 
 def test_an_ungated_effect_is_refused_by_the_test_kit() -> None:
     message = refusal(plugin(gate=False))
 
-    assert "ungated_effect" in message and "SENDING" in message
+    assert "ungated_effect" in message
+
+    assert "SENDING" in message
 
 
 def test_a_terminal_that_breaks_its_effect_promise_is_refused_by_the_test_kit() -> None:
@@ -43,7 +46,9 @@ def test_a_terminal_that_breaks_its_effect_promise_is_refused_by_the_test_kit() 
 
     message = refusal(plugin(edit))
 
-    assert "broken_promise" in message and "FAILED" in message
+    assert "broken_promise" in message
+
+    assert "FAILED" in message
 
 
 def test_a_stage_reading_data_it_is_not_given_is_refused_by_the_test_kit() -> None:
@@ -53,13 +58,17 @@ def test_a_stage_reading_data_it_is_not_given_is_refused_by_the_test_kit() -> No
 
     message = refusal(plugin(stage=send_stage(reads=Greedy)))
 
-    assert "stage 'send'" in message and "reads ['secret']" in message
+    assert "stage 'send'" in message
+
+    assert "reads ['secret']" in message
 
 
 def test_a_guard_nobody_provides_is_refused_when_the_env_is_built_not_at_decision() -> None:
     message = refusal(plugin(guard="alowed"))
 
-    assert "unknown_guard" in message and "'alowed'" in message
+    assert "unknown_guard" in message
+
+    assert "'alowed'" in message
 
 
 def test_validate_names_plugin_row_and_problem_in_one_error() -> None:

@@ -34,7 +34,7 @@ def env_with(sender: Sender, **changes: Any) -> WorkflowTestEnv:
     return WorkflowTestEnv(plugin(**changes), adapters={"sender": sender})
 
 
-def trail(env: WorkflowTestEnv, wf: str) -> list[tuple[str, str, bool]]:
+def trail(env: WorkflowTestEnv, wf: str) -> list[tuple[str, str | None, bool]]:
     return [(a.event_type, a.to_state, a.accepted) for a in env.audit(wf)]
 
 

@@ -89,9 +89,7 @@ def workflow(**changes: Any) -> Workflow:
     return wf
 
 
-def plugin(
-    edit: Callable[[Workflow], object] = lambda wf: None, **changes: Any
-) -> Plugin:
+def plugin(edit: Callable[[Workflow], object] = lambda wf: None, **changes: Any) -> Plugin:
     handler = changes.setdefault("stage", send_stage())
     wf = workflow(**changes)
     edit(wf)
