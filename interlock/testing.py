@@ -156,8 +156,8 @@ class WorkflowTestEnv:
         return [*outcomes, *await self.run()]
 
     async def deliver(self, job_message: bytes) -> EventOutcome:
-        """Run the stage on one job message (as the bus would, again if it already did) and
-        decide its result."""
+        """Run the stage on one job message (as the bus would, again if it already did;
+        redelivered while it fails, as the broker would) and decide its result."""
         job_envelope = parse_envelope(job_message)
         job = JobPayload.model_validate(job_envelope.payload)
         stage = self._stages.get(job.stage)

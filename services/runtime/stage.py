@@ -10,13 +10,11 @@ Per job, in order:
    doubly consumed job yields the same event and is deduplicated;
 5. ack.
 A handler failure naks with a growing delay (longer when the failing system's `Retry-After`
-asks for it); on the last permitted delivery the stage submits what its `exhausted` says the
-job's state takes (a redelivered stage's transient failure: `RETRYABLE_ERROR` where the state
-retries durably) or else an `ESCALATE`, so the workflow retries or goes to manual review
-rather than hanging (`after_failure`, which `interlock.testing` runs too). An effect
-whose outcome is still unknown then escalates as `effect_outcome_unknown` with its
-idempotency key: the reviewer checks the provider before anything else. A broker that is
-down is waited out in place (`messaging.patience`), the job kept alive meanwhile.
+asks for it); on the last delivery it submits its `exhausted` result (`RETRYABLE_ERROR` where
+the state retries durably) or an `ESCALATE`, so the workflow retries or goes to manual review
+rather than hanging (`after_failure`, run by `interlock.testing` too). An effect whose
+outcome is still unknown escalates as `effect_outcome_unknown` with its idempotency key. A
+broker that is down is waited out in place (`messaging.patience`), the job kept alive.
 """
 
 from __future__ import annotations
@@ -69,8 +67,7 @@ class StageResult:
 
 Handler = Callable[[JobPayload, Envelope], Awaitable[StageResult]]
 Exhausted = Callable[[Exception, JobPayload], StageResult | None]
-"""The result a job whose deliveries all failed with an exception submits, when its state
-takes one for that failure; None: the stage escalates."""
+"""What a job whose every delivery failed with the exception submits; None: ESCALATE."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +83,6 @@ class StageWorker:
     """Acts on the outside world: consult the open-jobs record before every job, and never
     act without one (see `admission`)."""
     exhausted: Exhausted | None = None
-    """What a job submits once its last delivery failed, if not an `ESCALATE`."""
 
     @property
     def source(self) -> str:
