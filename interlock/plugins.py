@@ -8,7 +8,8 @@ definition's jobs, a stage's models do not match what the definition passes and 
 another plugin already claims its workflow type. A refused plugin is isolated: it is skipped,
 kept in `Installed.broken` and reported in one line, and the others run; a command that needs
 it fails with that line (exit 2). The `Registry` handed to the components is built from what
-was loaded.
+was loaded. The checks are public as `interlock.validate(plugin)`, and `interlock.testing`
+runs them when a test builds its env.
 """
 
 from __future__ import annotations
