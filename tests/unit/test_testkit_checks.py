@@ -39,6 +39,25 @@ def test_an_ungated_effect_is_refused_by_the_test_kit() -> None:
     assert "SENDING" in message
 
 
+def test_a_declared_effect_without_a_gate_is_refused_by_the_test_kit() -> None:
+    """Declared the way the README shows (`wf.effect`), not listed as an effect state."""
+
+    def edit(wf: interlock.Workflow) -> None:
+        wf.effect("SENDING", committed=(Sent,))
+
+    message = refusal(plugin(edit, gate=False, effect_state=False))
+
+    assert "ungated_effect" in message
+    assert "SENDING has no gate" in message
+
+
+def test_a_follow_up_effect_needs_no_gate() -> None:
+    def edit(wf: interlock.Workflow) -> None:
+        wf.effect("SENDING", committed=(Sent,), gated=False)
+
+    interlock.validate(plugin(edit, gate=False, effect_state=False))
+
+
 def test_a_terminal_that_breaks_its_effect_promise_is_refused_by_the_test_kit() -> None:
     def edit(wf: interlock.Workflow) -> None:
         wf.effect("SENDING", committed=(Sent,), unknown=("ESCALATE",))

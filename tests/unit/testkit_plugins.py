@@ -69,14 +69,14 @@ def allowed(g: GuardInput) -> bool:
 
 def workflow(**changes: Any) -> Workflow:
     """The sender workflow; `retrying=False` leaves out the durable retry, `gate=False` the
-    effect's gate, `guard` names the guard on the gate's row."""
+    effect's gate, `effect_state=False` SENDING's listing as an effect state, `guard` names
+    the guard on the gate's row."""
     wf = Workflow("sender", version=1)
     wf.request(SendRequest)
     wf.result(Sent, into="sent")
     wf.failures("PERMANENT_ERROR", "ESCALATE")
-    wf.states(
-        "RECEIVED", "SENDING", "SENT", "FAILED", terminal=("SENT", "FAILED"), effects=("SENDING",)
-    )
+    effects = ("SENDING",) if changes.get("effect_state", True) else ()
+    wf.states("RECEIVED", "SENDING", "SENT", "FAILED", terminal=("SENT", "FAILED"), effects=effects)
     wf.stage("SENDING", changes.get("stage", send_stage()), inputs=("request",))
     wf.on("RECEIVED", "START", "SENDING", guards=(check(changes.get("guard", "allowed")),))
     if changes.get("gate", True):
