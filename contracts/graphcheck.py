@@ -236,10 +236,12 @@ def _dead_ends(d: WorkflowDefinition) -> list[GraphIssue]:
 
 
 def _gates(d: WorkflowDefinition) -> list[GraphIssue]:
-    """Every edge into a gated state passes its gate, and no path skips a gate event."""
+    """Every edge into a gated state passes its gate, and no path skips a gate event. An
+    effect state is gated, and so is a declared effect unless it says `gated=False`."""
     found: list[GraphIssue] = []
     gates = {g.state: g for g in d.gates}
-    for effect in d.effect_states:
+    gated = sorted(d.effect_states | {e.state for e in d.effects if e.gated})
+    for effect in gated:
         if effect not in gates:
             found.append(GraphIssue(code="ungated_effect", message=f"{effect} has no gate"))
     for gate in d.gates:
@@ -255,7 +257,7 @@ def _gates(d: WorkflowDefinition) -> list[GraphIssue]:
                         f"({'/'.join(gate.events)} guarded by {gate.guard})",
                     )
                 )
-    for effect in d.effect_states:
+    for effect in gated:
         entry = gates.get(effect)
         if entry is not None and entry.any_of:
             required = [frozenset(entry.events)]  # at least one of them on every path

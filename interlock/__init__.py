@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         TimerFired,
         TokenUsage,
     )
+    from interlock.plugins import PluginError, validate
     from interlock.services.adapters.http import (
         HttpEffectConfig,
         HttpEffects,
@@ -130,6 +131,7 @@ __all__ = [
     "Parallel",
     "Payload",
     "Plugin",
+    "PluginError",
     "PluginGuard",
     "PolicyCheck",
     "Port",
@@ -161,6 +163,7 @@ __all__ = [
     "output_schema",
     "stage",
     "summarise",
+    "validate",
 ]
 
 _WHERE = {
@@ -175,6 +178,7 @@ _WHERE = {
         "Terminal",
     ),
     "interlock._sdk.plugin": ("ENTRY_POINT_GROUP", "Plugin", "guard"),
+    "interlock.plugins": ("PluginError", "validate"),
     "interlock._sdk.models": ("Answer", "ModelTask", "Prompt", "Rules", "ask"),
     "interlock.contracts.guards": ("GuardInput", "PluginGuard"),
     "interlock._sdk.ports": ("Adapter", "AdapterContext", "Port"),

@@ -8,7 +8,8 @@ definition's jobs, a stage's models do not match what the definition passes and 
 another plugin already claims its workflow type. A refused plugin is isolated: it is skipped,
 kept in `Installed.broken` and reported in one line, and the others run; a command that needs
 it fails with that line (exit 2). The `Registry` handed to the components is built from what
-was loaded.
+was loaded. The checks are public as `interlock.validate(plugin)`, and `interlock.testing`
+runs them when a test builds its env.
 """
 
 from __future__ import annotations
@@ -169,8 +170,14 @@ def installed() -> Installed:
     return found
 
 
-def validate(plugin: Plugin, name: str) -> None:
-    """Refuse `plugin` (see the module's docstring) with the first problem found."""
+def validate(plugin: Plugin, name: str | None = None) -> None:
+    """Refuse `plugin` with a `PluginError` naming plugin (`name`, default its workflow type),
+    row and problem, for the first problem the runtime's load finds (see the module's
+    docstring): the graph check (states, events, guards nobody provides, gates, what each
+    terminal promises about effects), stages against the definition's jobs and data, model
+    tasks. `interlock.testing.WorkflowTestEnv` runs it too, so a test fails where a deploy
+    would."""
+    name = name or plugin.workflow_type
     if not plugin.definitions:
         raise PluginError(name, "definitions", "none given")
     for g in plugin.guards:

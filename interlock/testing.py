@@ -3,8 +3,14 @@
 The real transition engine and projector decide every event against an in-memory store; an
 in-memory bus delivers each dispatched job to the plugin's stage (bound to the adapters the
 test gives), and a fake clock fires timers when the test advances it. What the real runtime
-refuses is refused here too: an unknown event raises `MalformedMessage`, a guard refusal or a
-stale result comes back as a rejected `EventOutcome`.
+refuses is refused here too: a plugin the runtime would not load raises `PluginError` when
+the env is built (`interlock.validate`: the graph check, guards nobody provides, stages
+against the definition), an unknown event raises `MalformedMessage`, a guard refusal or a
+stale result comes back as a rejected `EventOutcome`. A stage fails as under the runtime: an
+exception the stage worker would have redelivered is redelivered (at once: the broker's
+backoff is not waited for), and after the runtime's last delivery the job submits what the
+stage worker would (`RETRYABLE_ERROR` where a redelivered stage's state retries durably,
+else `ESCALATE`); nothing a stage raises escapes `run`.
 
 ```python
 async def test_greets() -> None:
@@ -30,15 +36,16 @@ from interlock.contracts.envelope import Actor, Envelope, parse_envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.jobs import JobPayload
 from interlock.contracts.registry import Registry
+from interlock.plugins import PluginError, validate
 from interlock.projector.door import OccurredWindow
 from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.projector.store.records import AuditRecord
 from interlock.relay.timers import firing
-from interlock.services.runtime.stage import StageWorker, result_event
-from interlock.wiring import typed
+from interlock.services.runtime.stage import StageResult, StageWorker, after_failure, result_event
+from interlock.wiring import worker
 
-__all__ = ["EventOutcome", "MalformedMessage", "WorkflowTestEnv"]
+__all__ = ["EventOutcome", "MalformedMessage", "PluginError", "WorkflowTestEnv"]
 
 UPSTREAM = Actor(id="test-upstream", role="upstream")
 
@@ -48,6 +55,7 @@ class WorkflowTestEnv:
 
     `adapters`: port name -> adapter for the stages (fakes, or real clients of a test server);
     `parameters`: overrides of definition parameters, as `INTERLOCK_PARAMETERS` would give.
+    Raises `PluginError` for a plugin the runtime would refuse to load.
     """
 
     def __init__(
@@ -59,6 +67,7 @@ class WorkflowTestEnv:
         tenant_id: str = "test",
         now: datetime | None = None,
     ) -> None:
+        validate(plugin)
         self.plugin = plugin
         self.tenant_id = tenant_id
         self.now = now or datetime(2030, 1, 1, tzinfo=UTC)
@@ -79,10 +88,7 @@ class WorkflowTestEnv:
         )
         bound, definitions = dict(adapters or {}), plugin.definitions
         self._stages = {
-            s.name: StageWorker(
-                plugin.workflow_type, s.name, typed(plugin.workflow_type, s, bound, definitions)
-            )
-            for s in plugin.stages
+            s.name: worker(plugin.workflow_type, s, bound, definitions) for s in plugin.stages
         }
         self.published: list[Envelope] = []
         """Everything the workflows announced on `wf.out.…`, in order."""
@@ -150,17 +156,32 @@ class WorkflowTestEnv:
         return [*outcomes, *await self.run()]
 
     async def deliver(self, job_message: bytes) -> EventOutcome:
-        """Run the stage on one job message (as the bus would, again if it already did) and
-        decide its result."""
+        """Run the stage on one job message (as the bus would, again if it already did;
+        redelivered while it fails, as the broker would) and decide its result."""
         job_envelope = parse_envelope(job_message)
         job = JobPayload.model_validate(job_envelope.payload)
         stage = self._stages.get(job.stage)
         if stage is None:
             raise LookupError(f"{self.plugin.workflow_type} has no stage {job.stage!r}")
-        result = await stage.handler(job, job_envelope)
+        result = await self._delivered_until_answered(stage, job, job_envelope)
         return await self.projector.handle(
             result_event(stage, job_envelope, job, result, occurred_at=self.now)
         )
+
+    async def _delivered_until_answered(
+        self, stage: StageWorker, job: JobPayload, job_envelope: Envelope
+    ) -> StageResult:
+        """The stage's result for the job, redelivered as the broker would while it fails;
+        the runtime's answer after the last delivery (`after_failure`)."""
+        delivered = 0
+        while True:
+            delivered += 1
+            try:
+                return await stage.handler(job, job_envelope)
+            except Exception as exc:
+                given_up = after_failure(stage, exc, job, job_envelope, delivered)
+                if given_up is not None:
+                    return given_up
 
     # --- what a test reads back --------------------------------------------------------
 

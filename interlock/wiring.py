@@ -27,6 +27,7 @@ from interlock.services.errors import (
     ExternalRejected,
     ExternalTimeout,
     ExternalUnavailable,
+    OutcomeUnknown,
     invalid_fields,
 )
 from interlock.services.models import PromptTemplate, TaskCatalog, model_client
@@ -70,15 +71,23 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
     """The stages of `workflow_type`, wired to the configured model and external systems."""
     plugin = installed().plugin(workflow_type)
     adapters = bind(plugin, rt, nc)
-    return {
-        s.name: StageWorker(
-            workflow_type,
-            s.name,
-            typed(workflow_type, s, adapters, plugin.definitions),
-            effects=s.effects,
-        )
-        for s in plugin.stages
-    }
+    return {s.name: worker(workflow_type, s, adapters, plugin.definitions) for s in plugin.stages}
+
+
+def worker(
+    workflow_type: str,
+    stage: StageHandler[Any],
+    adapters: Mapping[str, Any],
+    definitions: Sequence[WorkflowDefinition] = (),
+) -> StageWorker:
+    """The stage worker serving a typed stage, its ports bound to `adapters` (the runtime's
+    and `interlock.testing`'s alike)."""
+    handler = TypedHandler(
+        workflow_type, stage, _bound(stage, adapters), {d.version: d for d in definitions}
+    )
+    return StageWorker(
+        workflow_type, stage.name, handler, effects=stage.effects, exhausted=handler.exhausted
+    )
 
 
 def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
@@ -109,8 +118,15 @@ def typed(
 ) -> Handler:
     """The runtime's handler for a typed stage, bound to the adapters of its ports; its
     workflow type's `definitions` say which failure event a job's state takes."""
-    bound = {p.name: adapters[p.name] for p in stage.ports}
-    return TypedHandler(workflow_type, stage, bound, {d.version: d for d in definitions})
+    return TypedHandler(
+        workflow_type, stage, _bound(stage, adapters), {d.version: d for d in definitions}
+    )
+
+
+def _bound(stage: StageHandler[Any], adapters: Mapping[str, Any]) -> dict[str, Any]:
+    """The adapters of `stage`'s ports; one not given fails when the stage asks for it
+    (`StageContext.port`), as in a test that fakes only what its stage calls."""
+    return {p.name: adapters[p.name] for p in stage.ports if p.name in adapters}
 
 
 @dataclass(frozen=True)
@@ -175,6 +191,21 @@ class TypedHandler:
         return StageResult(
             event, {"error_class": error_class(exc), "detail": text, "system": system}
         )
+
+    def exhausted(self, exc: Exception, job: JobPayload) -> StageResult | None:
+        """A redelivered stage's transient failure (`ExternalTimeout`, `ExternalUnavailable`)
+        that outlasted its deliveries: the `RETRYABLE_ERROR` it would have reported without
+        `redeliver`, where the job's state takes one, so the state's durable retry
+        (`Workflow.retrying`) takes over. None otherwise (the stage escalates; an effect whose
+        outcome is unknown always does, with its key)."""
+        if not isinstance(exc, ExternalTimeout | ExternalUnavailable):
+            return None
+        if isinstance(exc, OutcomeUnknown):
+            return None
+        definition = self.definitions.get(job.definition_version)
+        if definition is None or not definition.transitions_from(job.state, "RETRYABLE_ERROR"):
+            return None
+        return transient(exc, self.stage.system or self.stage.name)
 
     def _report(self, exc: Exception, job: JobPayload, envelope: Envelope) -> str:
         """Log the failure (workflow id, redacted message, frames) and mark the span."""

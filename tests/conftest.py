@@ -42,6 +42,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if parts and parts[0] in _TIERS:
             item.add_marker(getattr(pytest.mark, parts[0]))
+        elif parts[:2] == ("fixtures", "plugins"):  # a plugin's own tests: in-process, pure
+            item.add_marker(pytest.mark.unit)
 
 
 @pytest.fixture(scope="session")

@@ -86,9 +86,11 @@ class StageHandler(Generic[In]):
     """Acts on the outside world: the runtime consults the open-jobs record before each job."""
     redeliver: bool = False
     """A transient failure (`ExternalTimeout`, `ExternalUnavailable`, `OutcomeUnknown`) is
-    retried by redelivering the job (the broker's growing backoff, then `ESCALATE` on the
-    last delivery) instead of being reported as `RETRYABLE_ERROR` for the workflow's durable
-    retry: for a stage whose state retries nothing, e.g. an effect reconciled by its key."""
+    retried first by redelivering the job (the broker's growing backoff) instead of being
+    reported as `RETRYABLE_ERROR` at once: for an effect reconciled by its key. After the
+    last delivery the job reports `RETRYABLE_ERROR` where its state retries durably
+    (`Workflow.retrying`), else `ESCALATE`; an `OutcomeUnknown` always escalates.
+    `interlock.testing` follows the same path."""
     system: str = ""
     """Names the outside system in a transient failure's error class (`<system>_timeout`,
     `<system>_unavailable`); default: the stage's name."""

@@ -10,11 +10,11 @@ Per job, in order:
    doubly consumed job yields the same event and is deduplicated;
 5. ack.
 A handler failure naks with a growing delay (longer when the failing system's `Retry-After`
-asks for it); on the last permitted delivery the stage submits
-an `ESCALATE` instead, so the workflow goes to manual review rather than hanging. An effect
-whose outcome is still unknown then escalates as `effect_outcome_unknown` with its
-idempotency key: the reviewer checks the provider before anything else. A broker that is
-down is waited out in place (`messaging.patience`), the job kept alive meanwhile.
+asks for it); on the last delivery it submits its `exhausted` result (`RETRYABLE_ERROR` where
+the state retries durably) or an `ESCALATE`, so the workflow retries or goes to manual review
+rather than hanging (`after_failure`, run by `interlock.testing` too). An effect whose
+outcome is still unknown escalates as `effect_outcome_unknown` with its idempotency key. A
+broker that is down is waited out in place (`messaging.patience`), the job kept alive.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
     dead_letter,
     deliveries,
-    is_last_delivery,
     redelivery_delay,
     settle,
 )
@@ -67,6 +66,8 @@ class StageResult:
 
 
 Handler = Callable[[JobPayload, Envelope], Awaitable[StageResult]]
+Exhausted = Callable[[Exception, JobPayload], StageResult | None]
+"""What a job whose every delivery failed with the exception submits; None: ESCALATE."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class StageWorker:
     effects: bool = False
     """Acts on the outside world: consult the open-jobs record before every job, and never
     act without one (see `admission`)."""
+    exhausted: Exhausted | None = None
 
     @property
     def source(self) -> str:
@@ -195,21 +197,32 @@ async def _run(
     try:
         return await stage.handler(job, envelope)
     except Exception as exc:
-        wf_id, inputs = envelope.workflow_id, job.inputs
-        if is_last_delivery(msg.raw_message, subjects.STAGE_MAX_DELIVER):
-            what = f"{stage.name} gives up on job {job.job_id}"
-            text = report(log, logging.ERROR, what, exc, workflow_id=wf_id, inputs=inputs)
-            return escalation(exc, text)
-        delivered = deliveries(msg.raw_message)
-        what = f"{stage.name} will retry job {job.job_id} (delivery {delivered})"
-        report(log, logging.WARNING, what, exc, workflow_id=wf_id, inputs=inputs)
-        delay = nak_delay(exc, msg.raw_message)
-        await settle(lambda: msg.nack(delay=delay), msg.raw_message.subject)
-        return None
+        given_up = after_failure(stage, exc, job, envelope, deliveries(msg.raw_message))
+        if given_up is None:
+            delay = nak_delay(exc, msg.raw_message)
+            await settle(lambda: msg.nack(delay=delay), msg.raw_message.subject)
+        return given_up
     finally:
         heartbeat.cancel()
         with suppress(asyncio.CancelledError):
             await heartbeat
+
+
+def after_failure(
+    stage: StageWorker, exc: Exception, job: JobPayload, envelope: Envelope, delivered: int
+) -> StageResult | None:
+    """What the stage does when delivery number `delivered` of `job` failed with `exc`:
+    None to have the job redelivered; on the last delivery, the result it submits instead
+    (`stage.exhausted`'s, else an `escalation`). Logged either way, redacted."""
+    wf_id, inputs = envelope.workflow_id, job.inputs
+    if delivered < subjects.STAGE_MAX_DELIVER:
+        what = f"{stage.name} will retry job {job.job_id} (delivery {delivered})"
+        report(log, logging.WARNING, what, exc, workflow_id=wf_id, inputs=inputs)
+        return None
+    what = f"{stage.name} gives up on job {job.job_id}"
+    text = report(log, logging.ERROR, what, exc, workflow_id=wf_id, inputs=inputs)
+    reported = stage.exhausted(exc, job) if stage.exhausted is not None else None
+    return reported or escalation(exc, text)
 
 
 def nak_delay(exc: Exception, raw: Msg) -> float:
