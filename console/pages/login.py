@@ -33,6 +33,7 @@ async def login(request: Request) -> Response:
         response = _refused(request, target, error, 429)
         response.headers["Retry-After"] = str(seconds)
         return response
+    # No await from the check to the record: concurrent attempts cannot all pass one check.
     operator = console.operators.authenticate(name, password)
     if operator is None:
         console.limiter.failed(name, address)
