@@ -16,7 +16,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from interlock import queries
-from interlock.console.guard import LoginLimiter
+from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators
 from interlock.console.pages import login, operations, tasks, workflows
 from interlock.console.web import HERE, Console
@@ -44,7 +44,7 @@ def create_app(
 ) -> Starlette:
     """The console for `registry`'s workflow types (the installed plugins', built by the
     caller)."""
-    limiter = limiter or LoginLimiter()
+    limiter = LoginLimiter() if limiter is None else limiter  # an empty one is falsy
     console = Console(settings, registry, nats_url, database_url, operators, limiter)
 
     @asynccontextmanager

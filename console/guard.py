@@ -1,4 +1,4 @@
-"""Sessions, CSRF tokens, role checks and the login rate limit.
+"""Sessions, CSRF tokens and role checks (the login limit is `limiter`).
 
 The session (a signed, HttpOnly, SameSite=Strict cookie) holds the operator's name and a CSRF
 token; every POST must carry that token in its `csrf_token` field. A request without a session
@@ -8,9 +8,7 @@ gets 401 on `/api/` paths and a redirect to the login page elsewhere.
 from __future__ import annotations
 
 import secrets
-import time
-from collections import defaultdict, deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any
 from urllib.parse import quote
@@ -80,37 +78,8 @@ def _unauthenticated(request: Request) -> Response:
     return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
 
 
-class LoginLimiter:
-    """At most `attempts` failed logins per name and per client address in `window` seconds;
-    a success clears the name's failures."""
-
-    def __init__(self, attempts: int = 5, window: float = 300.0) -> None:
-        self.attempts = attempts
-        self.window = window
-        self._failures: dict[str, deque[float]] = defaultdict(deque)
-
-    def blocked(self, keys: Iterable[str]) -> bool:
-        now = time.monotonic()
-        return any(len(self._recent(key, now)) >= self.attempts for key in keys)
-
-    def failed(self, keys: Iterable[str]) -> None:
-        now = time.monotonic()
-        for key in keys:
-            self._recent(key, now).append(now)
-
-    def succeeded(self, key: str) -> None:
-        self._failures.pop(key, None)
-
-    def _recent(self, key: str, now: float) -> deque[float]:
-        failures = self._failures[key]
-        while failures and failures[0] < now - self.window:
-            failures.popleft()
-        return failures
-
-
-def login_keys(request: Request, name: str) -> list[str]:
-    client = request.client.host if request.client else "unknown"
-    return [f"name:{name}", f"client:{client}"]
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
 
 
 def safe_next(target: Any) -> str:

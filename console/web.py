@@ -14,7 +14,8 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from interlock import queries
-from interlock.console.guard import LoginLimiter, csrf_token, current_operator
+from interlock.console.guard import csrf_token, current_operator
+from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators
 from interlock.contracts.registry import Registry
 from interlock.settings import Settings

@@ -29,19 +29,25 @@ class JobPayload(BaseModel):
     definition_version: int = Field(ge=1)
     inputs: dict[str, Any] = Field(default_factory=dict)
     signature: str | None = None
-    """The projector's Ed25519 signature of `signed_claims`, base64url."""
+    """The projector's Ed25519 signature of `signed_claims`: `v2.` and the base64url bytes."""
+
+
+SIGNATURE_SCHEME = "v2"
+"""Prefixed to every signature (`v2.<base64url>`): what the signature covers. A job signed by
+an older release (no prefix: the workflow, tenant, job id, stage, version and inputs only) is
+refused, never accepted on the narrower claims."""
 
 
 def signed_claims(job_envelope: Envelope, job: JobPayload) -> bytes:
-    """What a job's signature covers: which workflow of which tenant, which job of which
-    stage, the state version that issued it and (by digest) the inputs it acts on."""
+    """What a job's signature covers: every field of the envelope but its payload (type,
+    actor, workflow type and id, tenant, expected version, ids and time) and every field of
+    the job but the signature itself, its inputs by digest."""
+    envelope = job_envelope.model_dump(mode="json", exclude={"payload"})
+    fields = job.model_dump(mode="json", exclude={"signature", "inputs"})
     claims = {
-        "workflow_id": job_envelope.workflow_id,
-        "tenant_id": job_envelope.tenant_id,
-        "job_id": job.job_id,
-        "stage": job.stage,
-        "expected_version": job_envelope.expected_version,
-        "inputs_sha256": fingerprint(job.inputs),
+        "scheme": SIGNATURE_SCHEME,
+        "envelope": envelope,
+        "job": {**fields, "inputs_sha256": fingerprint(job.inputs)},
     }
     return canonical_json(claims).encode()
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload, signed_claims
+from interlock.contracts.jobs import JOB_EVENT_TYPE, SIGNATURE_SCHEME, JobPayload, signed_claims
 from interlock.projector.engine import Accepted
 from interlock.projector.engine.model import OutMessage
 
@@ -34,5 +34,6 @@ class JobSigner:
             return message
         job = JobPayload.model_validate(envelope.payload)
         signature = self._key.sign(signed_claims(envelope, job))
-        payload = {**envelope.payload, "signature": base64.urlsafe_b64encode(signature).decode()}
+        encoded = base64.urlsafe_b64encode(signature).decode()
+        payload = {**envelope.payload, "signature": f"{SIGNATURE_SCHEME}.{encoded}"}
         return replace(message, envelope=envelope.model_copy(update={"payload": payload}))

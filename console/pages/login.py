@@ -1,11 +1,15 @@
-"""Logging in and out. Failed attempts are limited per name and per client address."""
+"""Logging in and out. Failed attempts slow down the next attempt of the same name from the
+same client address (see `limiter`); a name too long to be anyone's is refused at once."""
 
 from __future__ import annotations
+
+import math
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from interlock.console.guard import csrf_ok, login_keys, requires, safe_next
+from interlock.console.guard import client_address, csrf_ok, requires, safe_next
+from interlock.console.limiter import MAX_NAME_LENGTH
 from interlock.console.web import console_of, render
 
 
@@ -17,27 +21,31 @@ async def login(request: Request) -> Response:
     form = await request.form()
     name, password = str(form.get("name", "")), str(form.get("password", ""))
     target = safe_next(form.get("next"))
-    keys = login_keys(request, name)
     if not await csrf_ok(request):
-        return render(
-            request,
-            "login.html",
-            {"next": target, "error": "Your session expired; try again."},
-            403,
-        )
-    if console.limiter.blocked(keys):
-        error = "Too many failed attempts; wait a few minutes."
-        return render(request, "login.html", {"next": target, "error": error}, 429)
+        return _refused(request, target, "Your session expired; try again.", 403)
+    if len(name) > MAX_NAME_LENGTH:
+        return _refused(request, target, f"No operator name is over {MAX_NAME_LENGTH} characters.")
+    address = client_address(request)
+    wait = console.limiter.retry_after(name, address)
+    if wait > 0:
+        seconds = math.ceil(wait)
+        error = f"Too many failed attempts; try again in {seconds} s."
+        response = _refused(request, target, error, 429)
+        response.headers["Retry-After"] = str(seconds)
+        return response
+    # No await from the check to the record: concurrent attempts cannot all pass one check.
     operator = console.operators.authenticate(name, password)
     if operator is None:
-        console.limiter.failed(keys)
-        return render(
-            request, "login.html", {"next": target, "error": "Wrong name or password."}, 401
-        )
-    console.limiter.succeeded(keys[0])
+        console.limiter.failed(name, address)
+        return _refused(request, target, "Wrong name or password.", 401)
+    console.limiter.succeeded(name, address)
     request.session.clear()  # a fresh session (and CSRF token) for the logged-in operator
     request.session["operator"] = operator.name
     return RedirectResponse(target, status_code=303)
+
+
+def _refused(request: Request, target: str, error: str, status_code: int = 400) -> Response:
+    return render(request, "login.html", {"next": target, "error": error}, status_code)
 
 
 @requires()

@@ -1,7 +1,8 @@
 """What a stage checks before it acts on a job: that the projector signed it, and that the
 workflow still waits for it.
 
-An unsigned, altered or foreign-signed job is refused (`bad_signature`) by every stage. An
+An unsigned, altered or foreign-signed job, one signed before signature scheme v2, and a signed
+job delivered to a stage it was not dispatched to are refused (`bad_signature`). An
 effectful stage also refuses a job without the state version that issued it
 (`no_expected_version`) or whose workflow has no open-jobs record (`no_open_jobs_record`): a
 job the projector dispatched always has both, so neither may ever mean "do the work".
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import MalformedMessage
-from interlock.contracts.jobs import JobPayload
+from interlock.contracts.jobs import SIGNATURE_SCHEME, JobPayload
 from interlock.services.runtime.openjobs import OpenJobsReader
 from interlock.services.runtime.signatures import JobVerifier
 
@@ -24,12 +25,25 @@ class JobAdmission:
     jobs: OpenJobsReader
 
     async def is_stale(
-        self, job_envelope: Envelope, job: JobPayload, *, effects: bool, redelivered: bool
+        self,
+        job_envelope: Envelope,
+        job: JobPayload,
+        *,
+        workflow_type: str,
+        stage: str,
+        effects: bool,
+        redelivered: bool,
     ) -> bool:
-        """Whether the workflow no longer waits for the job (skip it). Raises
-        `MalformedMessage` for a job that must never be acted on."""
+        """Whether the workflow no longer waits for the job (skip it), when consumed by
+        `stage` of `workflow_type`. Raises `MalformedMessage` for a job that must never be
+        acted on."""
         if not self.verifier.verify(job_envelope, job):
-            raise MalformedMessage("bad_signature", "the job is not signed by the projector")
+            raise MalformedMessage(
+                "bad_signature",
+                f"the job is not signed by the projector (signature scheme {SIGNATURE_SCHEME})",
+            )
+        if (job_envelope.workflow_type, job.stage) != (workflow_type, stage):
+            raise MalformedMessage("bad_signature", "the job is signed for another stage")
         if effects and job_envelope.expected_version is None:
             raise MalformedMessage("no_expected_version", "an effect job names no state version")
         if not (effects or redelivered):

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from interlock.contracts.envelope import Envelope
-from interlock.contracts.jobs import JobPayload, signed_claims
+from interlock.contracts.jobs import SIGNATURE_SCHEME, JobPayload, signed_claims
 
 
 class JobVerifier:
@@ -23,11 +23,12 @@ class JobVerifier:
         self._key = key
 
     def verify(self, job_envelope: Envelope, job: JobPayload) -> bool:
-        """Whether the projector signed exactly this job (unsigned: no)."""
-        if job.signature is None:
+        """Whether the projector signed exactly this job (unsigned or signed the old way: no)."""
+        scheme, _, encoded = (job.signature or "").partition(".")
+        if scheme != SIGNATURE_SCHEME:
             return False
         try:
-            signature = base64.urlsafe_b64decode(job.signature.encode())
+            signature = base64.urlsafe_b64decode(encoded.encode())
             self._key.verify(signature, signed_claims(job_envelope, job))
         except (InvalidSignature, binascii.Error, ValueError):
             return False

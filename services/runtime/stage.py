@@ -147,7 +147,12 @@ async def consume(
             )
             stale = await waited_out(
                 lambda: admission.is_stale(
-                    envelope, job, effects=stage.effects, redelivered=deliveries(raw) > 1
+                    envelope,
+                    job,
+                    workflow_type=stage.workflow_type,
+                    stage=stage.name,
+                    effects=stage.effects,
+                    redelivered=deliveries(raw) > 1,
                 ),
                 msg.in_progress,
                 what=f"{stage.name} open-jobs lookup",

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
+from interlock.console.limiter import LoginLimiter
 from interlock.settings import Settings
 from tests.support.console import (
     PASSWORD,
+    ManualClock,
     asgi_client,
     console_settings,
     csrf_of,
@@ -52,14 +54,21 @@ async def test_login_sets_a_signed_httponly_samesite_cookie(
         assert (await client.get("/api/workflows")).status_code == 401
 
 
-async def test_a_wrong_password_is_refused_and_repeated_failures_are_limited(
+async def test_a_wrong_password_is_refused_and_repeated_failures_slow_down_that_name_only(
     settings: Settings, nats_url: str, database_url: str
 ) -> None:
-    async with asgi_client(settings, nats_url, database_url) as client:
+    clock = ManualClock()
+    limiter = LoginLimiter(free=5, base=2.0, cap=60.0, clock=clock)
+    async with asgi_client(settings, nats_url, database_url, limiter) as client:
         statuses = [(await log_in(client, "alice", "wrong")).status_code for _ in range(6)]
         assert statuses == [401] * 5 + [429]
-        assert (await log_in(client, "alice")).status_code == 429  # even the right password
-        assert (await log_in(client, "nobody", "x")).status_code == 429  # same client address
+        waiting = await log_in(client, "alice")  # not even checked during the delay
+        assert (waiting.status_code, waiting.headers["retry-after"]) == (429, "2")
+        assert (await log_in(client, "olga")).status_code == 303  # same client address
+        assert (await log_in(client, "x" * 100_000, "x")).status_code == 400
+        clock.now += 2
+        assert (await log_in(client, "alice")).status_code == 303  # no lockout after the delay
+        assert len(limiter) == 0
 
 
 async def test_a_login_without_the_csrf_token_is_refused(

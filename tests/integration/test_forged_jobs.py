@@ -22,7 +22,8 @@ from nats.js import JetStreamContext
 from interlock.components import components
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
-from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload, signed_claims
+from interlock.contracts.ids import canonical_json, fingerprint
+from interlock.contracts.jobs import JOB_EVENT_TYPE, SIGNATURE_SCHEME, JobPayload, signed_claims
 from interlock.runtime import Runtime
 from interlock.secrets import Secrets
 from interlock.settings import Settings
@@ -58,10 +59,15 @@ async def execute_stage(
                 await asyncio.wait_for(task, 15)
 
 
-def refund_job(customer: str = "cust-1", amount: str = "99999.00", **envelope: Any) -> Envelope:
+def refund_job(
+    customer: str = "cust-1",
+    amount: str = "99999.00",
+    stage: str = "execute_action",
+    **envelope: Any,
+) -> Envelope:
     job = JobPayload(
         job_id=f"job-{uuid.uuid4()}",
-        stage="execute_action",
+        stage=stage,
         state="EXECUTING_ACTION",
         definition_version=2,
         inputs={
@@ -84,12 +90,31 @@ def refund_job(customer: str = "cust-1", amount: str = "99999.00", **envelope: A
     return Envelope(**{**fields, **envelope})
 
 
-def signed(job: Envelope, private_key_pem: str) -> Envelope:
+def signed(job: Envelope, private_key_pem: str, *, old_way: bool = False) -> Envelope:
     key = serialization.load_pem_private_key(private_key_pem.encode(), password=None)
     assert isinstance(key, Ed25519PrivateKey)
-    claims = signed_claims(job, JobPayload.model_validate(job.payload))
-    signature = base64.urlsafe_b64encode(key.sign(claims)).decode()
+    payload = JobPayload.model_validate(job.payload)
+    if old_way:  # as a release before signature scheme v2 signed
+        claims = {
+            "workflow_id": job.workflow_id,
+            "tenant_id": job.tenant_id,
+            "job_id": payload.job_id,
+            "stage": payload.stage,
+            "expected_version": job.expected_version,
+            "inputs_sha256": fingerprint(payload.inputs),
+        }
+        encoded = base64.urlsafe_b64encode(key.sign(canonical_json(claims).encode())).decode()
+        return job.model_copy(update={"payload": {**job.payload, "signature": encoded}})
+    encoded = base64.urlsafe_b64encode(key.sign(signed_claims(job, payload))).decode()
+    signature = f"{SIGNATURE_SCHEME}.{encoded}"
     return job.model_copy(update={"payload": {**job.payload, "signature": signature}})
+
+
+def altered(job: Envelope, **fields: Any) -> Envelope:
+    """`job` with envelope fields or (`payload_*`) job fields changed after signing."""
+    payload = {k[len("payload_") :]: v for k, v in fields.items() if k.startswith("payload_")}
+    envelope = {k: v for k, v in fields.items() if not k.startswith("payload_")}
+    return job.model_copy(update={**envelope, "payload": {**job.payload, **payload}})
 
 
 def another_key() -> str:
@@ -137,6 +162,17 @@ async def test_jobs_the_projector_did_not_sign_as_they_are_never_acted_on(
             refund_job(customer="made-up"),  # no workflow at all, unsigned
             signed(refund_job(), another_key()),
             tampered,  # signed for 25.00, sent for 99,999.00
+            signed(refund_job(), real_key, old_way=True),  # a release before scheme v2
+            altered(signed(refund_job(), real_key), payload_attempt=3),
+            altered(signed(refund_job(), real_key), payload_definition_version=1),
+            altered(signed(refund_job(), real_key), payload_state="COMPENSATING"),
+            altered(signed(refund_job(), real_key), payload_branch="policy"),
+            altered(signed(refund_job(), real_key), payload_cancel_requested=True),
+            altered(signed(refund_job(), real_key), type="APPROVED"),
+            altered(
+                signed(refund_job(), real_key), actor=Actor(id="mallory", role="support_approver")
+            ),
+            signed(refund_job(stage="notify_customer"), real_key),  # another stage's job
         ],
         "no_expected_version": [signed(refund_job(expected_version=None), real_key)],
         "no_open_jobs_record": [signed(refund_job(), real_key)],

@@ -12,6 +12,7 @@ import httpx
 from pydantic import SecretStr
 
 from interlock.console import create_app, serve
+from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators, hash_password
 from interlock.settings import ConsoleOperator, Settings
 from tests.support.cli import free_port
@@ -34,6 +35,16 @@ OPERATORS = {
 }
 
 
+class ManualClock:
+    """A monotonic clock (seconds) for the login limiter that moves only when a test says so."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def console_settings(settings: Settings, **overrides: Any) -> Settings:
     return settings.model_copy(
         update={"console_operators": OPERATORS, "console_port": free_port(), **overrides}
@@ -42,7 +53,7 @@ def console_settings(settings: Settings, **overrides: Any) -> Settings:
 
 @asynccontextmanager
 async def asgi_client(
-    settings: Settings, nats_url: str, database_url: str
+    settings: Settings, nats_url: str, database_url: str, limiter: LoginLimiter | None = None
 ) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client of a console app running in this process (its lifespan included)."""
     app = create_app(
@@ -52,6 +63,7 @@ async def asgi_client(
         registry=REGISTRY,
         operators=Operators(settings.console_operators or {}),
         session_key="test-session-key",
+        limiter=limiter,
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

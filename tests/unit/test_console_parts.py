@@ -1,6 +1,6 @@
 """The console's pure parts: the diagram's layout, redaction, model calls and the trace
-waterfall, operators and the roles their signals carry, the actions a state offers, the
-login limit and the console's own secrets."""
+waterfall, operators and the roles their signals carry, the actions a state offers and
+the console's own secrets (the login limit: `test_login_limiter`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from interlock.console import banner
 from interlock.console.actions import offered, signer
 from interlock.console.devsecrets import ConsoleSecrets
 from interlock.console.drawing import NODE_HEIGHT, layout, taken_edges
-from interlock.console.guard import LoginLimiter
 from interlock.console.operators import (
     Operator,
     Operators,
@@ -184,20 +183,6 @@ def test_passwords_are_checked_against_their_argon2_hash() -> None:
     assert operator.roles == frozenset({"viewer"})
     assert operators.authenticate("alice", "S3cret") is None
     assert operators.authenticate("mallory", "s3cret") is None
-
-
-def test_failed_logins_are_limited_within_the_window_only() -> None:
-    limiter = LoginLimiter(attempts=2, window=60)
-    limiter.failed(["name:a"])
-    assert not limiter.blocked(["name:a"])
-    limiter.failed(["name:a"])
-    assert limiter.blocked(["name:a", "client:x"])
-    limiter.succeeded("name:a")
-    assert not limiter.blocked(["name:a"])
-    limiter.window = 0
-    limiter.failed(["name:b"])
-    limiter.failed(["name:b"])
-    assert not limiter.blocked(["name:b"])
 
 
 def test_the_consoles_secrets_are_private_and_stable(tmp_path: Path) -> None:

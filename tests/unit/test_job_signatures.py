@@ -1,10 +1,12 @@
 """The interlock travels with the job: the projector signs every job it dispatches (Ed25519)
-over the workflow, tenant, job id, stage, expected version and a digest of the inputs, and a
-stage acts only on a job whose signature verifies with the projector's public key."""
+over the whole envelope (type, actor, workflow, tenant, expected version, ...) and every field
+of the job (a digest of the inputs), and a stage acts only on a job whose signature verifies
+with the projector's public key, signed for that stage."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import base64
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -12,11 +14,15 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import Envelope
+from interlock.contracts.envelope import Actor, Envelope
+from interlock.contracts.errors import MalformedMessage
+from interlock.contracts.ids import canonical_json, fingerprint
 from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload
 from interlock.projector.service import Projector
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.memory import InMemoryWorkflowStore
+from interlock.services.runtime.admission import JobAdmission
+from interlock.services.runtime.openjobs import JobStatus
 from interlock.services.runtime.signatures import JobVerifier
 from tests.support.direct import accepted, answer
 from tests.support.payloads import envelope
@@ -73,6 +79,19 @@ async def test_every_dispatched_job_carries_a_signature_that_verifies() -> None:
         {"payload": {"inputs": {"request": {"amount": "99999.00"}}}},
         {"payload": {"job_id": "job-made-up"}},
         {"payload": {"stage": "execute_action"}},
+        {"payload": {"state": "EXECUTING_ACTION"}},
+        {"payload": {"branch": "account"}},
+        {"payload": {"attempt": 2}},
+        {"payload": {"repair": True}},
+        {"payload": {"cancel_requested": True}},
+        {"payload": {"definition_version": 1}},
+        {"type": "APPROVED"},
+        {"actor": Actor(id="mallory", role="support_approver")},
+        {"workflow_type": "request"},
+        {"event_id": "job-other"},
+        {"causation_id": "evt-other"},
+        {"correlation_id": "corr-other"},
+        {"occurred_at": NOW + timedelta(seconds=1)},
         {"payload": {"signature": None}},
         {"payload": {"signature": "bm90IGEgc2lnbmF0dXJl"}},
         {"payload": {"signature": "*not base64*"}},
@@ -95,3 +114,58 @@ async def test_a_job_signed_with_another_key_or_not_at_all_does_not_verify() -> 
 
     assert not verified(foreign)
     assert not verified(unsigned)
+
+
+def _claims_v1(job: Envelope) -> bytes:
+    """What a release before signature v2 signed."""
+    payload = JobPayload.model_validate(job.payload)
+    claims = {
+        "workflow_id": job.workflow_id,
+        "tenant_id": job.tenant_id,
+        "job_id": payload.job_id,
+        "stage": payload.stage,
+        "expected_version": job.expected_version,
+        "inputs_sha256": fingerprint(payload.inputs),
+    }
+    return canonical_json(claims).encode()
+
+
+async def test_a_job_signed_the_old_way_over_fewer_fields_is_refused() -> None:
+    [job, *_] = await dispatched_jobs()
+    key = serialization.load_pem_private_key(PRIVATE.encode(), password=None)
+    assert isinstance(key, Ed25519PrivateKey)
+    old = key.sign(_claims_v1(job))
+    v1 = job.model_copy(
+        update={"payload": {**job.payload, "signature": base64.urlsafe_b64encode(old).decode()}}
+    )
+
+    assert not verified(v1)
+
+
+class _NoRecordNeeded:
+    async def status(
+        self, tenant_id: str, workflow_id: str, job_id: str, expected_version: int | None
+    ) -> JobStatus:
+        return "open"
+
+
+@pytest.mark.parametrize(
+    ("workflow_type", "stage"), [("support", "execute_action"), ("request", "classify")]
+)
+async def test_a_signed_job_is_refused_by_a_stage_it_was_not_dispatched_to(
+    workflow_type: str, stage: str
+) -> None:
+    [classify, *_] = await dispatched_jobs(JobSigner(PRIVATE))
+    job = JobPayload.model_validate(classify.payload)
+    admission = JobAdmission(JobVerifier(PUBLIC), _NoRecordNeeded())  # type: ignore[arg-type]
+
+    assert job.stage == "classify"
+    assert not await admission.is_stale(
+        classify, job, workflow_type="support", stage="classify", effects=True, redelivered=False
+    )
+    with pytest.raises(MalformedMessage) as refused:
+        await admission.is_stale(
+            classify, job, workflow_type=workflow_type, stage=stage, effects=True,
+            redelivered=False,
+        )  # fmt: skip
+    assert refused.value.reason == "bad_signature"
