@@ -56,12 +56,16 @@ async def running_stack(
     tmp_path_factory: pytest.TempPathFactory,
     *,
     stage_host: bool,
+    sweep_after: float | None = None,
 ) -> AsyncIterator[Stack]:
+    """`sweep_after`: the open-job sweeper's bound instead of the chaos tier's short one."""
     crash_dir = tmp_path_factory.mktemp("crashpoints")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(CRASHPOINTS, str(crash_dir))
         patch.setenv("INTERLOCK_EXTERNAL_TIMEOUT", "3")  # a wide window around lost answers
         chaos_environment(patch)
+        if sweep_after is not None:
+            patch.setenv("INTERLOCK_SWEEP_AFTER", str(sweep_after))
         # The components are given their settings, not the environment: read them anew.
         settings = Settings(home=e2e_settings.home, secrets_dir=e2e_settings.secrets_dir)
         names = default_stack(partitions=settings.projector_partitions, stage_host=stage_host)
