@@ -6,6 +6,8 @@ here (and, for its tests, from `interlock.testing`); the rest of the package is 
 ```python
 from interlock import Plugin, Result, StageContext, Workflow, stage
 ```
+An upstream system starts and signals workflows with `Client` (`interlock.client`), naming the
+`Actor` it acts as; every error Interlock raises on purpose derives from `InterlockError`.
 Names are loaded on first use (PEP 562), so the runtime's component processes, which import
 `interlock.<room>` modules directly, do not pay for the SDK.
 """
@@ -24,6 +26,13 @@ if TYPE_CHECKING:
     from interlock._sdk.results import Result
     from interlock._sdk.scenarios import Scenario, ScenarioRun
     from interlock._sdk.stages import StageContext, StageHandler, Transient, stage
+    from interlock.client import Client
+    from interlock.client_views import (
+        InvalidPayload,
+        StartRefused,
+        UnknownWorkflowType,
+        WorkflowView,
+    )
     from interlock.contracts.definition import (
         REVIEW_TARGET,
         Announcement,
@@ -43,7 +52,8 @@ if TYPE_CHECKING:
         EffectStatus,
         Terminal,
     )
-    from interlock.contracts.envelope import summarise
+    from interlock.contracts.envelope import Actor, summarise
+    from interlock.contracts.errors import InterlockError, PublishFailed
     from interlock.contracts.guards import GuardInput, PluginGuard
     from interlock.contracts.ids import fingerprint
     from interlock.contracts.payloads import (
@@ -92,12 +102,14 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "RERUN_EVENT",
     "REVIEW_TARGET",
+    "Actor",
     "Adapter",
     "AdapterContext",
     "Amount",
     "Announcement",
     "Answer",
     "Branch",
+    "Client",
     "Currency",
     "Effect",
     "EffectProvider",
@@ -117,6 +129,8 @@ __all__ = [
     "HttpReadConfig",
     "HttpReader",
     "HumanWait",
+    "InterlockError",
+    "InvalidPayload",
     "KeyedEffects",
     "KeyedRequest",
     "Limit",
@@ -134,6 +148,7 @@ __all__ = [
     "PolicyCheck",
     "Port",
     "Prompt",
+    "PublishFailed",
     "Result",
     "Retry",
     "Rules",
@@ -143,6 +158,7 @@ __all__ = [
     "ShortText",
     "StageContext",
     "StageHandler",
+    "StartRefused",
     "Terminal",
     "Text",
     "Timer",
@@ -150,8 +166,10 @@ __all__ = [
     "TokenUsage",
     "Transient",
     "Transition",
+    "UnknownWorkflowType",
     "Workflow",
     "WorkflowDefinition",
+    "WorkflowView",
     "ask",
     "check",
     "effect_is",
@@ -192,7 +210,15 @@ _WHERE = {
         "Transition",
         "WorkflowDefinition",
     ),
-    "interlock.contracts.envelope": ("summarise",),
+    "interlock.contracts.envelope": ("Actor", "summarise"),
+    "interlock.contracts.errors": ("InterlockError", "PublishFailed"),
+    "interlock.client": ("Client",),
+    "interlock.client_views": (
+        "InvalidPayload",
+        "StartRefused",
+        "UnknownWorkflowType",
+        "WorkflowView",
+    ),
     "interlock.contracts.ids": ("fingerprint",),
     "interlock.contracts.payloads": (
         "Amount",
