@@ -119,10 +119,14 @@ class SenderRegistry:
         if role not in known.roles or not (ANY in known.actors or actor_id in known.actors):
             raise Refusal(403, "forged_actor", f"sender {sender!r} may not sign as that actor")
 
+    def admits_type(self, sender: str, workflow_type: str) -> bool:
+        """Whether `sender` may start, signal and read workflows of `workflow_type`."""
+        types = self._senders[sender].types
+        return ANY in types or workflow_type in types
+
     def admit_type(self, sender: str, workflow_type: str) -> None:
         """Raise `Refusal` 403 `forged_type` unless `sender` may address `workflow_type`."""
-        types = self._senders[sender].types
-        if ANY not in types and workflow_type not in types:
+        if not self.admits_type(sender, workflow_type):
             detail = f"sender {sender!r} may not address {workflow_type!r}"
             raise Refusal(403, "forged_type", detail)
 
