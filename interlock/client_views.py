@@ -22,6 +22,7 @@ class UnknownWorkflowType(StartRefused):
     """No installed plugin defines that workflow type."""
 
     code = ErrorCode.UNKNOWN_DEFINITION
+    retryable = False
 
     def __init__(self, workflow_type: str, installed: list[str]) -> None:
         super().__init__(
@@ -34,6 +35,9 @@ class UnknownWorkflowType(StartRefused):
 class InvalidPayload(StartRefused):
     """The type's START payload model refuses the payload; the message names the fields,
     never their values."""
+
+    code = ErrorCode.MALFORMED_MESSAGE
+    retryable = False
 
     def __init__(self, workflow_type: str, error: ValidationError) -> None:
         super().__init__(
