@@ -42,7 +42,6 @@ from interlock.client_views import (
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import PublishFailed, UnknownDefinition
-from interlock.contracts.ids import workflow_id_for
 from interlock.contracts.registry import Registry
 from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
 from interlock.plugins import installed
@@ -113,7 +112,7 @@ class Client:
     ) -> str:
         """Publish a request (durably stored once this returns); the workflow's id. Raises
         `UnknownWorkflowType` or `InvalidPayload` (nothing sent), or `PublishFailed`."""
-        self._check_start(workflow_type, payload)
+        workflows = self._check_start(workflow_type, payload)
         event = self._envelope(
             "START",
             workflow_type=workflow_type,
@@ -123,7 +122,7 @@ class Client:
             payload=payload,
         )
         await self._publish(event)
-        return workflow_id or workflow_id_for(workflow_type, tenant_id, event.event_id)
+        return workflows.workflow_id(event)
 
     async def signal(
         self,
@@ -189,7 +188,8 @@ class Client:
         if self._engine is not None:
             await self._engine.dispose()
 
-    def _check_start(self, workflow_type: str, payload: dict[str, Any]) -> None:
+    def _check_start(self, workflow_type: str, payload: dict[str, Any]) -> Registry:
+        """The definitions the request was checked against (it is for one of them)."""
         if self._workflows is None:
             self._workflows = installed().registry
         try:
@@ -202,6 +202,7 @@ class Client:
                 spec.payload.model_validate(payload)
             except ValidationError as exc:
                 raise InvalidPayload(workflow_type, exc) from None
+        return self._workflows
 
     async def _publish(self, event: Envelope) -> None:
         try:

@@ -31,7 +31,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import MAX_MESSAGE_BYTES, Envelope, utcnow, workflow_id_of
+from interlock.contracts.envelope import MAX_MESSAGE_BYTES, Envelope, utcnow
 from interlock.contracts.errors import PublishFailed
 from interlock.contracts.registry import Registry
 from interlock.otel import metrics
@@ -181,7 +181,7 @@ def _start(gw: Gateway, request: web.Request, sender: str, body: bytes, span: Sp
     starts.known(gw.workflows, workflow_type)
     gw.senders.admit_type(sender, workflow_type)
     starts.check(gw.workflows, workflow_type, start)
-    event, _ = starts.envelope(
+    return starts.envelope(
         workflow_type,
         start,
         sender=sender,
@@ -190,7 +190,6 @@ def _start(gw: Gateway, request: web.Request, sender: str, body: bytes, span: Sp
         occurred_at=gw.clock(),
         correlation_id=headers.get(HEADER_CORRELATION),
     )
-    return event
 
 
 async def _authenticated(gw: Gateway, headers: Mapping[str, str], body: bytes) -> str:
@@ -218,7 +217,7 @@ async def _publish(gw: Gateway, event: Envelope) -> web.Response:
         log.warning("%s %s not published (%s); the sender should retry", event.type, event_id, exc)
         detail = "the broker did not acknowledge; deliver the same webhook again"
         return web.json_response({"error": "broker_unavailable", "detail": detail}, status=503)
-    workflow_id = workflow_id_of(event)
+    workflow_id = gw.workflows.workflow_id(event)
     log.info("published %s %s for %s", event.type, event_id, workflow_id)
     answer = {"event_id": event_id, "subject": subject}
     if event.type == starts.START:

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from interlock.contracts.clients import relayed_event_id
-from interlock.contracts.envelope import Actor, Envelope, Identifier, summarise, workflow_id_of
+from interlock.contracts.envelope import Actor, Envelope, Identifier, summarise
 from interlock.contracts.errors import UnknownDefinition
 from interlock.contracts.registry import Registry
 from interlock.services.errors import Refusal
@@ -73,12 +73,12 @@ def envelope(
     webhook_id: str,
     occurred_at: datetime,
     correlation_id: str | None = None,
-) -> tuple[Envelope, str]:
+) -> Envelope:
     """The request as an envelope whose `event_id` derives from the sender and webhook id (a
-    webhook delivered again is the same request, and the same workflow), and the workflow id
-    it starts. Raises `Refusal` 400 `schema_mismatch` for an identifier too long."""
+    webhook delivered again is the same request, and the same workflow). Raises `Refusal` 400
+    `schema_mismatch` for an identifier too long."""
     try:
-        event = Envelope(
+        return Envelope(
             event_id=relayed_event_id(sender, webhook_id),
             type=START,
             workflow_type=workflow_type,
@@ -91,4 +91,3 @@ def envelope(
         )
     except ValidationError as exc:
         raise Refusal(400, "schema_mismatch", summarise(exc)) from None
-    return event, workflow_id_of(event)

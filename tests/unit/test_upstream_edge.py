@@ -5,6 +5,7 @@ request against its one sender's own tenants and types."""
 
 from __future__ import annotations
 
+import base64
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,11 @@ from interlock import access
 from interlock.client import Client, InvalidPayload, UnknownWorkflowType
 from interlock.contracts import subjects
 from interlock.contracts.clients import relayed_event_id
-from interlock.contracts.envelope import Actor
+from interlock.contracts.envelope import Actor, parse_envelope
 from interlock.contracts.errors import InterlockError, MalformedMessage
 from interlock.contracts.subjects import Inbound
 from interlock.messaging.permissions import ADMIN
+from interlock.plugins import installed
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.settings import Settings
@@ -66,6 +68,18 @@ class _Broker:
         raise TimeoutError
 
 
+class _Acking(_Broker):
+    """A connection whose publishes the broker acknowledges."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: list[bytes] = []
+
+    async def publish(self, subject: str, data: bytes, **_: Any) -> None:
+        self.published.append(subject)
+        self.data.append(data)
+
+
 def _client(broker: _Broker) -> Client:
     return Client(broker, "upstream", None)  # type: ignore[arg-type]
 
@@ -96,6 +110,18 @@ async def test_the_client_refuses_a_payload_the_type_refuses_before_publishing()
 async def test_a_start_the_broker_does_not_acknowledge_is_an_interlock_error() -> None:
     with pytest.raises(InterlockError):
         await _client(_Broker()).start("support", REQUEST, tenant_id="acme")
+
+
+async def test_the_client_returns_the_id_a_type_derives_from_the_requests_content() -> None:
+    """The invoice type keys its workflows by the document's hash: the id `start` returns is
+    the one the projector gives the workflow, not one derived from the event id."""
+    broker = _Acking()
+    content = base64.b64encode(b"INVOICE\nSupplier: Acme Paper GmbH\n").decode()
+    document = {"filename": "a.txt", "media_type": "text/plain", "content_b64": content}
+
+    workflow_id = await _client(broker).start("invoice", {"document": document}, tenant_id="acme")
+
+    assert workflow_id == installed().registry.workflow_id(parse_envelope(broker.data[0]))
 
 
 def test_the_client_actor_and_error_root_are_exported_from_interlock() -> None:
