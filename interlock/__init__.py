@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from interlock.client import Client
     from interlock.client_views import (
         InvalidPayload,
+        NotConnected,
         StartRefused,
         UnknownWorkflowType,
         WorkflowView,
@@ -140,6 +141,7 @@ __all__ = [
     "ModelReply",
     "ModelRequest",
     "ModelTask",
+    "NotConnected",
     "OutcomeUnknown",
     "Parallel",
     "Payload",
@@ -215,6 +217,7 @@ _WHERE = {
     "interlock.client": ("Client",),
     "interlock.client_views": (
         "InvalidPayload",
+        "NotConnected",
         "StartRefused",
         "UnknownWorkflowType",
         "WorkflowView",

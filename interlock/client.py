@@ -35,6 +35,7 @@ from interlock import queries
 from interlock.client_views import (
     AuditEntry,
     InvalidPayload,
+    NotConnected,
     StartRefused,
     UnknownWorkflowType,
     WorkflowView,
@@ -51,6 +52,7 @@ __all__ = [
     "AuditEntry",
     "Client",
     "InvalidPayload",
+    "NotConnected",
     "PublishFailed",
     "StartRefused",
     "UnknownWorkflowType",
@@ -93,9 +95,7 @@ class Client:
         running `interlock up` under `home` (default INTERLOCK_HOME or ./.interlock) wrote it
         to its endpoints file."""
         if url is None:
-            home = home or Path(os.environ.get("INTERLOCK_HOME", ".interlock"))
-            endpoints = json.loads((home / "endpoints.json").read_text())
-            url = str(endpoints["clients"][name]["nats_url"])
+            url = _client_url(home or Path(os.environ.get("INTERLOCK_HOME", ".interlock")), name)
         nc = await nats.connect(
             nats_servers(url), inbox_prefix=nats_inbox(url), name="interlock-client"
         )
@@ -240,3 +240,20 @@ async def _unsubscribed(subscription: Subscription) -> None:
     client, or its draining, ends the subscription anyway)."""
     with contextlib.suppress(nats.errors.Error):
         await subscription.unsubscribe()
+
+
+def _client_url(home: Path, name: str) -> str:
+    """Client `name`'s URL from the endpoints file `interlock up` writes under `home`."""
+    path = home / "endpoints.json"
+    try:
+        return str(json.loads(path.read_text())["clients"][name]["nats_url"])
+    except FileNotFoundError:
+        raise NotConnected(
+            f"no running Interlock under {home} ({path.name} missing)",
+            hint="start it with `interlock up`, or pass the client's URL",
+        ) from None
+    except (KeyError, TypeError, ValueError):
+        raise NotConnected(
+            f"{path} names no client {name!r}",
+            hint="name a configured client (INTERLOCK_CLIENTS), or pass its URL",
+        ) from None

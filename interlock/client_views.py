@@ -11,6 +11,14 @@ from interlock.contracts.envelope import summarise
 from interlock.contracts.errors import ErrorCode, InterlockError
 
 
+class NotConnected(InterlockError):
+    """The client found no Interlock to connect to (no endpoints file, or no client of that
+    name in it)."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
+
+
 class StartRefused(InterlockError):
     """A request the client does not send, because it could never become a workflow."""
 

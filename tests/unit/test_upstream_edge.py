@@ -124,6 +124,14 @@ async def test_the_client_returns_the_id_a_type_derives_from_the_requests_conten
     assert workflow_id == installed().registry.workflow_id(parse_envelope(broker.data[0]))
 
 
+async def test_connecting_without_a_running_interlock_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(InterlockError) as refused:
+        await Client.connect(home=tmp_path)
+
+    assert "interlock up" in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
 def test_the_client_actor_and_error_root_are_exported_from_interlock() -> None:
     assert interlock.Client is Client
     assert interlock.Actor is Actor
