@@ -151,6 +151,7 @@ async def _accept(gw: Gateway, request: web.Request, span: Span, build: Build) -
             {"error": refusal.reason, "detail": refusal.detail}, status=refusal.status
         )
     span.set_attribute("interlock.event_id", event.event_id)
+    span.set_attribute("interlock.workflow_id", gw.workflows.workflow_id(event))
     return await _publish(gw, event)
 
 
