@@ -41,16 +41,20 @@ def relayed_sender(event_id: str) -> str | None:
 
 class SenderGrant(BaseModel):
     """What one sender behind a relaying client (the gateway) may claim: its own tenants,
-    actor roles and actor ids, not what the relay's senders together may."""
+    workflow types, actor roles and actor ids, not what the relay's senders together may."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     tenants: frozenset[str]
     roles: frozenset[str]
     actors: frozenset[str]
+    types: frozenset[str] = frozenset({ANY})
 
     def admits_tenant(self, tenant_id: str) -> bool:
         return ANY in self.tenants or tenant_id in self.tenants
+
+    def admits_type(self, workflow_type: str) -> bool:
+        return ANY in self.types or workflow_type in self.types
 
     def admits_actor(self, actor_id: str, role: str) -> bool:
         return role in self.roles and (ANY in self.actors or actor_id in self.actors)

@@ -6,6 +6,8 @@ here (and, for its tests, from `interlock.testing`); the rest of the package is 
 ```python
 from interlock import Plugin, Result, StageContext, Workflow, stage
 ```
+An upstream system starts and signals workflows with `Client` (`interlock.client`), naming the
+`Actor` it acts as; every error Interlock raises on purpose derives from `InterlockError`.
 Names are loaded on first use (PEP 562), so the runtime's component processes, which import
 `interlock.<room>` modules directly, do not pay for the SDK.
 """
@@ -24,6 +26,14 @@ if TYPE_CHECKING:
     from interlock._sdk.results import Result
     from interlock._sdk.scenarios import Scenario, ScenarioRun
     from interlock._sdk.stages import StageContext, StageHandler, Transient, stage
+    from interlock.client import Client
+    from interlock.client_views import (
+        InvalidPayload,
+        NotConnected,
+        StartRefused,
+        UnknownWorkflowType,
+        WorkflowView,
+    )
     from interlock.contracts.definition import (
         REVIEW_TARGET,
         Announcement,
@@ -43,7 +53,8 @@ if TYPE_CHECKING:
         EffectStatus,
         Terminal,
     )
-    from interlock.contracts.envelope import summarise
+    from interlock.contracts.envelope import Actor, summarise
+    from interlock.contracts.errors import InterlockError, PublishFailed
     from interlock.contracts.guards import GuardInput, PluginGuard
     from interlock.contracts.ids import fingerprint
     from interlock.contracts.payloads import (
@@ -93,12 +104,14 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "RERUN_EVENT",
     "REVIEW_TARGET",
+    "Actor",
     "Adapter",
     "AdapterContext",
     "Amount",
     "Announcement",
     "Answer",
     "Branch",
+    "Client",
     "Currency",
     "Effect",
     "EffectProvider",
@@ -118,6 +131,8 @@ __all__ = [
     "HttpReadConfig",
     "HttpReader",
     "HumanWait",
+    "InterlockError",
+    "InvalidPayload",
     "KeyedEffects",
     "KeyedRequest",
     "Limit",
@@ -127,6 +142,7 @@ __all__ = [
     "ModelReply",
     "ModelRequest",
     "ModelTask",
+    "NotConnected",
     "OutcomeUnknown",
     "Parallel",
     "Payload",
@@ -136,6 +152,7 @@ __all__ = [
     "PolicyCheck",
     "Port",
     "Prompt",
+    "PublishFailed",
     "Result",
     "Retry",
     "Rules",
@@ -145,6 +162,7 @@ __all__ = [
     "ShortText",
     "StageContext",
     "StageHandler",
+    "StartRefused",
     "Terminal",
     "Text",
     "Timer",
@@ -152,8 +170,10 @@ __all__ = [
     "TokenUsage",
     "Transient",
     "Transition",
+    "UnknownWorkflowType",
     "Workflow",
     "WorkflowDefinition",
+    "WorkflowView",
     "ask",
     "check",
     "effect_is",
@@ -196,7 +216,16 @@ _WHERE = {
         "Transition",
         "WorkflowDefinition",
     ),
-    "interlock.contracts.envelope": ("summarise",),
+    "interlock.contracts.envelope": ("Actor", "summarise"),
+    "interlock.contracts.errors": ("InterlockError", "PublishFailed"),
+    "interlock.client": ("Client",),
+    "interlock.client_views": (
+        "InvalidPayload",
+        "NotConnected",
+        "StartRefused",
+        "UnknownWorkflowType",
+        "WorkflowView",
+    ),
     "interlock.contracts.ids": ("fingerprint",),
     "interlock.contracts.payloads": (
         "Amount",

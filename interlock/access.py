@@ -119,13 +119,13 @@ def client_policies(settings: Settings) -> dict[str, ClientPolicy]:
 
 
 def _gateway(settings: Settings) -> ClientPolicy:
-    """The gateway may publish for what its senders together may (their tenants and roles),
-    but the projector checks each message against the grant of its one sender (`senders`):
-    one sender's authority end to end, never the union."""
+    """The gateway may publish requests and signals for what its senders together may (their
+    tenants and roles), but the projector checks each message against the grant of its one
+    sender (`senders`): one sender's authority end to end, never the union."""
     senders = settings.gateway_senders
     tenants = frozenset(t for s in senders.values() for t in s.tenants)
     return ClientPolicy(
-        publish=frozenset({"signal"}),
+        publish=frozenset({"request", "signal"}),
         types=frozenset({ANY}),
         tenants=frozenset({ANY}) if ANY in tenants else tenants,
         roles=frozenset(r for s in senders.values() for r in s.roles),
@@ -136,7 +136,7 @@ def _gateway(settings: Settings) -> ClientPolicy:
 def _grants(settings: Settings) -> dict[str, SenderGrant]:
     """Each gateway sender's own tenants, roles and actor ids (never its secret)."""
     return {
-        name: SenderGrant(tenants=s.tenants, roles=s.roles, actors=s.actors)
+        name: SenderGrant(tenants=s.tenants, roles=s.roles, actors=s.actors, types=s.types)
         for name, s in settings.gateway_senders.items()
     }
 

@@ -5,12 +5,19 @@ and publishes on the client's own subjects, so an upstream system writes no wire
     client = await Client.connect()                  # `upstream`, from <home>/endpoints.json
     workflow_id = await client.start("<type>", {...}, tenant_id="acme")
 
-Reads (`get`, `wait_for_state`) need the database URL: they are for operators and tests; an
-upstream system learns outcomes from the tasks and announcements it subscribes to."""
+A request is checked before it is sent: an unknown workflow type (`UnknownWorkflowType`) or a
+payload the type's START model refuses (`InvalidPayload`) raises, in one line, instead of
+returning an id that would never become a workflow. A message the broker does not acknowledge
+raises `PublishFailed` (sending the same request again is safe only with a `workflow_id`).
+
+Reads (`get`, `wait_for_state`) need the database URL and return a frozen `WorkflowView`: they
+are for operators and tests; an upstream system learns outcomes from the tasks and
+announcements it subscribes to."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import uuid
@@ -19,23 +26,60 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import nats.errors
 from nats.aio.client import Client as Nats
+from nats.aio.subscription import Subscription
+from pydantic import ValidationError
 
 from interlock import queries
+from interlock.client_views import (
+    AuditEntry,
+    InvalidPayload,
+    NotConnected,
+    StartRefused,
+    UnknownWorkflowType,
+    WorkflowView,
+)
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
-from interlock.contracts.ids import workflow_id_for
+from interlock.contracts.errors import PublishFailed, UnknownDefinition
+from interlock.contracts.registry import Registry
 from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
+from interlock.plugins import installed
 from interlock.signals import publish
+
+__all__ = [
+    "AuditEntry",
+    "Client",
+    "InvalidPayload",
+    "NotConnected",
+    "PublishFailed",
+    "StartRefused",
+    "UnknownWorkflowType",
+    "WorkflowView",
+]
 
 UPSTREAM_ACTOR = Actor(id="upstream", role="upstream")
 
 
 class Client:
-    def __init__(self, nc: Nats, sender: str, database_url: str | None) -> None:
+    """One external client's connection (see the module's docstring)."""
+
+    def __init__(
+        self,
+        nc: Nats,
+        sender: str,
+        database_url: str | None,
+        *,
+        workflows: Registry | None = None,
+    ) -> None:
+        """`workflows`: the definitions requests are checked against (default: the installed
+        plugins', loaded on the first `start`)."""
         self._nc = nc
         self._sender = sender
         self._engine = queries.open_reader(database_url) if database_url else None
+        self._workflows = workflows
+        self._subscriptions: set[Subscription] = set()
 
     @classmethod
     async def connect(
@@ -45,18 +89,17 @@ class Client:
         name: str = "upstream",
         home: Path | None = None,
         database_url: str | None = None,
+        workflows: Registry | None = None,
     ) -> Client:
         """Connect as the client in `url` (with its credentials), or as client `name` as the
         running `interlock up` under `home` (default INTERLOCK_HOME or ./.interlock) wrote it
         to its endpoints file."""
         if url is None:
-            home = home or Path(os.environ.get("INTERLOCK_HOME", ".interlock"))
-            endpoints = json.loads((home / "endpoints.json").read_text())
-            url = str(endpoints["clients"][name]["nats_url"])
+            url = _client_url(home or Path(os.environ.get("INTERLOCK_HOME", ".interlock")), name)
         nc = await nats.connect(
             nats_servers(url), inbox_prefix=nats_inbox(url), name="interlock-client"
         )
-        return cls(nc, nats_user(url) or name, database_url)
+        return cls(nc, nats_user(url) or name, database_url, workflows=workflows)
 
     async def start(
         self,
@@ -67,7 +110,9 @@ class Client:
         workflow_id: str | None = None,
         actor: Actor = UPSTREAM_ACTOR,
     ) -> str:
-        """Publish a request (durably stored once this returns); the workflow's id."""
+        """Publish a request (durably stored once this returns); the workflow's id. Raises
+        `UnknownWorkflowType` or `InvalidPayload` (nothing sent), or `PublishFailed`."""
+        workflows = self._check_start(workflow_type, payload)
         event = self._envelope(
             "START",
             workflow_type=workflow_type,
@@ -76,8 +121,8 @@ class Client:
             actor=actor,
             payload=payload,
         )
-        await publish(self._nc.jetstream(), event, self._sender)
-        return workflow_id or workflow_id_for(workflow_type, tenant_id, event.event_id)
+        await self._publish(event)
+        return workflows.workflow_id(event)
 
     async def signal(
         self,
@@ -101,40 +146,72 @@ class Client:
         )
         if expected_version is not None:
             event = event.model_copy(update={"expected_version": expected_version})
-        await publish(self._nc.jetstream(), event, self._sender)
+        await self._publish(event)
         return event.event_id
 
-    async def get(self, workflow_id: str, tenant_id: str | None = None) -> dict[str, Any] | None:
+    async def get(self, workflow_id: str, tenant_id: str | None = None) -> WorkflowView | None:
         """The workflow as `interlock show --json` shows it, or None."""
         if self._engine is None:
             raise RuntimeError("reading workflows needs `database_url` in Client.connect")
-        return await queries.workflow_view(self._engine, workflow_id, tenant_id)
+        view = await queries.workflow_view(self._engine, workflow_id, tenant_id)
+        return None if view is None else WorkflowView.model_validate(view)
 
     async def wait_for_state(
         self, workflow_id: str, states: Iterable[str], *, within: float = 60.0
-    ) -> dict[str, Any]:
+    ) -> WorkflowView:
         """The workflow once it is in one of `states`; TimeoutError after `within` seconds."""
         wanted = set(states)
         async with asyncio.timeout(within):
             while True:
                 view = await self.get(workflow_id)
-                if view is not None and view["state"] in wanted:
+                if view is not None and view.state in wanted:
                     return view
                 await asyncio.sleep(0.1)
 
     async def tasks(self, workflow_type: str, event: str) -> AsyncGenerator[dict[str, Any], None]:
-        """The messages announced on `wf.out.<type>.<event>` (e.g. `approval_requested`)."""
+        """The messages announced on `wf.out.<type>.<event>` (e.g. `approval_requested`).
+        The iteration ends when it is closed (`aclose`, leaving `async for`) or the client is."""
         subscription = await self._nc.subscribe(subjects.out(workflow_type, event))
+        self._subscriptions.add(subscription)
         try:
             async for message in subscription.messages:
                 yield json.loads(message.data)
         finally:
-            await subscription.unsubscribe()
+            self._subscriptions.discard(subscription)
+            await _unsubscribed(subscription)
 
     async def close(self) -> None:
+        """End every `tasks` iteration, then drain the connection."""
+        for subscription in list(self._subscriptions):
+            await _unsubscribed(subscription)
         await self._nc.drain()
         if self._engine is not None:
             await self._engine.dispose()
+
+    def _check_start(self, workflow_type: str, payload: dict[str, Any]) -> Registry:
+        """The definitions the request was checked against (it is for one of them)."""
+        if self._workflows is None:
+            self._workflows = installed().registry
+        try:
+            definition = self._workflows.latest(workflow_type)
+        except UnknownDefinition:
+            raise UnknownWorkflowType(workflow_type, self._workflows.workflow_types()) from None
+        spec = definition.event("START")
+        if spec is not None and spec.payload is not None:
+            try:
+                spec.payload.model_validate(payload)
+            except ValidationError as exc:
+                raise InvalidPayload(workflow_type, exc) from None
+        return self._workflows
+
+    async def _publish(self, event: Envelope) -> None:
+        try:
+            await publish(self._nc.jetstream(), event, self._sender)
+        except (nats.errors.Error, TimeoutError) as exc:
+            raise PublishFailed(
+                f"{event.type} {event.event_id} not acknowledged ({type(exc).__name__})",
+                hint="is the broker up, and may this client publish for that type?",
+            ) from None
 
     def _envelope(
         self,
@@ -156,3 +233,27 @@ class Client:
             occurred_at=utcnow(),
             payload=payload,
         )
+
+
+async def _unsubscribed(subscription: Subscription) -> None:
+    """Unsubscribe, if the subscription and its connection are still open (closing the
+    client, or its draining, ends the subscription anyway)."""
+    with contextlib.suppress(nats.errors.Error):
+        await subscription.unsubscribe()
+
+
+def _client_url(home: Path, name: str) -> str:
+    """Client `name`'s URL from the endpoints file `interlock up` writes under `home`."""
+    path = home / "endpoints.json"
+    try:
+        return str(json.loads(path.read_text())["clients"][name]["nats_url"])
+    except FileNotFoundError:
+        raise NotConnected(
+            f"no running Interlock under {home} ({path.name} missing)",
+            hint="start it with `interlock up`, or pass the client's URL",
+        ) from None
+    except (KeyError, TypeError, ValueError):
+        raise NotConnected(
+            f"{path} names no client {name!r}",
+            hint="name a configured client (INTERLOCK_CLIENTS), or pass its URL",
+        ) from None

@@ -11,8 +11,8 @@ from interlock.setting_checks import HttpUrl, NotEmpty
 
 
 class GatewaySender(BaseModel):
-    """A webhook sender the gateway accepts: its signing secret, and the tenants, actor roles
-    and actor ids it may speak for (`["*"]`: any)."""
+    """A webhook sender the gateway accepts: its signing secret, and the tenants, actor roles,
+    actor ids and workflow types it may speak for (`["*"]`: any)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
@@ -22,6 +22,10 @@ class GatewaySender(BaseModel):
         description="Tenants it acts for; a signal names one of them, or (one configured) none."
     )
     actors: frozenset[str] = Field(description='Actor ids it may sign as, or ["*"].')
+    types: frozenset[str] = Field(
+        default=frozenset({"*"}),
+        description='Workflow types it may start and signal (default ["*"]: every one).',
+    )
 
 
 ConsoleRole = Literal["viewer", "approver", "operator"]

@@ -174,7 +174,10 @@ def permissions(
         RELAY: _own(RELAY, [*OUTBOX_SUBJECTS, subjects.dlq(RELAY)]),
         TIMER: _own(TIMER, [f"{subjects.IN_PREFIX}.timer.>"]),
         SIMULATOR: Permissions(publish=(), subscribe=("sim.>",), allow_responses=True),
-        GATEWAY: _own(GATEWAY, [subjects.signal("*", GATEWAY), subjects.dlq(GATEWAY)]),
+        GATEWAY: _own(
+            GATEWAY,
+            [subjects.request("*", GATEWAY), subjects.signal("*", GATEWAY), subjects.dlq(GATEWAY)],
+        ),
         CONSOLE: _console(console_redrive),
     }
     stages = list(stages)

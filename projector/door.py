@@ -100,7 +100,11 @@ def has_standing(event: Envelope, inbound: Inbound | None, clients: Clients) -> 
     if policy.senders is None:
         return True
     grant = policy.senders.get(relayed_sender(event.event_id) or "")
-    return grant is not None and grant.admits_tenant(event.tenant_id)
+    return (
+        grant is not None
+        and grant.admits_type(event.workflow_type)
+        and grant.admits_tenant(event.tenant_id)
+    )
 
 
 def job_refusal(workflow: Workflow, event: Envelope, inbound: Inbound | None) -> Rejected | None:
@@ -165,11 +169,15 @@ def _relayed_refusal(
     senders: Mapping[str, SenderGrant], client: str | None, spec: EventSpec, event: Envelope
 ) -> Rejected | None:
     """A relaying client's message carries its one sender's authority: the sender its event
-    id names must be configured and admit the tenant and (a signal) the actor role and id."""
+    id names must be configured and admit the workflow type, the tenant and (a signal) the
+    actor role and id."""
     sender = relayed_sender(event.event_id)
     grant = senders.get(sender or "")
     if sender is None or grant is None:
         return Rejected("unknown_client", f"{client}: the event id names no configured sender")
+    if not grant.admits_type(event.workflow_type):
+        detail = f"{client} sender {sender!r} may not address {event.workflow_type}"
+        return Rejected("client_not_allowed_type", detail)
     if not grant.admits_tenant(event.tenant_id):
         detail = f"{client} sender {sender!r} may not act for this tenant"
         return Rejected("client_not_allowed_tenant", detail)

@@ -77,9 +77,9 @@ class RecordedFixtureError(InterlockError):
 
 class Refusal(InterlockError):
     """The gateway refuses a request: `status` to answer, `reason` (a stable code:
-    `unknown_sender`, `bad_signature`, `forged_actor`, `schema_mismatch`, `unknown_type`,
-    `unknown_workflow_type`, `oversized`) and a `detail` safe to show the caller and to record
-    (never a secret or a signature)."""
+    `unknown_sender`, `bad_signature`, `forged_actor`, `forged_tenant`, `forged_type`,
+    `schema_mismatch`, `unknown_type`, `unknown_workflow_type`, `oversized`) and a `detail`
+    safe to show the caller and to record (never a secret or a signature)."""
 
     code = ErrorCode.REFUSED
     retryable = False

@@ -1,10 +1,12 @@
 """The approval/webhook gateway: authenticated HTTP webhooks become signal messages on
-`wf.in.signal.<workflow_type>`, and a sender may ask what became of a workflow and of its
-webhook (`reads`).
+`wf.in.signal.<workflow_type>` or requests that start a workflow on
+`wf.in.request.<workflow_type>` (`starts`), and a sender may ask what became of a workflow
+and of its webhook (`reads`).
 
 It decides nothing (the projector's guards do): it authenticates the sender (Standard
-Webhooks), checks that the sender may speak for the actor role it claims and that the signal
-is well-formed, publishes, and records every refusal on `wf.dlq.gateway`.
+Webhooks), checks that the sender may speak for the tenant, workflow type and actor role it
+claims and that the message is well-formed (a request's payload fits the type's START model),
+publishes, and records every refusal on `wf.dlq.gateway`.
 """
 
 from __future__ import annotations

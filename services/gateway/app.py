@@ -1,9 +1,11 @@
-"""The gateway's HTTP application: authenticated webhooks in, signal messages out.
+"""The gateway's HTTP application: authenticated webhooks in, request and signal messages out.
 
-`POST /v1/workflows/{workflow_type}/{workflow_id}/signals` answers
+`POST /v1/workflows/{workflow_type}/{workflow_id}/signals` (a signal) and
+`POST /v1/workflows/{workflow_type}` (a request: it starts a workflow) answer
 
-* 202 `{"event_id", "subject"}` once JetStream has durably stored the signal (a webhook
-  delivered again is the same `event_id` and `Nats-Msg-Id`: stored once);
+* 202 `{"event_id", "subject"}` once JetStream has durably stored the message (a webhook
+  delivered again is the same `event_id` and `Nats-Msg-Id`: stored once); a request's answer
+  adds the `workflow_id` it starts;
 * 401/403/400/404/413 `{"error": <reason>, "detail"}` for a refusal, after recording it on
   `wf.dlq.gateway` (see `refusal`);
 * 429 `rate_limited` beyond the sender's rate, or the shared rate of unauthenticated
@@ -20,15 +22,13 @@ bodies are never put on spans.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from aiohttp import web
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Span
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import MAX_MESSAGE_BYTES, Envelope, utcnow
@@ -36,20 +36,22 @@ from interlock.contracts.errors import PublishFailed
 from interlock.contracts.registry import Registry
 from interlock.otel import metrics
 from interlock.otel.messaging import publishing
-from interlock.otel.propagation import extract
 from interlock.services.errors import Refusal
-from interlock.services.gateway import reads, signals
+from interlock.services.gateway import reads, signals, starts
 from interlock.services.gateway.auth import HEADER_SENDER, SenderRegistry
 from interlock.services.gateway.limits import Limits, RateLimits
 from interlock.services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, clean
+from interlock.services.gateway.spans import answered, server_span
 
 CLIENT = SOURCE
-"""The gateway publishes signals as NATS client `gateway`: `wf.in.signal.<type>.gateway`."""
+"""The gateway publishes as NATS client `gateway`: `wf.in.signal.<type>.gateway`,
+`wf.in.request.<type>.gateway`."""
 
 log = logging.getLogger("interlock.gateway")
 tracer = trace.get_tracer("interlock.gateway")
 
 ROUTE = "/v1/workflows/{workflow_type}/{workflow_id}/signals"
+START_ROUTE = "/v1/workflows/{workflow_type}"
 HEADER_CORRELATION = "interlock-correlation-id"
 HEADER_CAUSATION = "interlock-causation-id"
 
@@ -91,6 +93,7 @@ def create_app(
         publish, senders, connected, RateLimits(limits or Limits()), workflows, clock, read_status
     )
     app.router.add_post(ROUTE, _post_signal)
+    app.router.add_post(START_ROUTE, _post_start)
     app.router.add_get(reads.ROUTE, _get_workflow)
     app.router.add_get("/healthz", _healthz)
     return app
@@ -103,13 +106,18 @@ async def _healthz(request: web.Request) -> web.Response:
 
 
 async def _post_signal(request: web.Request) -> web.Response:
-    with _server_span(request, ROUTE) as span:
-        return _answered(span, await _signal(request.app[GATEWAY], request, span))
+    with server_span(request, ROUTE) as span:
+        return answered(span, await _accept(request.app[GATEWAY], request, span, _signal))
+
+
+async def _post_start(request: web.Request) -> web.Response:
+    with server_span(request, START_ROUTE) as span:
+        return answered(span, await _accept(request.app[GATEWAY], request, span, _start))
 
 
 async def _get_workflow(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
-    with _server_span(request, reads.ROUTE) as span:
+    with server_span(request, reads.ROUTE) as span:
         response = await reads.answer(
             request,
             senders=gw.senders,
@@ -117,43 +125,23 @@ async def _get_workflow(request: web.Request) -> web.Response:
             workflows=gw.workflows,
             read=gw.read_status,
         )
-        return _answered(span, response)
+        return answered(span, response)
 
 
-def _answered(span: Span, response: web.Response) -> web.Response:
-    span.set_attribute("http.response.status_code", response.status)
-    if response.status >= 500:
-        span.set_status(Status(StatusCode.ERROR))
-        span.set_attribute("error.type", str(response.status))
-    return response
+Build = Callable[[Gateway, web.Request, str, bytes, Span], Envelope]
+"""From an authenticated sender's body to the envelope to publish; raises `Refusal`."""
 
 
-async def _signal(gw: Gateway, request: web.Request, span: Span) -> web.Response:
-    workflow_type = request.match_info["workflow_type"]
-    workflow_id = request.match_info["workflow_id"]
-    headers = request.headers
+async def _accept(gw: Gateway, request: web.Request, span: Span, build: Build) -> web.Response:
+    """Authenticate, rate-limit, `build` and publish; a refusal is answered and recorded."""
     body, authentic = b"", False
     try:
         body = await _read(request)
-        sender = await _authenticated(gw, headers, body)
+        sender = await _authenticated(gw, request.headers, body)
         authentic = True
         if not await gw.rates.sender_allows(sender):
             return _rate_limited(span)
-        signal = signals.parse(body)
-        span.set_attribute("interlock.event_type", signal.type)
-        gw.senders.authorize(sender, signal.actor.id, signal.actor.role)
-        signals.check(gw.workflows, workflow_type, signal)
-        event = signals.envelope(
-            workflow_type,
-            workflow_id,
-            signal,
-            sender=sender,
-            tenant_id=gw.senders.tenant(sender, signal.tenant_id),
-            webhook_id=headers["webhook-id"],
-            occurred_at=gw.clock(),
-            correlation_id=headers.get(HEADER_CORRELATION),
-            causation_id=headers.get(HEADER_CAUSATION),
-        )
+        event = build(gw, request, sender, body, span)
     except Refusal as refusal:
         if not (authentic or await gw.rates.unauthenticated_allows()):
             return _rate_limited(span)
@@ -163,7 +151,46 @@ async def _signal(gw: Gateway, request: web.Request, span: Span) -> web.Response
             {"error": refusal.reason, "detail": refusal.detail}, status=refusal.status
         )
     span.set_attribute("interlock.event_id", event.event_id)
-    return await _publish_signal(gw, event)
+    span.set_attribute("interlock.workflow_id", gw.workflows.workflow_id(event))
+    return await _publish(gw, event)
+
+
+def _signal(gw: Gateway, request: web.Request, sender: str, body: bytes, span: Span) -> Envelope:
+    workflow_type, headers = request.match_info["workflow_type"], request.headers
+    signal = signals.parse(body)
+    span.set_attribute("interlock.event_type", signal.type)
+    gw.senders.authorize(sender, signal.actor.id, signal.actor.role)
+    gw.senders.admit_type(sender, workflow_type)
+    signals.check(gw.workflows, workflow_type, signal)
+    return signals.envelope(
+        workflow_type,
+        request.match_info["workflow_id"],
+        signal,
+        sender=sender,
+        tenant_id=gw.senders.tenant(sender, signal.tenant_id),
+        webhook_id=headers["webhook-id"],
+        occurred_at=gw.clock(),
+        correlation_id=headers.get(HEADER_CORRELATION),
+        causation_id=headers.get(HEADER_CAUSATION),
+    )
+
+
+def _start(gw: Gateway, request: web.Request, sender: str, body: bytes, span: Span) -> Envelope:
+    workflow_type, headers = request.match_info["workflow_type"], request.headers
+    start = starts.parse(body)
+    span.set_attribute("interlock.event_type", starts.START)
+    starts.known(gw.workflows, workflow_type)
+    gw.senders.admit_type(sender, workflow_type)
+    starts.check(gw.workflows, workflow_type, start)
+    return starts.envelope(
+        workflow_type,
+        start,
+        sender=sender,
+        tenant_id=gw.senders.tenant(sender, start.tenant_id),
+        webhook_id=headers["webhook-id"],
+        occurred_at=gw.clock(),
+        correlation_id=headers.get(HEADER_CORRELATION),
+    )
 
 
 async def _authenticated(gw: Gateway, headers: Mapping[str, str], body: bytes) -> str:
@@ -183,16 +210,24 @@ async def _read(request: web.Request) -> bytes:
         raise Refusal(413, "oversized", f"body over {MAX_MESSAGE_BYTES} bytes") from None
 
 
-async def _publish_signal(gw: Gateway, event: Envelope) -> web.Response:
-    event_id, subject = event.event_id, subjects.signal(event.workflow_type, CLIENT)
+async def _publish(gw: Gateway, event: Envelope) -> web.Response:
+    event_id, subject = event.event_id, _subject(event.type == starts.START, event.workflow_type)
     try:
         await _send(gw, subject, event.to_bytes(), {subjects.HEADER_MSG_ID: event_id}, event_id)
     except PublishFailed as exc:
-        log.warning("signal %s not published (%s); the sender should retry", event_id, exc)
+        log.warning("%s %s not published (%s); the sender should retry", event.type, event_id, exc)
         detail = "the broker did not acknowledge; deliver the same webhook again"
         return web.json_response({"error": "broker_unavailable", "detail": detail}, status=503)
-    log.info("published %s %s for %s", event.type, event_id, event.workflow_id)
-    return web.json_response({"event_id": event_id, "subject": subject}, status=202)
+    workflow_id = gw.workflows.workflow_id(event)
+    log.info("published %s %s for %s", event.type, event_id, workflow_id)
+    answer = {"event_id": event_id, "subject": subject}
+    if event.type == starts.START:
+        answer["workflow_id"] = workflow_id
+    return web.json_response(answer, status=202)
+
+
+def _subject(request: bool, workflow_type: str) -> str:
+    return (subjects.request if request else subjects.signal)(workflow_type, CLIENT)
 
 
 async def _send(
@@ -214,7 +249,7 @@ async def _record(gw: Gateway, request: web.Request, refusal: Refusal, body: byt
         path=request.path,
         sender=request.headers.get(HEADER_SENDER),
         webhook_id=request.headers.get("webhook-id"),
-        signal_subject=subjects.signal(workflow_type, CLIENT) if known else None,
+        signal_subject=_subject(_is_start(request), workflow_type) if known else None,
     )
     metrics.dead_letter(SOURCE, refusal.reason)
     log.warning("refused %r: %s (%s)", request.path, refusal.reason, clean(refusal.detail))
@@ -224,26 +259,5 @@ async def _record(gw: Gateway, request: web.Request, refusal: Refusal, body: byt
         log.error("refusal %s of %r not recorded: %s", refusal.reason, request.path, exc)
 
 
-@contextmanager
-def _server_span(request: web.Request, route: str) -> Iterator[Span]:
-    """A SERVER span with HTTP semantic-convention attributes, continuing the caller's
-    W3C trace context; ids and outcomes only: no header values, no caller address, no body."""
-    carrier = {name.lower(): value for name, value in request.headers.items()}
-    attributes: dict[str, Any] = {
-        "http.request.method": request.method,
-        "http.route": route,
-        "url.path": request.url.raw_path,
-        "url.scheme": request.scheme,
-        "server.address": request.url.host,
-        "server.port": request.url.port,
-        "network.protocol.version": f"{request.version.major}.{request.version.minor}",
-        "interlock.workflow_type": request.match_info["workflow_type"],
-        "interlock.workflow_id": request.match_info["workflow_id"],
-    }
-    with tracer.start_as_current_span(
-        f"{request.method} {route}",
-        context=extract(carrier),
-        kind=SpanKind.SERVER,
-        attributes={k: v for k, v in attributes.items() if v is not None},
-    ) as span:
-        yield span
+def _is_start(request: web.Request) -> bool:
+    return "workflow_id" not in request.match_info

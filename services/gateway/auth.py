@@ -1,5 +1,5 @@
 """Who may post to the gateway: configured senders, their Standard Webhooks secrets and the
-tenants, actor roles and actor ids each may claim.
+tenants, workflow types, actor roles and actor ids each may claim.
 
 A request names its sender in `interlock-sender` and is signed as the Standard Webhooks spec
 says (`webhook-id`, `webhook-timestamp` within five minutes, `webhook-signature` HMAC-SHA256
@@ -44,6 +44,9 @@ class SenderConfig(Protocol):
     @property
     def actors(self) -> Collection[str]: ...
 
+    @property
+    def types(self) -> Collection[str]: ...
+
 
 ANY = "*"
 
@@ -54,6 +57,7 @@ class _Sender:
     roles: frozenset[str]
     tenants: frozenset[str]
     actors: frozenset[str]
+    types: frozenset[str]
 
     def __repr__(self) -> str:
         return f"_Sender(roles={sorted(self.roles)}, tenants={sorted(self.tenants)})"
@@ -79,6 +83,7 @@ class SenderRegistry:
                 frozenset(config.roles),
                 frozenset(config.tenants),
                 frozenset(config.actors),
+                frozenset(config.types),
             )
 
     def __len__(self) -> int:
@@ -113,6 +118,17 @@ class SenderRegistry:
         known = self._senders[sender]
         if role not in known.roles or not (ANY in known.actors or actor_id in known.actors):
             raise Refusal(403, "forged_actor", f"sender {sender!r} may not sign as that actor")
+
+    def admits_type(self, sender: str, workflow_type: str) -> bool:
+        """Whether `sender` may start, signal and read workflows of `workflow_type`."""
+        types = self._senders[sender].types
+        return ANY in types or workflow_type in types
+
+    def admit_type(self, sender: str, workflow_type: str) -> None:
+        """Raise `Refusal` 403 `forged_type` unless `sender` may address `workflow_type`."""
+        if not self.admits_type(sender, workflow_type):
+            detail = f"sender {sender!r} may not address {workflow_type!r}"
+            raise Refusal(403, "forged_type", detail)
 
     def tenant(self, sender: str, claimed: str | None) -> str:
         """The tenant a signal of `sender` is for: `claimed` if the sender acts for it, the

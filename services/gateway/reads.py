@@ -72,7 +72,8 @@ async def answer(
         event_id = request.query.get("event_id")
         if event_id is not None and relayed_sender(event_id) != sender:
             raise Refusal(404, "unknown_event", "no such event from this sender")
-        if workflow_type not in workflows.workflow_types():
+        known = workflow_type in workflows.workflow_types()
+        if not (known and senders.admits_type(sender, workflow_type)):
             raise _unknown()
         if read is None:
             detail = "this gateway has no database access"

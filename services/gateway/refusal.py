@@ -39,7 +39,7 @@ class Record:
     sender: str | None = None
     webhook_id: str | None = None
     signal_subject: str | None = None
-    """The subject the signal would have gone to, once the workflow type is known."""
+    """The subject the signal or request would have gone to, once the workflow type is known."""
 
     def headers(self) -> dict[str, str]:
         headers = {

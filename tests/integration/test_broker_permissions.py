@@ -122,6 +122,7 @@ async def test_a_stage_cannot_take_another_stages_jobs(
         ("approvals", subjects.signal("support", "operator")),
         ("approvals", subjects.timer("support")),
         ("gateway", subjects.signal("support", "approvals")),
+        ("gateway", subjects.request("support", "upstream")),
         (EXECUTE, subjects.timer("support")),
     ],
 )
@@ -147,3 +148,14 @@ async def test_clients_publish_under_their_own_name_and_read_announcements(
     await relay.jetstream().publish(announcement, b"done")
     consumer = await approvals.jetstream().subscribe(announcement, ordered_consumer=True)
     assert (await consumer.next_msg(timeout=5)).data == b"done"
+
+
+async def test_the_gateway_publishes_requests_and_signals_under_its_own_name(
+    js: JetStreamContext, nc: Client, connect: Connect
+) -> None:
+    gateway = await connect("gateway")
+
+    for subject in (subjects.request("support", "gateway"), subjects.signal("support", "gateway")):
+        assert not await _refused(gateway, subject)
+        stored = await nc.jetstream().get_last_msg(subjects.STREAM_IN, subject)
+        assert stored.subject == subject

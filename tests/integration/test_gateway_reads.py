@@ -33,8 +33,18 @@ from tests.support.workflows import REGISTRY
 pytestmark = pytest.mark.timeout(90)
 
 GLOBEX_SECRET = "whsec_" + base64.b64encode(os.urandom(32)).decode()
+DESK_SECRET = "whsec_" + base64.b64encode(os.urandom(32)).decode()
 READERS = {
     **SENDERS,
+    "desk": GatewaySender.model_validate(
+        {
+            "secret": DESK_SECRET,
+            "roles": ["support_approver"],
+            "tenants": ["acme"],
+            "actors": ["*"],
+            "types": ["request"],
+        }
+    ),
     "globex": GatewaySender.model_validate(
         {
             "secret": GLOBEX_SECRET,
@@ -226,3 +236,37 @@ async def test_reads_share_the_senders_rate_limit(
         statuses = [(await _get(client, path))[0] for _ in range(4)]
     assert statuses[0] == 200
     assert statuses[-1] == 429
+
+
+async def test_a_workflow_started_over_http_is_read_with_the_event_id_its_start_returned(
+    awaiting: tuple[Client_, str, str],
+) -> None:
+    client, _, _ = awaiting
+    request = {
+        "customer_id": "c-2",
+        "subject": "Refund for a double charge",
+        "body": "Charged twice.",
+        "amount": "20.00",
+        "currency": "EUR",
+    }
+    status, started, _ = await post(client, {"payload": request}, "/v1/workflows/support")
+    assert status == 202
+    path = f"/v1/workflows/support/{started['workflow_id']}"
+
+    async def probe() -> dict[str, Any] | None:
+        status, body = await _get(client, path, event_id=started["event_id"])
+        return body if status == 200 and body["event"]["decision"] != "pending" else None
+
+    read = await eventually(probe, what="the started workflow's decision over HTTP")
+    assert read["event"]["decision"] == "accepted"
+    assert read["tenant_id"] == "acme"
+
+
+async def test_a_sender_reads_no_workflow_of_a_type_it_is_not_configured_for(
+    awaiting: tuple[Client_, str, str],
+) -> None:
+    client, _, path = awaiting
+
+    status, body = await _get(client, path, sender="desk", secret=DESK_SECRET)
+
+    assert (status, body["error"]) == (404, "unknown_workflow")
