@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from interlock.contracts.clients import RELAYED_PREFIX, relayed_event_id
+from interlock.contracts.definition import EventSpec, WorkflowDefinition
 from interlock.contracts.envelope import Actor, Envelope, EventType, Identifier, summarise
 from interlock.contracts.errors import UnknownDefinition
 from interlock.contracts.registry import Registry
@@ -52,20 +53,32 @@ def check(registry: Registry, workflow_type: str, request: SignalRequest) -> Non
     Raises `Refusal`: 404 `unknown_workflow_type`, 400 `unknown_type` (no such event, or not
     a signal: a stage result or timer firing cannot come from outside), 400 `schema_mismatch`.
     """
-    try:
-        definition = registry.latest(workflow_type)
-    except UnknownDefinition as exc:
-        raise Refusal(404, "unknown_workflow_type", str(exc)) from None
+    definition = latest(registry, workflow_type)
     spec = definition.event(request.type)
     if spec is None or spec.source != "signal":
         signals = sorted(e.name for e in definition.events if e.source == "signal")
         detail = f"{request.type} is not a {workflow_type} signal; signals: {signals}"
         raise Refusal(400, "unknown_type", detail)
-    if spec.payload is not None:
-        try:
-            spec.payload.model_validate(request.payload)
-        except ValidationError as exc:
-            raise Refusal(400, "schema_mismatch", f"payload: {summarise(exc)}") from None
+    payload_fits(spec, request.payload)
+
+
+def latest(registry: Registry, workflow_type: str) -> WorkflowDefinition:
+    """The installed type's latest definition; `Refusal` 404 `unknown_workflow_type` if none."""
+    try:
+        return registry.latest(workflow_type)
+    except UnknownDefinition as exc:
+        raise Refusal(404, "unknown_workflow_type", str(exc)) from None
+
+
+def payload_fits(spec: EventSpec | None, payload: dict[str, Any]) -> None:
+    """`Refusal` 400 `schema_mismatch` (field paths, never values) unless the event's payload
+    model accepts `payload` (an event without a model takes any)."""
+    if spec is None or spec.payload is None:
+        return
+    try:
+        spec.payload.model_validate(payload)
+    except ValidationError as exc:
+        raise Refusal(400, "schema_mismatch", f"payload: {summarise(exc)}") from None
 
 
 def envelope(

@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from interlock.contracts.clients import relayed_event_id
 from interlock.contracts.envelope import Actor, Envelope, Identifier, summarise
-from interlock.contracts.errors import UnknownDefinition
 from interlock.contracts.registry import Registry
 from interlock.services.errors import Refusal
+from interlock.services.gateway.signals import latest, payload_fits
 
 START = "START"
 ROLE = "upstream"
@@ -45,23 +45,13 @@ def parse(body: bytes) -> StartRequest:
 
 def known(registry: Registry, workflow_type: str) -> None:
     """Raise `Refusal` 404 `unknown_workflow_type` unless `workflow_type` is installed."""
-    try:
-        registry.latest(workflow_type)
-    except UnknownDefinition as exc:
-        raise Refusal(404, "unknown_workflow_type", str(exc)) from None
+    latest(registry, workflow_type)
 
 
 def check(registry: Registry, workflow_type: str, request: StartRequest) -> None:
     """Accept a payload the latest definition's START model accepts. Raises `Refusal` 404
     `unknown_workflow_type` or 400 `schema_mismatch` (field paths, never values)."""
-    known(registry, workflow_type)
-    spec = registry.latest(workflow_type).event(START)
-    if spec is None or spec.payload is None:
-        return
-    try:
-        spec.payload.model_validate(request.payload)
-    except ValidationError as exc:
-        raise Refusal(400, "schema_mismatch", f"payload: {summarise(exc)}") from None
+    payload_fits(latest(registry, workflow_type).event(START), request.payload)
 
 
 def envelope(
