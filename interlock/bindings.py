@@ -15,21 +15,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from interlock._sdk.ports import AdapterContext, Port
-from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.plugins import Installed
+from interlock.services.errors import AdapterConfigurationError
 
 KIND = "adapter"
 """The key of a port's configuration that picks a generic adapter by kind."""
 
 
-class AdapterConfigError(InterlockError):
+def _misconfigured(workflow_type: str, port: str, problem: str) -> AdapterConfigurationError:
     """`INTERLOCK_ADAPTERS` names something not installed or configures it wrongly."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
-
-    def __init__(self, workflow_type: str, port: str, problem: str) -> None:
-        super().__init__(f"INTERLOCK_ADAPTERS: {workflow_type}.{port}: {problem}")
+    return AdapterConfigurationError(f"INTERLOCK_ADAPTERS: {workflow_type}.{port}: {problem}")
 
 
 def chosen(
@@ -41,43 +36,43 @@ def chosen(
     kind = config.get(KIND)
     if kind is None:
         if port.default is None:
-            raise AdapterConfigError(workflow_type, port.name, "no default adapter: pick one")
+            raise _misconfigured(workflow_type, port.name, "no default adapter: pick one")
         return port.default, rest
     adapter = port.adapters.get(kind) if isinstance(kind, str) else None
     if adapter is None:
         offered = ", ".join(sorted(port.adapters)) or "none"
-        raise AdapterConfigError(
+        raise _misconfigured(
             workflow_type, port.name, f"unknown adapter {kind!r} (offered: {offered})"
         )
     if adapter.config is not None:
         try:
             adapter.config.model_validate(rest)
         except ValidationError as exc:
-            raise AdapterConfigError(
+            raise _misconfigured(
                 workflow_type, port.name, f"{kind} adapter: {_first_problem(exc)}"
             ) from None
     elif rest:
-        raise AdapterConfigError(
+        raise _misconfigured(
             workflow_type, port.name, f"{kind} adapter takes no settings, got {sorted(rest)}"
         )
     return adapter.build, rest
 
 
 def check_adapters(settings: Mapping[str, Mapping[str, Any]], installed: Installed) -> None:
-    """Raise `AdapterConfigError` for the first port of `settings` (`Settings.adapters`) that
+    """Raise `AdapterConfigurationError` for the first port of `settings` (`Settings.adapters`) that
     names an unknown type, port or adapter kind, or whose configuration its adapter refuses."""
     for workflow_type, ports in sorted(settings.items()):
         if workflow_type not in installed.plugins:
             installed.require(workflow_type)  # a refused plugin's type: say why it is missing
             known = ", ".join(sorted(installed.plugins))
-            raise AdapterConfigError(workflow_type, "*", f"no such workflow type ({known})")
+            raise _misconfigured(workflow_type, "*", f"no such workflow type ({known})")
         plugin = installed.plugin(workflow_type)
         by_name = {p.name: p for p in plugin.ports}
         for name, config in sorted(ports.items()):
             port = by_name.get(name)
             if port is None:
                 known = ", ".join(sorted(by_name)) or "none"
-                raise AdapterConfigError(workflow_type, name, f"no such port ({known})")
+                raise _misconfigured(workflow_type, name, f"no such port ({known})")
             chosen(port, config, workflow_type)
 
 

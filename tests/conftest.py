@@ -34,16 +34,20 @@ _TIERS = ("unit", "integration", "e2e", "chaos")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test with its tier, taken from the folder it lives in."""
+    """Mark each test with its tier, taken from the folder it lives in, and run the tiers
+    from the fastest to the slowest: a broken unit test is reported in seconds, not after
+    the chaos tier's stacks. A plugin's own tests (the hello fixture's, an example
+    distribution's) are in-process and pure: unit."""
     tests_dir = Path(__file__).parent
+    tiers: dict[int, str] = {}
     for item in items:
         parts = (
             item.path.relative_to(tests_dir).parts if item.path.is_relative_to(tests_dir) else ()
         )
-        if parts and parts[0] in _TIERS:
-            item.add_marker(getattr(pytest.mark, parts[0]))
-        elif parts[:2] == ("fixtures", "plugins"):  # a plugin's own tests: in-process, pure
-            item.add_marker(pytest.mark.unit)
+        tier = parts[0] if parts and parts[0] in _TIERS else "unit"
+        item.add_marker(getattr(pytest.mark, tier))
+        tiers[id(item)] = tier
+    items.sort(key=lambda item: _TIERS.index(tiers[id(item)]))  # stable: file order kept
 
 
 @pytest.fixture(scope="session")

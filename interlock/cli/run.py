@@ -116,7 +116,7 @@ def _check_layout(names: list[str], partitions: int) -> None:
 
 
 def _check_adapters(s: Settings) -> None:
-    """Refuse (`AdapterConfigError`: one line, exit 2 through the CLI's error path) an
+    """Refuse (`AdapterConfigurationError`: one line, exit 2 through the CLI's error path) an
     `INTERLOCK_ADAPTERS` that names an unknown type, port or adapter, or configures one
     wrongly."""
     # The plugins are loaded only by the commands that run the stack.

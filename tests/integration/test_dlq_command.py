@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from interlock.contracts import subjects
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, cli_streams
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
@@ -20,22 +19,8 @@ from tests.support.polling import eventually
 pytestmark = pytest.mark.timeout(120)
 
 
-async def _cli(env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "interlock",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await process.communicate()
-    return process.returncode or 0, out.decode(), err.decode()
-
-
 async def _letters(env: dict[str, str], *filters: str) -> list[dict[str, Any]]:
-    code, out, err = await _cli(env, "dlq", "list", "--json", *filters)
+    code, out, err = await cli_streams(env, "dlq", "list", "--json", *filters)
     assert code == 0, err
     return list(json.loads(out)["letters"])
 
@@ -63,7 +48,7 @@ async def test_an_operator_lists_shows_and_redrives_dead_letters(
         unknown = await _letters(env, "--reason", "unknown_workflow", "--source", "projector")
         assert [d["event_id"] for d in unknown] == ["c-1", "c-1"]
 
-        code, out, _ = await _cli(env, "dlq", "show", str(unknown[0]["id"]), "--json")
+        code, out, _ = await cli_streams(env, "dlq", "show", str(unknown[0]["id"]), "--json")
         shown = json.loads(out)
         assert (code, shown["body"]["event_id"], shown["subject"]) == (
             0,
@@ -73,7 +58,9 @@ async def test_an_operator_lists_shows_and_redrives_dead_letters(
 
         await h.publish(envelope("START", workflow_id="late", event_id="late-req"))
         await h.at_state("late", "CLASSIFYING")
-        code, out, err = await _cli(env, "dlq", "redrive", "--all", "--reason", "unknown_workflow")
+        code, out, err = await cli_streams(
+            env, "dlq", "redrive", "--all", "--reason", "unknown_workflow"
+        )
         assert code == 0, err
         await _cancelled_once(h)
 
@@ -102,8 +89,8 @@ async def test_a_bad_dead_letter_id_is_a_one_line_answer(nats_url: str, tmp_path
         INTERLOCK_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none",
     )
     async with asyncio.timeout(60):
-        code, out, err = await _cli(env, "dlq", "show", "987654")
-        redrive_code, _, redrive_err = await _cli(env, "dlq", "redrive", "987654")
+        code, out, err = await cli_streams(env, "dlq", "show", "987654")
+        redrive_code, _, redrive_err = await cli_streams(env, "dlq", "redrive", "987654")
     assert (code, out) == (1, "")
     assert err.strip().splitlines() == ["no dead letter 987654 (see `interlock dlq list`)"]
     assert redrive_code == 1

@@ -17,7 +17,7 @@ from interlock.contracts.ids import workflow_id_for
 from interlock.projector.errors import NotDueYet
 from interlock.projector.service import Projector
 from interlock.projector.store.postgres import open_store
-from tests.support.drive import answer, race_cancels, start
+from tests.support.drive import answer, race_cancels, start, start_then_cancel_each
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import PAYLOADS, REQUEST, envelope
 from tests.support.polling import eventually
@@ -185,21 +185,7 @@ async def test_a_premature_timer_firing_is_decided_again_when_due(database_url: 
 async def test_one_workflows_events_are_decided_in_stream_order(h: Harness) -> None:
     """Published back to back, a cancellation is never decided before the request it
     cancels (the projector fetches in order and serialises per workflow)."""
-    pairs = []
-    for i in range(20):
-        request = envelope("START", workflow_id=f"ordered-{i}", event_id=f"ordered-req-{i}")
-        cancel = envelope(
-            "CANCEL_REQUESTED",
-            workflow_id=f"ordered-{i}",
-            role="operator",
-            event_id=f"ordered-cancel-{i}",
-        )
-        await h.publish(request)
-        await h.publish(cancel)
-        pairs.append((f"ordered-{i}", cancel.event_id))
-    for workflow_id, cancel_id in pairs:
-        decision = await h.decided(workflow_id, cancel_id)
-        assert (decision["accepted"], decision["to_state"]) == (True, "CANCELLED")
+    await start_then_cancel_each(h, "ordered", 20)
 
 
 async def test_two_tenants_may_reuse_an_event_id(h: Harness) -> None:
@@ -265,15 +251,4 @@ async def test_with_two_projectors_a_cancel_right_behind_its_request_is_never_lo
     """The second projector may take the CANCEL before the first has committed the START: it
     waits for the workflow instead of dead-lettering the command."""
     async with projector_running(nats_url, database_url, projectors=2, workers=8) as h:
-        pairs = []
-        for i in range(60):
-            workflow_id = f"pair-{i}"
-            await h.publish(envelope("START", workflow_id=workflow_id, event_id=f"pair-req-{i}"))
-            cancel = envelope(
-                "CANCEL_REQUESTED", workflow_id=workflow_id, role="operator", event_id=f"pc-{i}"
-            )
-            await h.publish(cancel)
-            pairs.append((workflow_id, cancel.event_id))
-        for workflow_id, cancel_id in pairs:
-            decision = await h.decided(workflow_id, cancel_id)
-            assert (decision["accepted"], decision["to_state"]) == (True, "CANCELLED")
+        await start_then_cancel_each(h, "pair", 60)

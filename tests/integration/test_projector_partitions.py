@@ -16,7 +16,7 @@ from interlock.contracts import subjects
 from interlock.contracts.partitions import partition_of
 from interlock.messaging.inbound import PartitionLayoutError
 from interlock.messaging.streams import provision
-from tests.support.drive import answer, race_cancels, start
+from tests.support.drive import answer, race_cancels, start, start_then_cancel_each
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
@@ -103,18 +103,7 @@ async def test_with_two_partitions_a_cancel_right_behind_its_request_is_never_lo
     async with projector_running(
         nats_url, database_url, projectors=2, partitions=2, workers=8
     ) as h:
-        pairs = []
-        for i in range(60):
-            workflow_id = f"pair-{i}"
-            await h.publish(envelope("START", workflow_id=workflow_id, event_id=f"pair-req-{i}"))
-            cancel = envelope(
-                "CANCEL_REQUESTED", workflow_id=workflow_id, role="operator", event_id=f"pc-{i}"
-            )
-            await h.publish(cancel)
-            pairs.append((workflow_id, cancel.event_id))
-        for workflow_id, cancel_id in pairs:
-            decision = await h.decided(workflow_id, cancel_id)
-            assert (decision["accepted"], decision["to_state"]) == (True, "CANCELLED")
+        await start_then_cancel_each(h, "pair", 60)
         await _drained(h)
 
 

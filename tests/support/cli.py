@@ -73,8 +73,8 @@ def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
     )
 
 
-async def cli(env: dict[str, str], *args: str, within: float = 120) -> tuple[int, str]:
-    """Exit code and output (stdout, else stderr) of `interlock ARGS`."""
+async def cli_streams(env: dict[str, str], *args: str, within: float = 120) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of `interlock ARGS`, run without blocking the loop."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -86,4 +86,10 @@ async def cli(env: dict[str, str], *args: str, within: float = 120) -> tuple[int
     )
     out, err = await asyncio.wait_for(process.communicate(), within)
     assert process.returncode is not None
-    return process.returncode, out.decode() or err.decode()
+    return process.returncode, out.decode(), err.decode()
+
+
+async def cli(env: dict[str, str], *args: str, within: float = 120) -> tuple[int, str]:
+    """Exit code and output (stdout, else stderr) of `interlock ARGS`."""
+    code, out, err = await cli_streams(env, *args, within=within)
+    return code, out or err

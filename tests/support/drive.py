@@ -90,3 +90,23 @@ async def race_cancels(
     ]
     await asyncio.gather(*(h.publish(e) for e in cancels))
     return entered, [await h.decided(workflow_id, e.event_id) for e in cancels]
+
+
+async def start_then_cancel_each(h: Harness, prefix: str, count: int) -> None:
+    """Publish START then CANCEL_REQUESTED for `count` workflows, back to back, and check
+    each cancellation was decided after its request: accepted, CANCELLED."""
+    pairs = []
+    for i in range(count):
+        workflow_id = f"{prefix}-{i}"
+        await h.publish(envelope("START", workflow_id=workflow_id, event_id=f"{prefix}-req-{i}"))
+        cancel = envelope(
+            "CANCEL_REQUESTED",
+            workflow_id=workflow_id,
+            role="operator",
+            event_id=f"{prefix}-cancel-{i}",
+        )
+        await h.publish(cancel)
+        pairs.append((workflow_id, cancel.event_id))
+    for workflow_id, cancel_id in pairs:
+        decision = await h.decided(workflow_id, cancel_id)
+        assert (decision["accepted"], decision["to_state"]) == (True, "CANCELLED")

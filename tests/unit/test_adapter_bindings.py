@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from interlock import failures
-from interlock.bindings import AdapterConfigError, check_adapters
+from interlock.bindings import check_adapters
 from interlock.cli import app
 from interlock.plugins import installed
 from interlock.runtime import Runtime
 from interlock.services.adapters.http import HttpEffects
 from interlock.services.adapters.sim import SimEffectProvider
+from interlock.services.errors import AdapterConfigurationError
 from interlock.settings import Settings
 from interlock.wiring import bind
 
@@ -22,7 +23,7 @@ HTTP = {"adapter": "http", "base_url": "http://127.0.0.1:9/v1/", "timeout_s": 3}
 
 
 def problem(adapters: dict[str, Any]) -> str:
-    with pytest.raises(AdapterConfigError) as raised:
+    with pytest.raises(AdapterConfigurationError) as raised:
         check_adapters(adapters, installed())
     return str(raised.value)
 

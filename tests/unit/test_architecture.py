@@ -12,8 +12,6 @@ it should, and that no room or module escapes a contract.
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -28,19 +26,6 @@ IO_LIBRARIES = {"sqlalchemy", "asyncpg", "nats", "faststream", "opentelemetry"}
 CONTRACTS: list[dict[str, Any]] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"][
     "importlinter"
 ]["contracts"]
-
-
-def test_the_import_contracts_are_kept() -> None:
-    run = subprocess.run(
-        [sys.executable, "-c", "import importlinter.cli as c; raise SystemExit(c.lint_imports())"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "0 broken" in run.stdout
 
 
 def _imported_roots(package: Path) -> set[str]:
