@@ -224,6 +224,21 @@ async def accepted_transitions(engine: AsyncEngine, workflow_ids: list[str]) -> 
         return int((await conn.execute(query)).scalar_one())
 
 
+async def decisions_per_workflow(
+    engine: AsyncEngine, workflow_ids: list[str]
+) -> list[tuple[str, str, int]]:
+    """`(tenant_id, workflow_id, decisions)`: the audit rows (accepted and refused) committed
+    for each of these workflows."""
+    query = (
+        select(audit.c.tenant_id, audit.c.workflow_id, func.count())
+        .where(audit.c.workflow_id.in_(workflow_ids))
+        .group_by(audit.c.tenant_id, audit.c.workflow_id)
+    )
+    async with engine.connect() as conn:
+        rows = (await conn.execute(query)).all()
+    return [(r[0], r[1], int(r[2])) for r in rows]
+
+
 async def accepted_timestamps(
     engine: AsyncEngine, workflow_ids: list[str]
 ) -> list[tuple[str, datetime, datetime]]:

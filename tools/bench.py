@@ -26,6 +26,7 @@ from interlock.settings import Settings
 from interlock.signals import Clients
 from interlock.tools.bench_driver import Driver
 from interlock.tools.bench_plugin import NoWorkload, measure, run_plugin_bench, workload
+from interlock.tools.bench_servers import ServerWindow, partition_shares
 from interlock.tools.bench_stats import DRIVER, hop_latencies
 from interlock.tools.console_pages import page_times
 from interlock.tools.demo.plugins import PluginScenario
@@ -167,6 +168,7 @@ async def run_bench(
                 workflows=workflows,
                 concurrency=concurrency,
                 warmup=warmup,
+                window=ServerWindow(nats_url, database_url, s.projector_partitions),
             )
         finally:
             await bus.close()
@@ -188,8 +190,10 @@ async def _measured(
     try:
         transitions = await queries.accepted_transitions(engine, ids)
         hops = await hop_latencies(engine, ids)
+        decisions = await queries.decisions_per_workflow(engine, ids)
     finally:
         await engine.dispose()
+    resources = resources | {"partitions": partition_shares(resources, decisions)}
     return {"workflow_ids": ids} | _report(
         n=n,
         concurrency=concurrency,
@@ -216,6 +220,7 @@ def _report(
     q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
     done = len(latencies)
     stack_cpu = sum(v for k, v in resources["cpu_by_component"].items() if k != DRIVER)
+    by = {"interlock": stack_cpu, **resources["cpu_by_server"]}
     return {
         "workflows": n,
         "concurrency": concurrency,
@@ -231,6 +236,15 @@ def _report(
         # Every Interlock process, without the driver (the peers' clients are not counted
         # either), per workflow measured: the figure a CPU budget is stated in.
         "cpu_ms_per_workflow": round(1000 * stack_cpu / done, 2) if done else None,
+        # The same with the broker's and the database's processes (None where a server is
+        # not on this machine): what the workflows cost the machine.
+        "cpu_ms_per_workflow_by": {
+            kind: round(1000 * cpu / done, 2) if done and cpu is not None else None
+            for kind, cpu in by.items()
+        },
+        "cpu_ms_per_workflow_all": (
+            round(1000 * sum(by.values()) / done, 2) if done and None not in by.values() else None
+        ),
     }
 
 
@@ -245,6 +259,11 @@ def _print(r: dict[str, Any]) -> None:
         f"CPU {r['cpu_seconds']} s ({r['cpu_percent']}% of one core), "
         f"{r['cpu_ms_per_workflow']} ms per workflow over {r['processes']} processes, "
         f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}\n"
+        f"CPU per workflow with the servers: {r['cpu_ms_per_workflow_all']} ms "
+        f"({', '.join(f'{k} {v}' for k, v in r['cpu_ms_per_workflow_by'].items())})\n"
+        f"per partition (delivered/decided): "
+        + ", ".join(f"{p['partition']}: {p['delivered']}/{p['decided']}" for p in r["partitions"])
+        + "\n"
         f"stage work: {r['work']}; projector partitions: {r['projector_partitions']}; "
         f"broker sync: {r['broker_sync']}; "
         f"stage services {'in one process' if r['stage_host'] else 'one process each'}"

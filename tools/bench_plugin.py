@@ -21,6 +21,7 @@ from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.runtime import supervised
 from interlock.settings import Settings
 from interlock.signals import Clients
+from interlock.tools.bench_servers import ServerWindow
 from interlock.tools.bench_stats import ResourceSampler
 from interlock.tools.demo.plugins import Announcements, PluginRun, PluginScenario, plugin_scenarios
 
@@ -102,21 +103,24 @@ async def measure(
     workflows: int,
     concurrency: int,
     warmup: int,
+    window: ServerWindow,
 ) -> dict[str, Any]:
     """`warmup` unmeasured workflows, then `workflows` measured, with the components'
-    (`pids`) CPU and memory sampled meanwhile."""
+    (`pids`) CPU and memory sampled meanwhile, and the servers' share (`window`)."""
     await drive(one, warmup, concurrency)
     sampler = ResourceSampler(pids)
+    await window.open()
     async with sampler.running():
         t0 = time.perf_counter()
         ids, latencies, failures = await drive(one, workflows, concurrency)
         wall = time.perf_counter() - t0
+    await window.close()
     return {
         "ids": ids,
         "latencies": latencies,
         "failures": failures,
         "wall": wall,
-        "resources": sampler.summary(wall),
+        "resources": sampler.summary(wall) | window.summary(),
     }
 
 
@@ -146,6 +150,7 @@ async def run_plugin_bench(
                 workflows=workflows,
                 concurrency=concurrency,
                 warmup=warmup,
+                window=ServerWindow(nats_url, database_url, s.projector_partitions),
             )
         finally:
             await driver.routes.stop()

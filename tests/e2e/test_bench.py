@@ -89,6 +89,17 @@ async def test_bench_reports_the_documented_figures(bench_report: Report) -> Non
     assert report["cpu_by_component"]["stages"] > 0
     assert not [name for name in report["cpu_by_component"] if "." in name]
     assert report["cpu_ms_per_workflow"] > 0
+    # The session's servers are local: their CPU is counted beside Interlock's own.
+    by = report["cpu_ms_per_workflow_by"]
+    assert set(by) == {"interlock", "nats", "postgres"}
+    assert all(ms > 0 for ms in by.values()), by
+    assert by["interlock"] == report["cpu_ms_per_workflow"]
+    assert report["cpu_ms_per_workflow_all"] == pytest.approx(sum(by.values()), abs=0.05)
+    # One partition: it is delivered every inbound message and decides every workflow.
+    [partition] = report["partitions"]
+    assert partition["partition"] == 0
+    assert partition["decided"] >= 8 * report["workflows"]
+    assert partition["delivered"] >= partition["decided"] - report["workflows"]
     assert report["work"] == "realistic"
     assert "sim" in report["cpu_by_component"]
     assert report["peak_rss_mb"] > 0
