@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from opentelemetry import trace
@@ -48,6 +49,18 @@ class ModelTask:
     name: str
     prompts: tuple[Prompt, ...]
     rules: Rules | None = None
+    output: type[BaseModel] | None = None
+    """The model its answer must validate against (what the stages pass to `ask`), for
+    `interlock eval`'s check of answers."""
+    examples: Path | None = None
+    """Labelled examples (JSONL, `{"inputs", "output"}` a line) the ``local`` model learns
+    `label` from; a task without them is answered by its rules there too."""
+    label: str | None = None
+    """The output field the ``local`` model predicts from `examples` (with `confidence`
+    and `rationale`)."""
+    golden: Path | None = None
+    """The task's golden set (JSONL, `{"inputs", "expected": {field: value}}` a line) that
+    `interlock eval` checks a model and prompt against; never the training examples."""
 
 
 @dataclass(frozen=True)
