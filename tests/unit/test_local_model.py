@@ -39,7 +39,8 @@ async def test_the_broken_item_refund_is_billing_with_the_confidence_to_go_on() 
     answer = ClassifierOutput.model_validate(local.output)
     assert (answer.category, answer.confidence >= THRESHOLD) == ("billing", True)
     assert local.model == "local-nb"
-    assert local.model_version and local.model_version.startswith("local-nb-")
+    assert local.model_version
+    assert local.model_version.startswith("local-nb-")
 
 
 async def test_a_ticket_with_no_clear_word_is_answered_without_confidence() -> None:
@@ -75,7 +76,8 @@ async def test_unreadable_examples_are_refused_in_one_line(tmp_path: Path) -> No
 
 
 def test_the_golden_set_shares_no_case_with_the_examples() -> None:
-    assert CLASSIFY.examples is not None and CLASSIFY.golden is not None
+    assert CLASSIFY.examples is not None
+    assert CLASSIFY.golden is not None
     examples = set(CLASSIFY.examples.read_text().splitlines())
     golden = CLASSIFY.golden.read_text()
     assert not [line for line in examples if line.split('"output"')[0] in golden]
