@@ -65,7 +65,7 @@ def task_catalog(plugin: Plugin) -> TaskCatalog:
         },
         rules={t.name: t.rules for t in plugin.model_tasks if t.rules is not None},
         local={
-            t.name: LocalTask(examples=t.examples, label=t.label)
+            t.name: LocalTask(examples=t.examples, label=t.label, faults=t.faults)
             for t in plugin.model_tasks
             if t.examples is not None and t.label is not None
         },

@@ -32,6 +32,11 @@ previous answer failed validation. A pydantic `ValidationError` it raises is rep
 invalid model inputs (the fields only, never their values)."""
 
 
+Faults = Callable[[Mapping[str, Any], dict[str, Any], bool], dict[str, Any]]
+"""`faults(inputs, answer, repairing) -> answer`: an offline model's answer with the plugin's
+test markers applied (see `ModelTask.faults`)."""
+
+
 @dataclass(frozen=True)
 class Prompt:
     """One released prompt. Immutable once released: changing what the model is asked means a
@@ -58,6 +63,10 @@ class ModelTask:
     label: str | None = None
     """The output field the ``local`` model predicts from `examples` (with `confidence`
     and `rationale`)."""
+    faults: Faults | None = None
+    """The test markers an offline stand-in besides the rules (the ``local`` model) honours,
+    as `faults(inputs, answer, repairing) -> answer`: the demo's and the tests' way to make a
+    model answer wrongly on purpose. Never applied to a real provider's answer."""
     golden: Path | None = None
     """The task's golden set (JSONL, `{"inputs", "expected": {field: value}}` a line) that
     `interlock eval` checks a model and prompt against; never the training examples."""

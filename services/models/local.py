@@ -134,11 +134,14 @@ class LocalModel:
         classifier, digest = self._classifier(request.task)
         label, confidence, words = classifier.predict(features(request.inputs))
         evidence = ", ".join(repr(w) for w in words) or "no word it has seen"
+        local = self._tasks[request.task]
         output = {
-            self._tasks[request.task].label: label,
+            local.label: label,
             "confidence": round(confidence, 3),
             "rationale": f"Most like the {label} examples it was trained on ({evidence}).",
         }
+        if local.faults is not None:
+            output = local.faults(request.inputs, output, bool(request.repair_errors))
         return ModelReply(
             output=output,
             model=MODEL,

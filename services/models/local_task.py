@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+FaultsFn = Callable[[Mapping[str, Any], dict[str, Any], bool], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -12,3 +16,5 @@ class LocalTask:
 
     examples: Path
     label: str
+    faults: FaultsFn | None = None
+    """The plugin's test markers, applied to the classifier's answer (`ModelTask.faults`)."""

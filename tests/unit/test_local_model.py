@@ -81,3 +81,13 @@ def test_the_golden_set_shares_no_case_with_the_examples() -> None:
     examples = set(CLASSIFY.examples.read_text().splitlines())
     golden = CLASSIFY.golden.read_text()
     assert not [line for line in examples if line.split('"output"')[0] in golden]
+
+
+async def test_the_plugins_test_markers_apply_to_the_local_models_answer() -> None:
+    client = model_client("local", tasks=task_catalog(PLUGIN))
+    marked = {**BROKEN_ITEM, "subject": "[invalid-output] Refund for a broken item"}
+    first = await client.complete(_request(marked))
+    repair = _request(marked).model_copy(update={"repair_errors": ["category: not allowed"]})
+    repaired = await client.complete(repair)
+    assert first.output["category"] == "refund_now"
+    assert ClassifierOutput.model_validate(repaired.output).category == "billing"

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from interlock import ModelTask, Prompt
 from interlock.workflows.support.payloads import Category
-from interlock.workflows.support.rules import classify_rules, recommend_rules
+from interlock.workflows.support.rules import classify_faults, classify_rules, recommend_rules
 
 DATA = Path(__file__).parent / "data"
 """The classify task's labelled examples (the ``local`` model learns from them) and its
@@ -50,6 +50,7 @@ CLASSIFY = ModelTask(
     output=ClassifierOutput,
     examples=DATA / "classify_examples.jsonl",
     label="category",
+    faults=classify_faults,
     golden=DATA / "classify_golden.jsonl",
 )
 RECOMMEND = ModelTask(
