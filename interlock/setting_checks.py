@@ -16,7 +16,7 @@ from interlock.contracts.progress import RESERVED_PARAMETERS
 from interlock.plugins import installed
 
 LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
-MODELS = ("rules", "recorded:<path>", "openai")
+MODELS = ("rules", "local", "recorded:<path>", "openai")
 
 
 def _log_level(level: str) -> str:
@@ -27,7 +27,8 @@ def _log_level(level: str) -> str:
 
 def _model(spec: str) -> str:
     name, _, argument = spec.partition(":")
-    if (name, bool(argument)) not in (("rules", False), ("openai", False), ("recorded", True)):
+    accepted = (("rules", False), ("local", False), ("openai", False), ("recorded", True))
+    if (name, bool(argument)) not in accepted:
         raise ValueError(f"unknown model client; use one of {', '.join(MODELS)}")
     return spec
 

@@ -190,8 +190,10 @@ class Settings(WebSettings):
     )
     model: ModelSpec = Field(
         default="rules",
-        description="Model client: `rules` (deterministic, no network), `recorded:PATH` "
-        "(answers from a fixture file) or `openai` (an OpenAI-compatible endpoint).",
+        description="Model client: `rules` (deterministic, no network), `local` (a text "
+        "classifier trained from the plugins' examples, offline; other tasks by their rules), "
+        "`recorded:PATH` (answers from a fixture file) or `openai` (an OpenAI-compatible "
+        "endpoint).",
     )
     models: ModelSpecs = Field(
         default_factory=dict,

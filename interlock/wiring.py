@@ -30,7 +30,7 @@ from interlock.services.errors import (
     OutcomeUnknown,
     invalid_fields,
 )
-from interlock.services.models import PromptTemplate, TaskCatalog, model_client
+from interlock.services.models import LocalTask, PromptTemplate, TaskCatalog, model_client
 from interlock.services.ports import ModelClient
 from interlock.services.runtime.calls import refused, transient
 from interlock.services.runtime.failing import error_class, report, retryable
@@ -64,6 +64,11 @@ def task_catalog(plugin: Plugin) -> TaskCatalog:
             for p in t.prompts
         },
         rules={t.name: t.rules for t in plugin.model_tasks if t.rules is not None},
+        local={
+            t.name: LocalTask(examples=t.examples, label=t.label, faults=t.faults)
+            for t in plugin.model_tasks
+            if t.examples is not None and t.label is not None
+        },
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from opentelemetry import trace
@@ -31,6 +32,11 @@ previous answer failed validation. A pydantic `ValidationError` it raises is rep
 invalid model inputs (the fields only, never their values)."""
 
 
+Faults = Callable[[Mapping[str, Any], dict[str, Any], bool], dict[str, Any]]
+"""`faults(inputs, answer, repairing) -> answer`: an offline model's answer with the plugin's
+test markers applied (see `ModelTask.faults`)."""
+
+
 @dataclass(frozen=True)
 class Prompt:
     """One released prompt. Immutable once released: changing what the model is asked means a
@@ -48,6 +54,22 @@ class ModelTask:
     name: str
     prompts: tuple[Prompt, ...]
     rules: Rules | None = None
+    output: type[BaseModel] | None = None
+    """The model its answer must validate against (what the stages pass to `ask`), for
+    `interlock eval`'s check of answers."""
+    examples: Path | None = None
+    """Labelled examples (JSONL, `{"inputs", "output"}` a line) the ``local`` model learns
+    `label` from; a task without them is answered by its rules there too."""
+    label: str | None = None
+    """The output field the ``local`` model predicts from `examples` (with `confidence`
+    and `rationale`)."""
+    faults: Faults | None = None
+    """The test markers an offline stand-in besides the rules (the ``local`` model) honours,
+    as `faults(inputs, answer, repairing) -> answer`: the demo's and the tests' way to make a
+    model answer wrongly on purpose. Never applied to a real provider's answer."""
+    golden: Path | None = None
+    """The task's golden set (JSONL, `{"inputs", "expected": {field: value}}` a line) that
+    `interlock eval` checks a model and prompt against; never the training examples."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from interlock.cli import (
     describe,
     dlq,
     effects,
+    evaluate,
     history,
     inspect,
     migrate,
@@ -68,6 +69,7 @@ app.command()(run.health)
 app.command(name="nats-config")(credentials.nats_config)
 app.command(name="client-url")(credentials.client_url)
 app.command(name="replay")(history.replay_histories)
+app.command(name="eval")(evaluate.eval_command)
 app.command(name="migrate-workflow")(migrate.migrate_workflow)
 app.command()(demo)
 app.command()(bench)

@@ -2,7 +2,8 @@
 
 - ``rules`` — `RulesModel`: the plugins' deterministic rules, no network (the default);
 - ``recorded:<path>`` — `RecordedModel`: outcomes replayed from a fixture file;
-- ``openai`` — `OpenAIChatModel`: any OpenAI-compatible chat-completions endpoint.
+- ``openai`` — `OpenAIChatModel`: any OpenAI-compatible chat-completions endpoint;
+- ``local`` — `LocalModel`: a text classifier trained from the plugins' examples, offline.
 
 Every client serves the model tasks of a `TaskCatalog`: the prompts and rules the workflows'
 plugins declare. Nothing is created at import time; the composition root calls `model_client`
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 from interlock.services.errors import RecordedFixtureError
 from interlock.services.models.catalog import RulesFn, TaskCatalog
+from interlock.services.models.local import LocalModel
+from interlock.services.models.local_task import LocalTask
 from interlock.services.models.openai import OpenAIChatModel
 from interlock.services.models.prompts import PromptTemplate
 from interlock.services.models.recorded import RecordedModel
@@ -20,6 +23,8 @@ from interlock.services.models.rules import RulesModel
 from interlock.services.ports import ModelClient
 
 __all__ = [
+    "LocalModel",
+    "LocalTask",
     "OpenAIChatModel",
     "PromptTemplate",
     "RecordedFixtureError",
@@ -30,7 +35,7 @@ __all__ = [
     "model_client",
 ]
 
-SPECS = ("rules", "recorded:<path>", "openai")
+SPECS = ("rules", "local", "recorded:<path>", "openai")
 
 
 def model_client(
@@ -42,8 +47,8 @@ def model_client(
     api_key: str | None = None,
     timeout: float = 30.0,
 ) -> ModelClient:
-    """The model client `spec` names (``rules``, ``recorded:<path>`` or ``openai``), serving
-    the model tasks of `tasks`.
+    """The model client `spec` names (``rules``, ``local``, ``recorded:<path>`` or
+    ``openai``), serving the model tasks of `tasks`.
 
     Raises `ValueError` for any other spec, for ``recorded:`` without a path and for
     ``openai`` without `base_url` and `model`; `RecordedFixtureError` if the fixture file is
@@ -52,6 +57,8 @@ def model_client(
     name, _, argument = spec.strip().partition(":")
     if name == "rules" and not argument:
         return RulesModel(tasks.rules)
+    if name == "local" and not argument:
+        return LocalModel(tasks.local, RulesModel(tasks.rules))
     if name == "recorded" and argument.strip():
         return RecordedModel(argument.strip())
     if name == "openai" and not argument:

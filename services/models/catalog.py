@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from interlock.services.models.local_task import LocalTask
 from interlock.services.models.prompts import Templates
 
 RulesFn = Callable[[Mapping[str, Any], bool], dict[str, Any]]
@@ -19,3 +20,5 @@ class TaskCatalog:
     """Released prompt templates by `prompt_version`."""
     rules: Mapping[str, RulesFn] = field(default_factory=dict)
     """Deterministic answers by task, for the ``rules`` model."""
+    local: Mapping[str, LocalTask] = field(default_factory=dict)
+    """Labelled examples by task, for the ``local`` model."""

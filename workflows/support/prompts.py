@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
-from interlock import ModelTask, Prompt
-from interlock.workflows.support.rules import classify_rules, recommend_rules
+from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from interlock import ModelTask, Prompt
+from interlock.workflows.support.payloads import Category
+from interlock.workflows.support.rules import classify_faults, classify_rules, recommend_rules
+
+DATA = Path(__file__).parent / "data"
+"""The classify task's labelled examples (the ``local`` model learns from them) and its
+golden set (what `interlock eval` checks a model and prompt against; none of it is in the
+examples)."""
 SUPPORT_CLASSIFY_V1 = "support-classify-v1"
 SUPPORT_RECOMMEND_V1 = "support-recommend-v1"
+
+
+class ClassifierOutput(BaseModel):
+    """What the model must return; every field required, nothing else allowed (the form
+    OpenAI-compatible strict JSON-schema output demands)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    category: Category
+    confidence: float = Field(ge=0, le=1)
+    rationale: str = Field(max_length=2000)
+
 
 CLASSIFY = ModelTask(
     name="classify",
@@ -26,6 +47,11 @@ CLASSIFY = ModelTask(
         ),
     ),
     rules=classify_rules,
+    output=ClassifierOutput,
+    examples=DATA / "classify_examples.jsonl",
+    label="category",
+    faults=classify_faults,
+    golden=DATA / "classify_golden.jsonl",
 )
 RECOMMEND = ModelTask(
     name="recommend",

@@ -114,13 +114,23 @@ def classify(ticket: _Ticket, *, repairing: bool) -> dict[str, Any]:
         rationale = f"matched {best} keywords: {', '.join(hits[best])}"
     else:
         rationale = f"no category keyword matched; best guess {best}"
-    if HOOK_LOW_CONFIDENCE in ticket.subject:
-        confidence = 0.4
-    if HOOK_INVALID_OUTPUT_ALWAYS in ticket.subject or (
-        HOOK_INVALID_OUTPUT in ticket.subject and not repairing
-    ):
-        best = "refund_now"
-    return {"category": best, "confidence": confidence, "rationale": rationale}
+    answer = {"category": best, "confidence": confidence, "rationale": rationale}
+    return _classify_hooks(ticket.subject, answer, repairing=repairing)
+
+
+def _classify_hooks(subject: str, answer: dict[str, Any], *, repairing: bool) -> dict[str, Any]:
+    if HOOK_LOW_CONFIDENCE in subject:
+        answer = {**answer, "confidence": 0.4}
+    if HOOK_INVALID_OUTPUT_ALWAYS in subject or (HOOK_INVALID_OUTPUT in subject and not repairing):
+        answer = {**answer, "category": "refund_now"}
+    return answer
+
+
+def classify_faults(
+    inputs: Mapping[str, Any], answer: dict[str, Any], repairing: bool
+) -> dict[str, Any]:
+    """The ``classify`` hooks applied to another offline model's answer (`Faults`)."""
+    return _classify_hooks(_Ticket.model_validate(inputs).subject, answer, repairing=repairing)
 
 
 def _confidence(counts: list[int]) -> float:

@@ -6,24 +6,13 @@ only reports what the model said, validated against the closed set of categories
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from interlock import ModelOutputInvalid, ModelRequest, StageContext, ask, output_schema, stage
-from interlock.workflows.support.payloads import Category, SupportRequest
+from interlock.workflows.support.payloads import SupportRequest
 from interlock.workflows.support.ports import MODEL
-from interlock.workflows.support.prompts import SUPPORT_CLASSIFY_V1
+from interlock.workflows.support.prompts import SUPPORT_CLASSIFY_V1, ClassifierOutput
 from interlock.workflows.support.results import Classified, OutputInvalid
-
-
-class ClassifierOutput(BaseModel):
-    """What the model must return; every field required, nothing else allowed (the form
-    OpenAI-compatible strict JSON-schema output demands)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    category: Category
-    confidence: float = Field(ge=0, le=1)
-    rationale: str = Field(max_length=2000)
 
 
 class ClassifyInputs(BaseModel):

@@ -1,0 +1,161 @@
+"""`interlock eval TYPE.TASK`: a model task's golden set asked of one or more models under a
+prompt, the answers checked (schema, then per expected field), with a threshold that exits 1:
+the gate a prompt or model change passes before it is released (see `interlock.evaluation`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.table import Table
+
+from interlock import terminal
+from interlock.contracts.errors import InterlockError
+from interlock.evaluation import candidate_version, evaluate, golden_cases
+from interlock.options import JsonOpt, load_settings
+from interlock.plugins import installed
+from interlock.services.models import PromptTemplate, model_client
+from interlock.settings import Settings
+from interlock.wiring import task_catalog
+
+_MODEL = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        help="A model client to evaluate (rules, local, recorded:PATH, openai); repeat it to "
+        "compare models side by side. Default: the one configured for the type.",
+    ),
+]
+
+
+def _usage(message: str) -> NoReturn:
+    terminal.errors.print(f"[red]usage:[/] {message}")
+    raise typer.Exit(2)
+
+
+def eval_command(
+    target: Annotated[str, typer.Argument(help="TYPE.TASK, e.g. support.classify.")],
+    *,
+    golden: Annotated[
+        Path | None, typer.Option(help="A golden set (JSONL); default: the one the task ships.")
+    ] = None,
+    prompt_version: Annotated[
+        str | None, typer.Option(help="A released prompt version (default: the newest).")
+    ] = None,
+    prompt_file: Annotated[
+        Path | None,
+        typer.Option(help="A candidate prompt's instructions, not yet released, to evaluate."),
+    ] = None,
+    model: _MODEL = None,
+    threshold: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="The least share each figure must reach.")
+    ] = 0.8,
+    json_output: JsonOpt = False,
+) -> None:
+    """Ask a model task's golden set of a model (or several, side by side) and report schema
+    validity, per-field agreement, tokens, cost and latency; exit 1 when a figure is under
+    the threshold, 2 for a bad target, set or prompt."""
+    workflow_type, _, task_name = target.partition(".")
+    loaded = installed()
+    if workflow_type not in loaded.plugins:
+        _usage(f"no workflow type {workflow_type!r} (installed: {', '.join(loaded.plugins)})")
+    plugin = loaded.plugins[workflow_type].plugin
+    tasks = {t.name: t for t in plugin.model_tasks}
+    if task_name not in tasks:
+        _usage(f"{workflow_type} has no model task {task_name!r} (it has: {', '.join(tasks)})")
+    task = tasks[task_name]
+    source = golden or task.golden
+    if source is None:
+        _usage(f"{target} ships no golden set: give one with --golden FILE.jsonl")
+    catalog = task_catalog(plugin)
+    version = prompt_version or task.prompts[-1].version
+    if prompt_file is not None and prompt_version is not None:
+        _usage("give --prompt-version or --prompt-file, not both")
+    if prompt_file is not None:
+        words = _read(prompt_file)
+        version = candidate_version(words)
+        template = PromptTemplate(version=version, task=task.name, instructions=words)
+        catalog = replace(catalog, templates={**catalog.templates, version: template})
+    elif version not in {p.version for p in task.prompts}:
+        released = ", ".join(p.version for p in task.prompts)
+        _usage(f"{target} has no prompt {version!r} (released: {released})")
+    s = load_settings()
+    specs = model or [s.models.get(workflow_type, s.model)]
+    try:
+        cases = golden_cases(source)
+        reports = asyncio.run(
+            _evaluate_all(s, specs, catalog, task, cases, version=version, threshold=threshold)
+        )
+    except (InterlockError, ValueError) as exc:
+        _usage(str(exc))
+    found = {**reports[0], "by_model": reports, "passed": all(r["passed"] for r in reports)}
+    if json_output:
+        terminal.print_json(found)
+    else:
+        _table(target, reports)
+    if not found["passed"]:
+        raise typer.Exit(1)
+
+
+def _read(path: Path) -> str:
+    try:
+        words = path.read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        _usage(f"--prompt-file: {path} cannot be read as text")
+    if not words:
+        _usage(f"--prompt-file: {path} is empty")
+    return words
+
+
+async def _evaluate_all(
+    s: Settings,
+    specs: list[str],
+    catalog: Any,
+    task: Any,
+    cases: Any,
+    *,
+    version: str,
+    threshold: float,
+) -> list[dict[str, Any]]:
+    reports = []
+    for spec in specs:
+        client = model_client(
+            spec,
+            tasks=catalog,
+            base_url=s.openai_base_url,
+            model=s.openai_model,
+            api_key=s.openai_api_key.get_secret_value() if s.openai_api_key else None,
+            timeout=s.model_timeout,
+        )
+        try:
+            found = await evaluate(task, cases, client, prompt_version=version, threshold=threshold)
+        finally:
+            close = getattr(client, "aclose", None)
+            if close is not None:
+                await close()
+        reports.append({"model": spec, **found})
+    return reports
+
+
+def _table(target: str, reports: list[dict[str, Any]]) -> None:
+    fields = sorted({f for r in reports for f in r["agreement"]})
+    table = Table("model", "cases", "schema valid", *fields, "tokens", "cost", "p50 ms", "passed")
+    for r in reports:
+        table.add_row(
+            r["model"],
+            str(r["cases"]),
+            f"{r['schema_valid']:.0%}",
+            *(f"{r['agreement'].get(f, 0):.0%}" for f in fields),
+            f"{r['tokens']['input']}/{r['tokens']['output']}",
+            f"{r['cost']:.4f}",
+            str(r["latency_ms_p50"]),
+            "yes" if r["passed"] else "[red]no[/]",
+        )
+    terminal.console.print(
+        f"{target}, prompt {reports[0]['prompt_version']}, threshold {reports[0]['threshold']}"
+    )
+    terminal.console.print(table)
