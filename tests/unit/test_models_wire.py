@@ -88,9 +88,9 @@ async def test_model_client_builds_each_kind(tmp_path: Path) -> None:
     await openai.aclose()
 
 
-@pytest.mark.parametrize("spec", ["gpt-4", "recorded:", "rules:x", "openai:x", ""])
+@pytest.mark.parametrize("spec", ["gpt-4", "recorded:", "rules:x", "local:x", "openai:x", ""])
 def test_unknown_model_client_names_the_accepted_forms(spec: str) -> None:
-    with pytest.raises(ValueError, match=r"rules, recorded:<path>, openai"):
+    with pytest.raises(ValueError, match=r"rules, local, recorded:<path>, openai"):
         model_client(spec, tasks=BUILT_IN)
 
 
