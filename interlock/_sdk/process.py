@@ -17,6 +17,7 @@ wf.announce_each({"PAID": "completed", "REJECTED": "rejected"}, fields={"amount"
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel
@@ -174,7 +175,11 @@ class Process:
         )
         if escalate_to is not None:
             self.announce(Announcement(state=escalate_to, name="approval_escalated", fields=fields))
-        owner = sorted(parameters[roles_param])[:1] or ["approver"]
+        # the task belongs first to the least-privileged approver
+        ranked = sorted(
+            parameters[limits_param], key=lambda r: Decimal(str(parameters[limits_param][r]))
+        )
+        owner = [*ranked, *sorted(parameters[roles_param]), "approver"]
         self._lists.setdefault("human_waits", []).extend(
             HumanWait(state=w, owner_role=owner[0]) for w in waits
         )

@@ -93,13 +93,15 @@ async def serve(bank: Bank, host: str = "127.0.0.1", port: int = 0) -> tuple[web
     return runner, f"http://{host}:{bound}/"
 
 
-async def _main(port: int) -> None:
-    _runner, url = await serve(Bank(), port=port)
+async def _main(host: str, port: int) -> None:
+    _runner, url = await serve(Bank(), host, port)
     print(json.dumps({"base_url": url}), flush=True)
     await asyncio.Event().wait()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="The expense workflow's simulated bank.")
+    parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8098)
-    asyncio.run(_main(parser.parse_args().port))
+    given = parser.parse_args()
+    asyncio.run(_main(given.host, given.port))
