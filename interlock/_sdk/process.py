@@ -43,6 +43,7 @@ from interlock.contracts.definition import (
 )
 from interlock.contracts.effects import Promise
 from interlock.contracts.payloads import Amount, Payload, Text
+from interlock.contracts.progress import DEFAULT_REMINDER_EVERY_S, DEFAULT_WAIT_DEADLINE_S
 
 APPROVED, REJECTED, CANCEL, RETRY = (
     "APPROVED",
@@ -180,8 +181,16 @@ class Process:
             parameters[limits_param], key=lambda r: Decimal(str(parameters[limits_param][r]))
         )
         owner = [*ranked, *sorted(parameters[roles_param]), "approver"]
+        parameters.setdefault("approval_deadline_seconds", DEFAULT_WAIT_DEADLINE_S)
+        parameters.setdefault("approval_reminder_seconds", DEFAULT_REMINDER_EVERY_S)
         self._lists.setdefault("human_waits", []).extend(
-            HumanWait(state=w, owner_role=owner[0]) for w in waits
+            HumanWait(
+                state=w,
+                owner_role=owner[0],
+                deadline_param="approval_deadline_seconds",
+                reminder_every_param="approval_reminder_seconds",
+            )
+            for w in waits
         )
         return self
 

@@ -22,7 +22,7 @@ from tests.support.cli import cli, cli_env, interlock_up
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(300)
-STAGES = ["expense.classify", "expense.pay", "expense.notify"]
+STAGES = ["expense.categorise", "expense.pay", "expense.notify"]
 
 
 @dataclass

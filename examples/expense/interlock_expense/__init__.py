@@ -2,7 +2,7 @@
 
 ```sh
 pip install -e examples/expense
-interlock workflows        # expense v1: stages classify, pay, notify
+interlock workflows        # expense v1: stages categorise, pay, notify
 ```
 """
 
@@ -13,7 +13,7 @@ from interlock_expense.workflow import (
     DEFINITION,
     NOTICES,
     PAYMENTS,
-    classify,
+    categorise,
     needs_approval,
     notify,
     pay,
@@ -23,7 +23,7 @@ from interlock_expense.workflow import (
 PLUGIN = Plugin(
     workflow_type="expense",
     definitions=(DEFINITION,),
-    stages=(classify, pay, notify),
+    stages=(categorise, pay, notify),
     ports=(PAYMENTS, NOTICES),
     description="Expense claim -> policy -> approval -> payment -> notice",
     guards=(within_policy, needs_approval),

@@ -94,8 +94,8 @@ RULES = {
 }
 
 
-@stage("classify", reads=Job, emits=(Classified,))
-async def classify(job: Job, ctx: StageContext) -> Classified:
+@stage("categorise", reads=Job, emits=(Classified,))
+async def categorise(job: Job, ctx: StageContext) -> Classified:
     words = job.claim.description.lower()
     found = (c for c, keys in RULES.items() if any(k in words for k in keys))
     return Classified(category=next(found, "other"))
@@ -145,7 +145,7 @@ ENDS = ("PAID", "REJECTED", "CANCELLED")
 wf.states(
     "RECEIVED", "CLASSIFYING", "PAYING", "NOTIFYING", *ENDS, terminal=ENDS, effects=("PAYING",)
 )
-wf.stage("CLASSIFYING", classify, inputs=("claim",))
+wf.stage("CLASSIFYING", categorise, inputs=("claim",))
 wf.stage("PAYING", pay, inputs=("claim",))
 wf.stage("NOTIFYING", notify, inputs=("claim",))
 wf.on("RECEIVED", "START", "CLASSIFYING")
