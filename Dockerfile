@@ -29,7 +29,7 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 
 # Then the project itself (.dockerignore keeps tests, venvs and local state out).
 COPY . .
-RUN pip install --no-deps . ./examples/invoice \
+RUN pip install --no-deps . ./examples/invoice ./examples/expense \
     && interlock --help > /dev/null
 
 # ---- runtime ---------------------------------------------------------------------------

@@ -20,9 +20,25 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from interlock._sdk.builder import Retry, Timer, Workflow, check
     from interlock._sdk.effects import effect_is
+    from interlock._sdk.guards import (
+        Anything,
+        Typed,
+        actor_role_in,
+        amount_within_limit,
+        approval_valid,
+        cancel_requested,
+        confidence_at_least,
+        guard,
+        has_data,
+        has_review_target,
+        payload_matches,
+        payload_not_in,
+        typed_guard,
+    )
     from interlock._sdk.models import Answer, ModelTask, Prompt, Rules, ask
-    from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin, guard
+    from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin
     from interlock._sdk.ports import Adapter, AdapterContext, Port
+    from interlock._sdk.process import Approval, Cancellation, Rejection
     from interlock._sdk.results import Result
     from interlock._sdk.scenarios import Scenario, ScenarioRun
     from interlock._sdk.stages import StageContext, StageHandler, Transient, stage
@@ -110,7 +126,10 @@ __all__ = [
     "Amount",
     "Announcement",
     "Answer",
+    "Anything",
+    "Approval",
     "Branch",
+    "Cancellation",
     "Client",
     "Currency",
     "Effect",
@@ -153,6 +172,7 @@ __all__ = [
     "Port",
     "Prompt",
     "PublishFailed",
+    "Rejection",
     "Result",
     "Retry",
     "Rules",
@@ -170,19 +190,30 @@ __all__ = [
     "TokenUsage",
     "Transient",
     "Transition",
+    "Typed",
     "UnknownWorkflowType",
     "Workflow",
     "WorkflowDefinition",
     "WorkflowView",
+    "actor_role_in",
+    "amount_within_limit",
+    "approval_valid",
     "ask",
+    "cancel_requested",
     "check",
+    "confidence_at_least",
     "effect_is",
     "execute_once",
     "fingerprint",
     "guard",
+    "has_data",
+    "has_review_target",
     "output_schema",
+    "payload_matches",
+    "payload_not_in",
     "stage",
     "summarise",
+    "typed_guard",
     "validate",
 ]
 
@@ -197,7 +228,23 @@ _WHERE = {
         "EffectStatus",
         "Terminal",
     ),
-    "interlock._sdk.plugin": ("ENTRY_POINT_GROUP", "Plugin", "guard"),
+    "interlock._sdk.plugin": ("ENTRY_POINT_GROUP", "Plugin"),
+    "interlock._sdk.guards": (
+        "Anything",
+        "Typed",
+        "actor_role_in",
+        "amount_within_limit",
+        "approval_valid",
+        "cancel_requested",
+        "confidence_at_least",
+        "guard",
+        "has_data",
+        "has_review_target",
+        "payload_matches",
+        "payload_not_in",
+        "typed_guard",
+    ),
+    "interlock._sdk.process": ("Approval", "Cancellation", "Rejection"),
     "interlock.plugins": ("PluginError", "validate"),
     "interlock._sdk.models": ("Answer", "ModelTask", "Prompt", "Rules", "ask"),
     "interlock.contracts.guards": ("GuardInput", "PluginGuard"),

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from interlock._sdk.effects import Effects
+from interlock._sdk.process import Process
 from interlock._sdk.results import EventRef, Result, event_name
 from interlock._sdk.stages import StageHandler
 from interlock.contracts import payloads
@@ -58,7 +59,7 @@ def check(name: str, **params: Any) -> Guard:
     return Guard(name=name, params=params)
 
 
-class Workflow(Effects):
+class Workflow(Effects, Process):
     """Builder of one version of one workflow type (see the module's example)."""
 
     def __init__(
@@ -246,7 +247,18 @@ class Workflow(Effects):
         self._lists.setdefault("parallel", []).append(parallel)
         return self
 
-    def announce(self, announcement: Announcement) -> Workflow:
+    def announce(
+        self,
+        announcement: Announcement | str,
+        name: str | None = None,
+        *,
+        fields: Mapping[str, str] | None = None,
+    ) -> Workflow:
+        """Publish on entering a state: an `Announcement`, or its state, name and fields."""
+        if isinstance(announcement, str):
+            announcement = Announcement(
+                state=announcement, name=name or announcement.lower(), fields=dict(fields or {})
+            )
         self._lists.setdefault("announcements", []).append(announcement)
         return self
 

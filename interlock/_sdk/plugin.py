@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from interlock._sdk.guards import guard
 from interlock._sdk.models import ModelTask
 from interlock._sdk.ports import Port
 from interlock._sdk.scenarios import Scenario
 from interlock._sdk.stages import StageHandler
 from interlock.contracts.definition import WorkflowDefinition
-from interlock.contracts.guards import GuardInput, GuardPredicate, PluginGuard
+from interlock.contracts.guards import GuardPredicate, PluginGuard
 from interlock.contracts.registry import WorkflowKey
 
 ENTRY_POINT_GROUP = "interlock.workflows"
+__all__ = ["ENTRY_POINT_GROUP", "Plugin", "guard"]
 
 
 @dataclass(frozen=True)
@@ -55,18 +57,3 @@ class Plugin:
     def stages_asking_a_model(self) -> frozenset[str]:
         """The stages bound to a port that asks a model (`Port.asks_model`)."""
         return frozenset(s.name for s in self.stages if any(p.asks_model for p in s.ports))
-
-
-def guard(predicate: Callable[[GuardInput], bool]) -> PluginGuard:
-    """Declare a pure guard named after the function, for the plugin's `guards`:
-
-    ```python
-    @guard
-    def polite(g: GuardInput) -> bool:
-        return not g.payload.get("shouting", False)
-
-    wf.on("RECEIVED", "START", "GREETING", guards=(check("polite"),))
-    ```
-    It may read only its `GuardInput`: the same event decided again gets the same answer.
-    """
-    return PluginGuard(predicate.__name__, predicate)

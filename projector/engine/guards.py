@@ -53,6 +53,11 @@ def _decimal(value: object) -> Decimal | None:
         return None
 
 
+def _finite(value: object) -> Decimal | None:
+    number = None if value is None else _decimal(value)
+    return number if number is not None and number.is_finite() else None
+
+
 def attempts_remaining(f: Facts, _: Mapping[str, Any]) -> Verdict:
     policy = f.definition.retry[f.workflow.state]
     failures = f.workflow.execution.attempts.get(f.workflow.state, 0) + 1
@@ -114,6 +119,24 @@ def approval_valid(f: Facts, _: Mapping[str, Any]) -> Verdict:
         not_cancelled=not execution.cancel_requested,
         not_expired=timer is None or f.ctx.now < timer.fire_at,
     )
+
+
+def amount_within_limit(f: Facts, params: Mapping[str, Any]) -> Verdict:
+    """An approval of an amount: the actor's role has a limit in the parameter
+    `params["param"]` (role -> amount), the payload's `params["field"]` is within it and, with
+    `params["shown"]`, equals the workflow data at that dotted path (what the task showed).
+    Amounts compare as decimals, so `"120.0"` approves `"120.00"`."""
+    limits: Mapping[str, Any] = f.parameters.get(str(params.get("param", "approver_limits")), {})
+    limit = _finite(limits.get(f.event.actor.role))
+    amount = _finite(lookup(f.payload, str(params.get("field", "amount"))))
+    checks = {
+        "role_allowed": limit is not None,
+        "amount_within_limit": limit is not None and amount is not None and amount <= limit,
+    }
+    if params.get("shown"):
+        shown = _finite(lookup(f.workflow.data, str(params["shown"])))
+        checks["amount_matches_shown"] = amount is not None and amount == shown
+    return _checks(**checks)
 
 
 def reviewer_current(f: Facts, _: Mapping[str, Any]) -> Verdict:
@@ -200,6 +223,7 @@ GUARDS: dict[str, GuardFn] = {
         confidence_at_least,
         validation_current,
         approval_valid,
+        amount_within_limit,
         reviewer_current,
         cancel_requested,
         actor_role_in,
