@@ -53,6 +53,8 @@ class ModelReply(_Value):
     latency_ms: float
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost: Decimal = Decimal(0)
+    """What the call cost, by the installation's price table (`models.pricing`)."""
 
 
 class ModelClient(Protocol):
