@@ -17,6 +17,7 @@ would exceed `model_budget_tokens` (input + output tokens) or `model_budget_cost
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
@@ -115,3 +116,29 @@ def over_budget(spend: ModelSpend, parameters: dict[str, Any]) -> str | None:
         if spend.cost >= limit_cost or spend.cost + spend.largest_cost > limit_cost:
             return f"{spend.cost} of {limit_cost} spent, a call may cost {spend.largest_cost}"
     return None
+
+
+def calls_view(execution: Mapping[str, Any], data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A workflow's model calls as `show`, `trace` and the console list them, in order, each
+    marked `accepted` when the data holds its value."""
+    accepted = set((data.get(ACCEPTED_CALLS) or {}).values())
+    rows = []
+    for raw in execution.get("model_calls") or ():
+        record = ModelCallRecord.model_validate(raw)
+        row = record.model_dump(mode="json")
+        row["cost"] = float(record.cost)
+        row["accepted"] = record.seq in accepted
+        rows.append(row)
+    return rows
+
+
+def spend_view(execution: Mapping[str, Any]) -> dict[str, Any]:
+    """What a workflow has spent on model calls (`ModelSpend`), with the cost as a number."""
+    spend = ModelSpend.model_validate(execution.get("model_spend") or {})
+    return {
+        "calls": spend.calls,
+        "tokens_in": spend.tokens_in,
+        "tokens_out": spend.tokens_out,
+        "cost": float(spend.cost),
+        "dropped": spend.dropped,
+    }

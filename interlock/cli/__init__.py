@@ -19,6 +19,7 @@ import typer
 
 from interlock import failures
 from interlock.cli import (
+    costs,
     credentials,
     describe,
     dlq,
@@ -68,6 +69,7 @@ app.command()(run.health)
 app.command(name="nats-config")(credentials.nats_config)
 app.command(name="client-url")(credentials.client_url)
 app.command(name="replay")(history.replay_histories)
+app.command(name="costs")(costs.costs_command)
 app.command(name="migrate-workflow")(migrate.migrate_workflow)
 app.command()(demo)
 app.command()(bench)
