@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -15,6 +14,7 @@ from typing import Any
 
 import nats
 import pytest
+from nats.aio.client import Client
 
 from interlock.otel.model_metrics import COST, TOKENS
 from interlock.services.models.pricing import Price, cost_of
@@ -58,7 +58,7 @@ def _delta(rec: Recorded, name: str, before: dict[Any, float]) -> dict[Any, floa
     return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
 
 
-async def _start(nc: nats.NATS, workflow_id: str) -> None:
+async def _start(nc: Client, workflow_id: str) -> None:
     body = {
         "event_id": f"req-{uuid.uuid4()}",
         "type": "START",
@@ -85,7 +85,7 @@ async def _reaches(database_url: str, workflow_id: str, state: str) -> dict[str,
 
 
 @pytest.fixture(scope="module")
-async def run(e2e_settings: Settings, module_nats: str, module_database: str) -> AsyncIterator[Run]:
+async def run(e2e_settings: Settings, module_nats: str, module_database: str) -> Run:
     rec = recorded()
     tokens_before, cost_before = rec.counter(TOKENS), rec.counter(COST)
     repaired, stopped = f"acct-{uuid.uuid4()}", f"budget-{uuid.uuid4()}"
@@ -126,7 +126,7 @@ async def run(e2e_settings: Settings, module_nats: str, module_database: str) ->
         code, out = await cli(env, "show", workflow_id, "--json")
         assert code == 0, out
         views[workflow_id] = json.loads(out)
-    yield Run(
+    return Run(
         repaired,
         stopped,
         env,
@@ -148,7 +148,8 @@ async def test_a_repaired_classification_shows_both_attempts_in_order(run: Run) 
         ("recommend", 1, "valid", True),
     ]
     first = calls[0]
-    assert first["errors"] and "category" in first["errors"][0]
+    assert first["errors"]
+    assert "category" in first["errors"][0]
     assert first["tokens"] == {"input": 300, "output": 40}
     assert first["cost"] == _cost(300, 40)
     assert first["model"] == MODEL
