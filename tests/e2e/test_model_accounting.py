@@ -6,6 +6,7 @@ records, and a model budget stops a workflow at `budget_exhausted` before the ca
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from interlock.otel.model_metrics import COST, TOKENS
 from interlock.services.models.pricing import Price, cost_of
 from interlock.settings import Settings
 from tests.support.cli import cli, cli_env
+from tests.support.console import asgi_client, console_settings, log_in
 from tests.support.fake_openai import FakeOpenAI, completion
 from tests.support.inprocess import stack_in_process
 from tests.support.payloads import REQUEST
@@ -234,3 +236,21 @@ async def test_costs_refuses_a_bad_duration_in_one_line(run: Run) -> None:
     code, out = await cli(run.env, "costs", "--since", "yesterday")
     assert code == 2
     assert len(out.strip().splitlines()) == 1, out
+
+
+async def test_the_console_workflow_page_lists_both_attempts_in_order(
+    run: Run, e2e_settings: Settings, module_nats: str, module_database: str
+) -> None:
+    settings = console_settings(Settings(home=e2e_settings.home))
+    async with asgi_client(settings, module_nats, module_database) as client:
+        assert (await log_in(client, "alice")).status_code == 303
+        page = await client.get(f"/workflows/acme/{run.repaired}")
+    assert page.status_code == 200
+    rows = re.findall(r'<tr class="model-call">(.*?)</tr>', page.text)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
+    assert [(c[0], c[1], c[4].split(":")[0], c[8]) for c in cells] == [
+        ("1", "classify attempt 1", "invalid", ""),
+        ("2", "classify attempt 2", "repaired", "accepted"),
+        ("3", "recommend attempt 1", "valid", "accepted"),
+    ]
+    assert cells[0][5] == "300 + 40"
