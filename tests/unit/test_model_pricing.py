@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from pydantic import BaseModel
 
 from interlock import StageContext, ask
+from interlock.childenv import child_environment
 from interlock.cli.costs import parse_duration
 from interlock.contracts.model_calls import ModelSpend, over_budget
 from interlock.services.models.pricing import Price, PricedModel, cost_of
@@ -144,3 +145,13 @@ def test_costs_since_takes_a_duration(text: str, seconds: int) -> None:
 def test_costs_refuses_what_is_not_a_duration(text: str) -> None:
     with pytest.raises(ValueError, match="duration"):
         parse_duration(text)
+
+
+def test_a_stage_process_is_given_the_price_table(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, model_prices=PRICES)
+    env = child_environment(settings, "support.classify", "nats://x:y@h:1", None)
+    assert Settings(home=tmp_path, **_read(env)).model_prices == PRICES
+
+
+def _read(env: dict[str, str]) -> dict[str, object]:
+    return {"model_prices": json.loads(env["INTERLOCK_MODEL_PRICES"])}
