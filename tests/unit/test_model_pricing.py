@@ -147,11 +147,10 @@ def test_costs_refuses_what_is_not_a_duration(text: str) -> None:
         parse_duration(text)
 
 
-def test_a_stage_process_is_given_the_price_table(tmp_path: Path) -> None:
+def test_a_stage_process_is_given_the_price_table(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     settings = Settings(home=tmp_path, model_prices=PRICES)
     env = child_environment(settings, "support.classify", "nats://x:y@h:1", None)
-    assert Settings(home=tmp_path, **_read(env)).model_prices == PRICES
-
-
-def _read(env: dict[str, str]) -> dict[str, object]:
-    return {"model_prices": json.loads(env["INTERLOCK_MODEL_PRICES"])}
+    monkeypatch.setenv("INTERLOCK_MODEL_PRICES", env["INTERLOCK_MODEL_PRICES"])
+    assert Settings(home=tmp_path).model_prices == PRICES
