@@ -254,3 +254,20 @@ async def test_the_console_workflow_page_lists_both_attempts_in_order(
         ("3", "recommend attempt 1", "valid", "accepted"),
     ]
     assert cells[0][5] == "300 + 40"
+
+
+async def test_show_and_trace_list_the_attempts_in_order(run: Run) -> None:
+    code, out = await cli(run.env, "show", run.repaired)
+    assert code == 0, out
+    lines = [line.strip() for line in out.splitlines() if "model call" in line]
+    assert [line.split(" [")[0] for line in lines] == [
+        "model call 1: classify attempt 1 invalid",
+        "model call 2: classify attempt 2 repaired (accepted)",
+        "model call 3: recommend attempt 1 valid (accepted)",
+    ]
+    assert "340 tokens" in lines[0]
+    code, out = await cli(run.env, "trace", run.repaired, "--json")
+    assert code == 0, out
+    traced = json.loads(out)["model_calls"]
+    assert [c["seq"] for c in traced] == [1, 2, 3]
+    assert traced == run.views[run.repaired]["model_calls"]
