@@ -232,10 +232,19 @@ async def test_the_token_and_cost_counters_equal_the_records(run: Run) -> None:
         assert run.cost[tuple(sorted(labels.items()))] == pytest.approx(expected, rel=1e-12)
 
 
-async def test_costs_refuses_a_bad_duration_in_one_line(run: Run) -> None:
-    code, out = await cli(run.env, "costs", "--since", "yesterday")
-    assert code == 2
-    assert len(out.strip().splitlines()) == 1, out
+async def test_costs_refuses_a_bad_option_in_one_line(run: Run) -> None:
+    for bad in (("--since", "yesterday"), ("--by", "colour")):
+        code, out = await cli(run.env, "costs", *bad)
+        assert code == 2, out
+        assert len(out.strip().splitlines()) == 1, out
+
+
+async def test_costs_prints_a_table_with_the_total(run: Run) -> None:
+    code, out = await cli(run.env, "costs", "--by", "task")
+    assert code == 0, out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.strip()}
+    assert rows["classify"][:3] == ["3", "3150", "170"]
+    assert rows["total"] == ["4", "3550", "230", "0.011175"]
 
 
 async def test_the_console_workflow_page_lists_both_attempts_in_order(
