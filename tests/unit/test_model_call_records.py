@@ -12,7 +12,7 @@ from interlock.projector.engine.digest import decided_data, outcome
 from interlock.projector.engine.model import Workflow
 from interlock.projector.service import validated
 from tests.support.decisions import T0, started
-from tests.support.payloads import CALL, PAYLOADS, result_event
+from tests.support.payloads import CALL, PAYLOADS, envelope, result_event
 from tests.support.workflows import REGISTRY
 
 DIGEST = "ab" * 32
@@ -134,3 +134,28 @@ def test_the_records_are_compared_apart_from_data_and_execution() -> None:
 def _used(tokens: int) -> dict[str, Any]:
     call = _call(tokens={"prompt": tokens - 100, "completion": 100})
     return {"category": "billing", "confidence": 0.9, "call": call}
+
+
+def _retried(wf: Workflow, **parameters: Any) -> Accepted:
+    definition = REGISTRY.get("support", wf.definition_version)
+    event = validated(definition, envelope("RETRY_REQUESTED", workflow_id=wf.workflow_id))
+    decision = resolve(definition, wf, event, Context(now=T0, parameters=parameters))
+    assert isinstance(decision, Accepted), decision
+    return decision
+
+
+def test_a_reviewers_retry_runs_the_model_step_once_the_budget_was_raised() -> None:
+    budget = {"model_budget_tokens": 1000}
+    wf = decide(started("wf-raise").workflow, "CLASSIFICATION_SUCCEEDED", _used(600), **budget)
+    wf1 = decide(wf.workflow, "POLICY_RETRIEVED", PAYLOADS["POLICY_RETRIEVED"], **budget)
+    stopped = decide(wf1.workflow, "ACCOUNT_INSPECTED", PAYLOADS["ACCOUNT_INSPECTED"], **budget)
+
+    again = _retried(stopped.workflow, **budget)
+    assert (again.workflow.state, again.note) == ("MANUAL_REVIEW", "budget_exhausted")
+    assert again.workflow.execution.review is not None
+    assert not again.workflow.execution.open_jobs
+
+    raised = _retried(stopped.workflow, model_budget_tokens=5000)
+    assert raised.workflow.state == "GENERATING_RECOMMENDATION"
+    (job,) = raised.workflow.execution.open_jobs.values()
+    assert job.stage == "generate_recommendation"
