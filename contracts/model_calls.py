@@ -63,6 +63,7 @@ class ModelCallRecord(_Frozen):
     prompt_version: str
     model: str
     model_version: str | None = None
+    parameters: dict[str, str | int | float | bool] = {}
     input_digest: str | None = None
     input_refs: tuple[str, ...] = ()
     output: dict[str, Any] = {}

@@ -55,6 +55,10 @@ class ModelCall(Payload):
     """The names of those inputs."""
     trace_id: Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")] | None = None
     """The trace the call was made in."""
+    parameters: dict[ShortText, str | int | float | bool] = Field(
+        default_factory=dict, max_length=20
+    )
+    """The generation parameters the model client sent (temperature, output format)."""
 
 
 class TimerFired(Payload):

@@ -55,6 +55,8 @@ class ModelReply(_Value):
     completion_tokens: int = 0
     cost: Decimal = Decimal(0)
     """What the call cost, by the installation's price table (`models.pricing`)."""
+    parameters: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """The generation parameters the client sent (e.g. temperature), for the record."""
 
 
 class ModelClient(Protocol):

@@ -98,6 +98,7 @@ async def ask(
         input_digest=input_digest(request.inputs),
         input_refs=sorted(request.inputs)[:50],
         trace_id=_trace_id(),
+        parameters=reply.parameters,
         model=reply.model,
         model_version=reply.model_version,
         prompt_version=request.prompt_version,

@@ -57,6 +57,7 @@ def record_model_calls(f: Facts, spec: EventSpec, d: Draft) -> None:
             prompt_version=call.prompt_version,
             model=call.model,
             model_version=call.model_version,
+            parameters=dict(call.parameters),
             input_digest=call.input_digest,
             input_refs=tuple(call.input_refs),
             output=dict(call.output),

@@ -155,6 +155,7 @@ async def test_a_repaired_classification_shows_both_attempts_in_order(run: Run) 
     assert first["tokens"] == {"input": 300, "output": 40}
     assert first["cost"] == _cost(300, 40)
     assert first["model"] == MODEL
+    assert first["parameters"] == {"temperature": 0, "response_format": "json_schema"}
     assert first["prompt_version"] == "support-classify-v1"
     assert len(first["input_digest"]) == 64
     assert first["input_digest"] == calls[1]["input_digest"]  # the same inputs, asked again
