@@ -46,6 +46,15 @@ def workflow(view: dict[str, Any]) -> None:
         console.print(f"  effect {effect['state']}: {effect['status']}{key}", soft_wrap=True)
     for line in model_call_lines(view.get("model_calls") or ()):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+    spend = view.get("model_spend") or {}
+    if spend.get("calls"):
+        dropped = f" ({spend['dropped']} beyond the kept records)" if spend.get("dropped") else ""
+        console.print(
+            f"  model spend: {spend['calls']} calls, {spend['tokens_in']} tokens in, "
+            f"{spend['tokens_out']} out, cost {spend['cost']:g}{dropped}",
+            markup=False,
+            highlight=False,
+        )
     console.print(f"  data: {', '.join(sorted(view['data'])) or '-'}")
     # Cells wrap (fold) rather than end in an ellipsis: nothing shown is cut.
     table = Table(

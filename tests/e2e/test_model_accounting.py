@@ -276,6 +276,7 @@ async def test_show_and_trace_list_the_attempts_in_order(run: Run) -> None:
         "model call 3: recommend attempt 1 valid (accepted)",
     ]
     assert "340 tokens" in lines[0]
+    assert "model spend: 3 calls, 1050 tokens in, 130 out" in out
     code, out = await cli(run.env, "trace", run.repaired, "--json")
     assert code == 0, out
     traced = json.loads(out)["model_calls"]
