@@ -8,6 +8,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from interlock.contracts.model_calls import calls_view
+
 REDACTED = "[redacted]"
 _SECRET = re.compile(
     r"secret|password|passwd|api_?key|authorization|credential|private_key|^token$|_token$",
@@ -27,24 +29,39 @@ def redact(value: Any, keys: frozenset[str]) -> Any:
     return value
 
 
-def model_calls(data: Mapping[str, Any], keys: frozenset[str]) -> list[dict[str, Any]]:
-    """Every recorded model call in the workflow's data (the `call` of a step's result): what
-    asked, which model and prompt version, the verdict, latency and tokens; output redacted."""
-    found = []
+def model_calls(
+    execution: Mapping[str, Any], data: Mapping[str, Any], keys: frozenset[str]
+) -> list[dict[str, Any]]:
+    """Every model call of the workflow, in order, as the engine recorded each attempt (task
+    and attempt, model and prompt version, verdict and errors, tokens, cost, latency, whether
+    the data holds its value); output redacted. A workflow decided before the engine kept
+    attempts shows the calls its data holds (the accepted ones only)."""
+    if execution.get("model_calls"):
+        return [{**c, "output": redact(c["output"], keys)} for c in calls_view(execution, data)]
+    found: list[dict[str, Any]] = []
     for step, value in data.items():
         call = value.get("call") if isinstance(value, Mapping) else None
         if isinstance(call, Mapping) and "model" in call:
+            failed = call.get("validation") == "failed"
+            verdict = "invalid" if failed else "repaired" if call.get("repair") else "valid"
+            tokens = call.get("tokens") or {}
             found.append(
                 {
-                    "step": step,
+                    "seq": len(found) + 1,
+                    "task": step,
+                    "attempt": 1,
                     "model": call.get("model"),
                     "model_version": call.get("model_version"),
                     "prompt_version": call.get("prompt_version"),
-                    "verdict": call.get("validation"),
+                    "verdict": verdict,
                     "errors": call.get("errors") or [],
                     "latency_ms": call.get("latency_ms"),
-                    "tokens": call.get("tokens") or {},
-                    "repair": call.get("repair", False),
+                    "tokens": {
+                        "input": tokens.get("prompt", 0),
+                        "output": tokens.get("completion", 0),
+                    },
+                    "cost": 0.0,
+                    "accepted": not failed,
                     "output": redact(call.get("output") or {}, keys),
                 }
             )

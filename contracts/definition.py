@@ -80,6 +80,8 @@ class Stage(_Frozen):
     inputs: tuple[str, ...] = ()
     emits: tuple[str, ...] = ()
     """Its result events besides the generic ones (`GENERIC_RESULTS`)."""
+    model: bool = False
+    """Its work is a model call: a model budget (`contracts.model_calls`) guards its jobs."""
 
 
 class RetryPolicy(_Frozen):

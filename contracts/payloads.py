@@ -45,6 +45,20 @@ class ModelCall(Payload):
     latency_ms: float = Field(ge=0)
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     repair: bool = False
+    task: ShortText | None = None
+    """The model task asked (`ModelRequest.task`); absent in calls recorded before it was."""
+    cost: Annotated[Decimal, Field(ge=0, max_digits=20, decimal_places=10)] = Decimal(0)
+    """What the call cost by the stage's price table for its model (0 for local models)."""
+    input_digest: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    """SHA-256 of the canonical JSON of the inputs the model was given (never the inputs)."""
+    input_refs: list[ShortText] = Field(default_factory=list, max_length=50)
+    """The names of those inputs."""
+    trace_id: Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")] | None = None
+    """The trace the call was made in."""
+    parameters: dict[ShortText, str | int | float | bool] = Field(
+        default_factory=dict, max_length=20
+    )
+    """The generation parameters the model client sent (temperature, output format)."""
 
 
 class TimerFired(Payload):

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.model_calls import BUDGET_PARAMETERS
 
 STUCK_AFTER = "stuck_after_seconds"
 """Definition-level bound (seconds without progress) of the states that expect progress."""
 STUCK_AFTER_BY_STATE = "stuck_after_seconds_by_state"
 """Per-state bounds, `{state: seconds}`, over `STUCK_AFTER` (e.g. a slow stage's state)."""
-RESERVED_PARAMETERS = frozenset({STUCK_AFTER, STUCK_AFTER_BY_STATE})
+RESERVED_PARAMETERS = frozenset({STUCK_AFTER, STUCK_AFTER_BY_STATE, *BUDGET_PARAMETERS})
 """Parameters every workflow type accepts as overrides, whether its definition declares them."""
 
 DEFAULT_WAIT_DEADLINE_S = 24 * 3600.0

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,15 @@ _OWN: dict[str, tuple[str, ...]] = {
     ),
 }
 _STAGE = ("stage_workers", "external_timeout", "adapters")
-_MODEL = ("model", "models", "openai_base_url", "openai_model", "openai_api_key", "model_timeout")
+_MODEL = (
+    "model",
+    "models",
+    "openai_base_url",
+    "openai_model",
+    "openai_api_key",
+    "model_timeout",
+    "model_prices",
+)
 
 
 def model_stages() -> frozenset[str]:
@@ -151,6 +160,6 @@ def _plain(value: Any) -> Any:
         return sorted(_plain(v) for v in value)
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    if isinstance(value, Path):
+    if isinstance(value, Path | Decimal):
         return str(value)
     return value

@@ -17,6 +17,7 @@ import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -102,16 +103,15 @@ async def evaluate(
     *,
     prompt_version: str,
     threshold: float,
-    cost_of: Any = None,
 ) -> dict[str, Any]:
     """Ask `model` every case under `prompt_version` and report the figures (see the
-    module's docstring). `cost_of(model_name, tokens_in, tokens_out)` prices a call (none:
-    zero). A call that fails (unavailable, rejected) counts as an invalid answer."""
+    module's docstring); a reply's cost is what its client priced it at (`PricedModel`).
+    A call that fails (unavailable, rejected) counts as an invalid answer."""
     output: type[BaseModel] | None = task.output
     schema = output_schema(output) if output is not None else {}
     fields = sorted({f for case in cases for f in case.expected})
     agreed = dict.fromkeys(fields, 0)
-    tally, latencies, cost = _Tally(), [], 0.0
+    tally, latencies, cost = _Tally(), [], Decimal(0)
     models: set[str] = set()
     for case in cases:
         request = ModelRequest(
@@ -128,8 +128,7 @@ async def evaluate(
         models.add(reply.model)
         tally.tokens_in += reply.prompt_tokens
         tally.tokens_out += reply.completion_tokens
-        if cost_of is not None:
-            cost += cost_of(reply.model, reply.prompt_tokens, reply.completion_tokens)
+        cost += reply.cost
         answer = reply.output
         if output is not None:
             try:
@@ -151,7 +150,7 @@ async def evaluate(
         "agreement": agreement,
         "failed_calls": tally.failed,
         "tokens": {"input": tally.tokens_in, "output": tally.tokens_out},
-        "cost": round(cost, 6),
+        "cost": float(cost),
         "latency_ms_p50": round(statistics.median(latencies), 2) if latencies else None,
         "threshold": threshold,
         "passed": all(r >= threshold for r in (schema_valid, *agreement.values())),

@@ -16,6 +16,7 @@ from interlock.contracts.urls import (
     scheme,
     split_postgres_url,
 )
+from interlock.services.models.pricing import Price
 from interlock.setting_checks import (
     Directory,
     HttpUrl,
@@ -210,6 +211,12 @@ class Settings(WebSettings):
         default=None, description="Bearer key, if any."
     )
     model_timeout: float = Field(default=30.0, gt=0, description="Seconds per model call.")
+    model_prices: dict[str, Price] = Field(
+        default_factory=dict,
+        description="Per model name, prices per million tokens, as JSON, e.g. "
+        '{"gpt-4o-mini": {"input_per_1m": "0.15", "output_per_1m": "0.60"}}; a model not '
+        "listed (the local `rules` and `recorded` by default) costs nothing.",
+    )
     external_timeout: float = Field(
         default=2.0, gt=0, description="Seconds per call to an external system (simulators)."
     )

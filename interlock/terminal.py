@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -43,6 +44,17 @@ def workflow(view: dict[str, Any]) -> None:
     for effect in view.get("effects") or ():
         key = f" (idempotency key {effect['idempotency_key']})" if effect["idempotency_key"] else ""
         console.print(f"  effect {effect['state']}: {effect['status']}{key}", soft_wrap=True)
+    for line in model_call_lines(view.get("model_calls") or ()):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    spend = view.get("model_spend") or {}
+    if spend.get("calls"):
+        dropped = f" ({spend['dropped']} beyond the kept records)" if spend.get("dropped") else ""
+        console.print(
+            f"  model spend: {spend['calls']} calls, {spend['tokens_in']} tokens in, "
+            f"{spend['tokens_out']} out, cost {spend['cost']:g}{dropped}",
+            markup=False,
+            highlight=False,
+        )
     console.print(f"  data: {', '.join(sorted(view['data'])) or '-'}")
     # Cells wrap (fold) rather than end in an ellipsis: nothing shown is cut.
     table = Table(
@@ -92,3 +104,18 @@ def iso(timestamp: str, timespec: str = "milliseconds") -> str:
         return datetime.fromisoformat(timestamp).isoformat(timespec=timespec)
     except ValueError:
         return timestamp
+
+
+def model_call_lines(calls: Iterable[dict[str, Any]]) -> list[str]:
+    """One line per model call: which attempt, its verdict, model, tokens and cost."""
+    lines = []
+    for c in calls:
+        tokens = c["tokens"]["input"] + c["tokens"]["output"]
+        mark = " (accepted)" if c.get("accepted") else ""
+        errors = f" - {'; '.join(c['errors'])}" if c.get("errors") else ""
+        lines.append(
+            f"  model call {c['seq']}: {c['task']} attempt {c['attempt']} {c['verdict']}{mark}"
+            f" [{c['model']}, {c['prompt_version']}, {tokens} tokens, cost {c['cost']:g},"
+            f" {c['latency_ms']:.0f} ms]{errors}"
+        )
+    return lines

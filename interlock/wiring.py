@@ -31,6 +31,7 @@ from interlock.services.errors import (
     invalid_fields,
 )
 from interlock.services.models import LocalTask, PromptTemplate, TaskCatalog, model_client
+from interlock.services.models.pricing import PricedModel
 from interlock.services.ports import ModelClient
 from interlock.services.runtime.calls import refused, transient
 from interlock.services.runtime.failing import error_class, report, retryable
@@ -51,7 +52,7 @@ def model_from_settings(rt: Runtime, plugin: Plugin) -> ModelClient:
         api_key=s.openai_api_key.get_secret_value() if s.openai_api_key else None,
         timeout=s.model_timeout,
     )
-    return client
+    return PricedModel(client, s.model_prices)
 
 
 def task_catalog(plugin: Plugin) -> TaskCatalog:

@@ -9,6 +9,7 @@ from datetime import datetime
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Envelope
 from interlock.otel import metrics
+from interlock.otel.model_metrics import model_spent
 from interlock.projector.engine import Accepted, Rejected, Workflow
 from interlock.projector.store.types import Stored
 
@@ -70,5 +71,16 @@ def measure(
             metrics.approval_wait(wf_type, waited, event.type)
     if definition.is_terminal(target):
         metrics.outcome(wf_type, target)
+    seen = before.workflow.execution.model_spend.calls
+    for call in decision.workflow.execution.model_calls:
+        if call.seq > seen:
+            model_spent(
+                wf_type,
+                call.task,
+                call.model,
+                tokens_in=call.tokens.input,
+                tokens_out=call.tokens.output,
+                cost=call.cost,
+            )
     if decision.transition.action in ("schedule_retry", "branch_retry"):
         metrics.retry(wf_type, source, str(event.payload.get("error_class", "unknown")))

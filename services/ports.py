@@ -53,6 +53,10 @@ class ModelReply(_Value):
     latency_ms: float
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost: Decimal = Decimal(0)
+    """What the call cost, by the installation's price table (`models.pricing`)."""
+    parameters: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """The generation parameters the client sent (e.g. temperature), for the record."""
 
 
 class ModelClient(Protocol):

@@ -142,7 +142,7 @@ async def workflow_page(request: Request) -> Response:
             e for e in effects_view(definition, view["execution"]) if e["status"] != "none"
         ],
         "data": redact(view["data"], settings.console_redact),
-        "calls": model_calls(view["data"], settings.console_redact),
+        "calls": model_calls(view["execution"], view["data"], settings.console_redact),
         "spans": waterfall(tree["spans"]) if tree else [],
         "jaeger": settings.jaeger_url,
         "trace_ids": tree["trace_ids"]

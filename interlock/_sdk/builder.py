@@ -181,14 +181,19 @@ class Workflow(Effects, Process):
         inputs: Iterable[str] = (),
         emits: Iterable[EventRef] = (),
         retry: RetryPolicy | None = None,
+        model: bool | None = None,
     ) -> Workflow:
         """The stage that works in `state`, the data it is given, and its retry policy.
-        Given a `StageHandler`, its result models are what it emits."""
+        Given a `StageHandler`, its result models are what it emits. `model` marks a model
+        step, which a model budget guards (default: a handler whose `system` is "model")."""
         if isinstance(handler, StageHandler):
             name, emitted = handler.name, sorted(handler.events())
+            model = handler.system == "model" if model is None else model
         else:
             name, emitted = handler, [event_name(e) for e in emits]
-        self._stages[state] = Stage(name=name, inputs=tuple(inputs), emits=tuple(emitted))
+        self._stages[state] = Stage(
+            name=name, inputs=tuple(inputs), emits=tuple(emitted), model=bool(model)
+        )
         if retry is not None:
             self._retry[state] = retry
         return self

@@ -8,6 +8,8 @@ request's `prompt_version` names from the plugin's released prompts, and the det
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +115,12 @@ async def ask(
         errors = [summarise(exc)]
     metrics.model_call(request.task, reply.model, reply.latency_ms, valid=not errors)
     call = ModelCall(
+        task=request.task,
+        cost=reply.cost,
+        input_digest=input_digest(request.inputs),
+        input_refs=sorted(request.inputs)[:50],
+        trace_id=_trace_id(),
+        parameters=reply.parameters,
         model=reply.model,
         model_version=reply.model_version,
         prompt_version=request.prompt_version,
@@ -124,6 +132,17 @@ async def ask(
         repair=ctx.repair,
     )
     return Answer(value, call)
+
+
+def input_digest(inputs: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of `inputs`: the identity of what a model was given."""
+    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _trace_id() -> str | None:
+    context = trace.get_current_span().get_span_context()
+    return format(context.trace_id, "032x") if context.is_valid else None
 
 
 async def _complete(model: ModelClient, request: ModelRequest) -> ModelReply:

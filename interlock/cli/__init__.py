@@ -19,6 +19,7 @@ import typer
 
 from interlock import failures
 from interlock.cli import (
+    costs,
     credentials,
     describe,
     dlq,
@@ -70,6 +71,7 @@ app.command(name="nats-config")(credentials.nats_config)
 app.command(name="client-url")(credentials.client_url)
 app.command(name="replay")(history.replay_histories)
 app.command(name="eval")(evaluate.eval_command)
+app.command(name="costs")(costs.costs_command)
 app.command(name="migrate-workflow")(migrate.migrate_workflow)
 app.command()(demo)
 app.command()(bench)

@@ -19,6 +19,7 @@ from interlock.evaluation import candidate_version, evaluate, golden_cases
 from interlock.options import JsonOpt, load_settings
 from interlock.plugins import installed
 from interlock.services.models import PromptTemplate, model_client
+from interlock.services.models.pricing import PricedModel
 from interlock.settings import Settings
 from interlock.wiring import task_catalog
 
@@ -123,18 +124,21 @@ async def _evaluate_all(
 ) -> list[dict[str, Any]]:
     reports = []
     for spec in specs:
-        client = model_client(
-            spec,
-            tasks=catalog,
-            base_url=s.openai_base_url,
-            model=s.openai_model,
-            api_key=s.openai_api_key.get_secret_value() if s.openai_api_key else None,
-            timeout=s.model_timeout,
+        client = PricedModel(
+            model_client(
+                spec,
+                tasks=catalog,
+                base_url=s.openai_base_url,
+                model=s.openai_model,
+                api_key=s.openai_api_key.get_secret_value() if s.openai_api_key else None,
+                timeout=s.model_timeout,
+            ),
+            s.model_prices,
         )
         try:
             found = await evaluate(task, cases, client, prompt_version=version, threshold=threshold)
         finally:
-            close = getattr(client, "aclose", None)
+            close = getattr(client.client, "aclose", None)
             if close is not None:
                 await close()
         reports.append({"model": spec, **found})

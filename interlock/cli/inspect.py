@@ -10,6 +10,7 @@ import typer
 from interlock import queries, terminal
 from interlock.contracts.effectcheck import effects_view
 from interlock.contracts.errors import UnknownDefinition
+from interlock.contracts.model_calls import calls_view, spend_view
 from interlock.options import (
     JsonOpt,
     TenantOpt,
@@ -33,18 +34,27 @@ def show(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = Fals
 
 
 def with_effects(view: dict[str, Any]) -> dict[str, Any]:
-    """`view` with `effects`: the status and key of each effect its definition declares."""
+    """`view` with `effects`: the status and key of each effect its definition declares; and
+    `model_calls`, every model call in order, with `model_spend`, their totals."""
+    execution = view.get("execution") or {}
+    view = {
+        **view,
+        "model_calls": calls_view(execution, view.get("data") or {}),
+        "model_spend": spend_view(execution),
+    }
     try:
         definition = installed().registry.get(view["workflow_type"], view["definition_version"])
     except UnknownDefinition:
         return {**view, "effects": []}
-    return {**view, "effects": effects_view(definition, view.get("execution") or {})}
+    return {**view, "effects": effects_view(definition, execution)}
 
 
 def trace(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = False) -> None:
     """A workflow's causal tree: every hop, its duration, states and refusals."""
     s = load_settings()
-    tree = assemble(_view(workflow_id, tenant), traces_dir(s))
+    view = _view(workflow_id, tenant)
+    tree = assemble(view, traces_dir(s))
+    tree["model_calls"] = calls_view(view.get("execution") or {}, view.get("data") or {})
     if json_output:
         terminal.print_json(tree)
         return
@@ -58,6 +68,8 @@ def trace(workflow_id: str, tenant: TenantOpt = None, json_output: JsonOpt = Fal
     terminal.console.print(f"trace {tree['trace_id']} ({len(tree['spans'])} spans)")
     for line in render(tree):
         terminal.console.print(line, markup=False, highlight=False)
+    for line in terminal.model_call_lines(tree["model_calls"]):
+        terminal.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def list_workflows(

@@ -14,6 +14,7 @@ from typing import Any
 
 from interlock.contracts.definition import RetryPolicy, Stage
 from interlock.contracts.ids import timer_id_for
+from interlock.contracts.model_calls import ModelCallRecord, ModelSpend
 from interlock.projector.engine.guards import Facts, current_branch
 from interlock.projector.engine.model import (
     BranchState,
@@ -50,6 +51,8 @@ class Draft:
     review: Review | None
     version: int
     effects: dict[str, EffectFact] = field(default_factory=dict)
+    model_calls: list[ModelCallRecord] = field(default_factory=list)
+    model_spend: ModelSpend = field(default_factory=ModelSpend)
     armed: list[TimerRef] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
     jobs: list[JobOrder] = field(default_factory=list)
@@ -71,6 +74,8 @@ class Draft:
             review=ex.review,
             version=wf.version + 1,
             effects=dict(ex.effects),
+            model_calls=list(ex.model_calls),
+            model_spend=ex.model_spend,
         )
 
     def arm(

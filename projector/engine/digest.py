@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from interlock.contracts.jobs import JOB_EVENT_TYPE
+from interlock.contracts.model_calls import ACCEPTED_CALLS
 from interlock.projector.engine.failures import LAST_ERROR
 from interlock.projector.engine.model import Decision, OutMessage
 
@@ -28,9 +29,13 @@ FIELDS = (
     "outbox",
     "timers",
     "effects",
+    "model_calls",
 )
 """Every field of an outcome, in the order a replay reports them."""
-OPTIONAL_FIELDS = frozenset({"effects"})
+OPTIONAL_FIELDS = frozenset({"effects", "model_calls"})
+_APART = {"open_jobs", "timers", "effects", "model_calls", "model_spend"}
+"""Execution fields digested on their own (or, for open jobs and timers, with the jobs and
+timers), so that histories recorded before a field existed still compare equal."""
 """Fields added after histories were recorded: compared only where the record has them."""
 
 
@@ -40,7 +45,7 @@ def outcome(decision: Decision) -> dict[str, Any]:
     if not decision.accepted:
         return {"accepted": False, "reason": decision.reason}
     wf = decision.workflow
-    execution = wf.execution.model_dump(mode="json", exclude={"open_jobs", "timers", "effects"})
+    execution = wf.execution.model_dump(mode="json", exclude=_APART)
     jobs = [m for m in decision.messages if m.envelope.type == JOB_EVENT_TYPE]
     others = [m for m in decision.messages if m.envelope.type != JOB_EVENT_TYPE]
     return {
@@ -64,13 +69,21 @@ def outcome(decision: Decision) -> dict[str, Any]:
             }
         ),
         "effects": _digest({k: v.model_dump(mode="json") for k, v in wf.execution.effects.items()}),
+        "model_calls": _digest(
+            {
+                "calls": [c.model_dump(mode="json") for c in wf.execution.model_calls],
+                "spend": wf.execution.model_spend.model_dump(mode="json"),
+                "accepted": wf.data.get(ACCEPTED_CALLS),
+            }
+        ),
     }
 
 
 def decided_data(data: dict[str, Any]) -> dict[str, Any]:
     """`data` as a decision is compared: without the engine's note of the last failure
-    (`failures.LAST_ERROR`), which records why and decides nothing."""
-    return {k: v for k, v in data.items() if k != LAST_ERROR}
+    (`failures.LAST_ERROR`), which records why and decides nothing, and without the pointers
+    to accepted model calls (compared with the calls, under `model_calls`)."""
+    return {k: v for k, v in data.items() if k not in (LAST_ERROR, ACCEPTED_CALLS)}
 
 
 def _message(message: OutMessage) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from interlock.contracts.definition import Transition
 from interlock.contracts.effects import EffectStatus
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.guards import GuardPredicate
+from interlock.contracts.model_calls import ModelCallRecord, ModelSpend
 
 RejectReason = Literal[
     "invalid_transition",
@@ -104,6 +105,9 @@ class Execution(_Frozen):
     review: Review | None = None
     effects: dict[str, EffectFact] = {}
     """By effect state, for every effect that left `none` (see `contracts.effects`)."""
+    model_calls: tuple[ModelCallRecord, ...] = ()
+    """Every model call the stages reported, in commit order (bounded: `model_calls`)."""
+    model_spend: ModelSpend = ModelSpend()
 
 
 class Workflow(_Frozen):

@@ -24,6 +24,7 @@ from interlock.projector.engine.model import (
     Rejected,
     Workflow,
 )
+from interlock.projector.engine.model_calls import budget_stop, record_model_calls
 
 
 def resolve(
@@ -135,6 +136,7 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
     _update_data(f, d)
     track_effects(f, d)
     note_failure(f, spec, d)
+    record_model_calls(f, spec, d)
     if spec.answers_job:
         d.open_jobs.pop(f.event.causation_id or "", None)
     if spec.source == "timer":
@@ -143,6 +145,9 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
         d.counters[row.limit.counter] = d.counters.get(row.limit.counter, 0) + 1
     if row.action is not None:
         ACTIONS[row.action](f, d)
+    stopped = budget_stop(f, d, dispatches=d.target != wf.state or row.reissue)
+    if stopped is not None:
+        labels = (*labels, "!model_budget")
     moved = d.target != wf.state
     if moved or row.reissue:
         d.open_jobs = {}
@@ -152,6 +157,8 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
         d.drop_timers(keep=lambda t: False)
     if moved or row.reissue:
         outputs.enter(f, d, row.reason)
+    if stopped is not None:
+        d.review = stopped
     if f.event.type == definition.start_event:
         outputs.arm_workflow_timers(f, d, definition)
     messages: list[OutMessage] = outputs.job_messages(f, d)
@@ -195,6 +202,8 @@ def freeze(wf: Workflow, d: Draft, keep_review: bool) -> Workflow:
         branches=d.branches,
         review=d.review if keep_review else None,
         effects=d.effects,
+        model_calls=tuple(d.model_calls),
+        model_spend=d.model_spend,
     )
     return wf.model_copy(
         update={

@@ -121,6 +121,7 @@ class OpenAIChatModel:
             latency_ms=latency_ms,
             prompt_tokens=usage.prompt_tokens or 0,
             completion_tokens=usage.completion_tokens or 0,
+            parameters={"temperature": body["temperature"], "response_format": "json_schema"},
         )
 
     async def _post_retrying(self, body: dict[str, Any]) -> httpx.Response:

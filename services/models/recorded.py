@@ -13,8 +13,9 @@ Two file formats are accepted:
   wins over the plain one).
 
 An outcome is ``{"type": "decision", "value": {...}}`` (the output, returned as is: the caller
-validates it) or ``{"type": "timeout"}`` (raises `ExternalTimeout`). Attempt *n* of a case
-gets outcome *n*, and every attempt past the last gets the last one.
+validates it; optionally with the ``"tokens": {"input", "output"}`` the call used) or
+``{"type": "timeout"}`` (raises `ExternalTimeout`). Attempt *n* of a case gets outcome *n*,
+and every attempt past the last gets the last one.
 
 The file is read and validated once, when the model is built: a malformed file raises
 `RecordedFixtureError` naming the file and the problem. A request whose case key has no
@@ -45,9 +46,16 @@ class Timeout(_Strict):
     type: Literal["timeout"]
 
 
+class RecordedTokens(_Strict):
+    input: int = Field(default=0, ge=0)
+    output: int = Field(default=0, ge=0)
+
+
 class Answered(_Strict):
     type: Literal["decision"]
     value: dict[str, Any]
+    tokens: RecordedTokens = RecordedTokens()
+    """What the recorded call used (reported as the reply's tokens; priced like any model)."""
 
 
 Answer = Annotated[Timeout | Answered, Field(discriminator="type")]
@@ -105,6 +113,8 @@ class RecordedModel:
             model=MODEL,
             model_version=self.model_version,
             latency_ms=(time.perf_counter() - started) * 1000,
+            prompt_tokens=outcome.tokens.input,
+            completion_tokens=outcome.tokens.output,
         )
 
     def _outcomes(self, request: ModelRequest) -> list[Answer]:

@@ -89,21 +89,53 @@ def test_model_calls_are_read_from_each_steps_recorded_call() -> None:
         "tokens": {"prompt": 1, "completion": 2},
         "output": {"body": "x", "category": "billing"},
     }
-    calls = model_calls({"classification": {"call": call}, "request": {}}, frozenset({"body"}))
+    data = {"classification": {"call": call}, "request": {}}
+    calls = model_calls({}, data, frozenset({"body"}))
     assert calls == [
         {
-            "step": "classification",
+            "seq": 1,
+            "task": "classification",
+            "attempt": 1,
             "model": "rules",
             "model_version": None,
             "prompt_version": "p-1",
-            "verdict": "failed",
+            "verdict": "invalid",
             "errors": ["bad"],
             "latency_ms": 2.5,
-            "tokens": {"prompt": 1, "completion": 2},
-            "repair": False,
+            "tokens": {"input": 1, "output": 2},
+            "cost": 0.0,
+            "accepted": False,
             "output": {"body": REDACTED, "category": "billing"},
         }
     ]
+
+
+def test_model_calls_list_every_attempt_the_engine_recorded_in_order() -> None:
+    def record(seq: int, verdict: str) -> dict[str, object]:
+        return {
+            "seq": seq,
+            "task": "classify",
+            "attempt": seq,
+            "state": "CLASSIFYING",
+            "event_id": f"e{seq}",
+            "event_type": "X",
+            "prompt_version": "p-1",
+            "model": "m",
+            "output": {"body": "x"},
+            "verdict": verdict,
+            "tokens": {"input": 3, "output": 4},
+            "cost": "0.5",
+            "at": "2026-12-02T05:00:00+00:00",
+        }
+
+    execution = {"model_calls": [record(1, "invalid"), record(2, "repaired")]}
+    data = {"classification": {"call": {"model": "m"}}, "model_calls_accepted": {"c": 2}}
+    calls = model_calls(execution, data, frozenset({"body"}))
+    assert [(c["seq"], c["verdict"], c["accepted"], c["cost"]) for c in calls] == [
+        (1, "invalid", False, 0.5),
+        (2, "repaired", True, 0.5),
+    ]
+    assert calls[0]["output"] == {"body": REDACTED}
 
 
 def test_the_waterfall_puts_children_under_parents_scaled_to_the_trace() -> None:

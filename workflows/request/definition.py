@@ -81,6 +81,7 @@ STAGES = {
         name="classify_request",
         inputs=("request", "evidence"),
         emits=("REQUEST_CLASSIFIED", "CLASSIFICATION_INVALID"),
+        model=True,
     ),
     "classified": Stage(
         name="route",

@@ -53,6 +53,7 @@ STAGES = {
         name="classify",
         inputs=("request", "invalid_model_output"),
         emits=("CLASSIFICATION_SUCCEEDED", "MODEL_OUTPUT_INVALID"),
+        model=True,
     ),
     "RETRIEVING_POLICY": Stage(
         name="retrieve_policy", inputs=("request", "classification"), emits=("POLICY_RETRIEVED",)
@@ -71,6 +72,7 @@ STAGES = {
             "invalid_model_output",
         ),
         emits=("RECOMMENDATION_GENERATED", "MODEL_OUTPUT_INVALID"),
+        model=True,
     ),
     "VALIDATING_POLICY": Stage(
         name="validate_policy",

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from interlock import Result
+from interlock import ModelCall, Result
 from interlock_invoice.document import Invoice, Money
 
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -30,6 +30,8 @@ class Extracted(Result):
     document_sha256: Sha256
     invoice: Invoice
     extraction: ExtractionRecord
+    calls: tuple[ModelCall, ...] = ()
+    """Every attempt of the extraction, the invalid first one of a repair included."""
 
 
 class ExtractionFailed(Result):
@@ -37,6 +39,7 @@ class ExtractionFailed(Result):
     document_sha256: Sha256 | None
     review_reason: Literal["extraction_failed"] = "extraction_failed"
     extraction: ExtractionRecord
+    calls: tuple[ModelCall, ...] = ()
 
 
 class Valid(Result):

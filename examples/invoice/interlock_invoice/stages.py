@@ -3,9 +3,12 @@ reconciled by lookup), notify (after the posting number is confirmed)."""
 
 from __future__ import annotations
 
+import json
+import time
+
 from pydantic import BaseModel, ValidationError
 
-from interlock import ExternalTimeout, StageContext, stage
+from interlock import ExternalTimeout, ModelCall, StageContext, stage
 from interlock_invoice.document import SCHEMA_VERSION, Invoice, InvoiceRequest, decoded
 from interlock_invoice.document import sha256_of as digest
 from interlock_invoice.ports import EXTRACTOR, FINANCE, NOTIFIER
@@ -42,6 +45,8 @@ async def extract(job: ExtractInputs, ctx: StageContext) -> Extracted | Extracti
     sha256, raw = digest(content), decoded(content)
     extractor = ctx.port(EXTRACTOR)
 
+    calls: list[ModelCall] = []
+
     def failed(problems: str, attempts: int) -> ExtractionFailed:
         record = ExtractionRecord(
             extractor=extractor.name,
@@ -50,7 +55,7 @@ async def extract(job: ExtractInputs, ctx: StageContext) -> Extracted | Extracti
             verdict="invalid",
             problems=problems,
         )
-        return ExtractionFailed(document_sha256=sha256, extraction=record)
+        return ExtractionFailed(document_sha256=sha256, extraction=record, calls=tuple(calls))
 
     try:
         text = (raw or b"").decode("utf-8")
@@ -61,20 +66,72 @@ async def extract(job: ExtractInputs, ctx: StageContext) -> Extracted | Extracti
     output: str | None = None
     problems: str | None = None
     for attempt in (1, 2):  # the output, then one repair of schema-invalid output
+        started = time.perf_counter()
         output = await extractor.extract(text, previous=output, problems=problems)
+        latency_ms = (time.perf_counter() - started) * 1000
         try:
             invoice = Invoice.model_validate_json(output)
         except ValidationError as exc:
             problems = _problems(exc)
+            calls.append(
+                _call(
+                    extractor.name,
+                    sha256,
+                    output,
+                    latency_ms=latency_ms,
+                    attempt=attempt,
+                    problems=problems,
+                )
+            )
             continue
+        calls.append(
+            _call(
+                extractor.name,
+                sha256,
+                output,
+                latency_ms=latency_ms,
+                attempt=attempt,
+                problems=None,
+            )
+        )
         record = ExtractionRecord(
             extractor=extractor.name,
             schema_version=SCHEMA_VERSION,
             attempts=attempt,
             verdict="valid" if attempt == 1 else "repaired",
         )
-        return Extracted(document_sha256=sha256, invoice=invoice, extraction=record)
+        return Extracted(
+            document_sha256=sha256, invoice=invoice, extraction=record, calls=tuple(calls)
+        )
     return failed(problems or "", 2)
+
+
+def _call(
+    extractor: str,
+    sha256: str,
+    output: str,
+    *,
+    latency_ms: float,
+    attempt: int,
+    problems: str | None,
+) -> ModelCall:
+    """The record of one extraction attempt (its input is the document, by its digest)."""
+    try:
+        parsed = json.loads(output)
+    except ValueError:
+        parsed = None
+    return ModelCall(
+        task="extract",
+        model=extractor,
+        prompt_version=SCHEMA_VERSION,  # what the output is asked for and checked against
+        output=parsed if isinstance(parsed, dict) else {"_unparseable": output[:200]},
+        validation="failed" if problems is not None else "passed",
+        errors=[problems] if problems else [],
+        latency_ms=latency_ms,
+        repair=attempt > 1,
+        input_digest=sha256,
+        input_refs=["document"],
+    )
 
 
 class InvoiceInputs(BaseModel):

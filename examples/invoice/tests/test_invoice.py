@@ -281,3 +281,24 @@ async def test_cancel_while_awaiting_approval() -> None:
     assert out.accepted
     assert await t.state(wf) == "CANCELLED"
     assert t.env.armed_timers(wf) == []
+
+
+async def test_a_repaired_extraction_keeps_both_attempts_as_model_calls() -> None:
+    t = Env(Flaky(bad_answers=1))
+    wf = await t.submit(invoice())
+    execution = (await t.env.workflow(wf)).execution
+    first, second = execution.model_calls
+    assert (first.task, first.attempt, first.verdict) == ("extract", 1, "invalid")
+    assert first.errors  # the schema problems, field paths and kinds only
+    assert first.output == {"supplier": "Acme Paper GmbH"}  # the invalid answer is kept
+    assert (second.attempt, second.verdict) == (2, "repaired")
+    assert first.input_digest == second.input_digest == (await t.data(wf))["document_sha256"]
+    assert (await t.data(wf))["model_calls_accepted"] == {"extracted": 2}
+
+
+async def test_a_failed_extraction_records_both_invalid_attempts() -> None:
+    t = Env(Flaky(bad_answers=2))
+    wf = await t.submit(invoice())
+    calls = (await t.env.workflow(wf)).execution.model_calls
+    assert [c.verdict for c in calls] == ["invalid", "invalid"]
+    assert "model_calls_accepted" not in await t.data(wf)
