@@ -62,6 +62,7 @@ from interlock.messaging.progress import Progress
 from interlock.messaging.pull import PullConsumer
 from interlock.otel.messaging import consuming, link_from
 from interlock.otel.propagation import current_trace_id, inject
+from interlock.projector import door
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.errors import NotDueYet
 from interlock.projector.partitioning import EVERYTHING, Owner
@@ -175,8 +176,10 @@ async def _consume_once(
         inbound: Inbound | None = None
         try:
             if isinstance(event, MalformedMessage):
+                _refuse_squatting(raw.subject, headers)
                 raise event
             inbound = subjects.parse_inbound(raw.subject)
+            _refuse_squatting(raw.subject, headers, inbound)
             trace_info = TraceInfo(current_trace_id(), inject())
             outcome = await projector.handle(event, trace_info, inbound=inbound)
             _describe(span, outcome)
@@ -199,6 +202,21 @@ async def _consume_once(
             await _retry_later(broker, raw, exc, _Letter(projector, good, inbound))
             return
     await settle(raw.ack, raw.subject)
+
+
+def _refuse_squatting(
+    subject: str, headers: dict[str, str], inbound: Inbound | None = None
+) -> None:
+    """Dead-letter `reserved_message_id` a request or signal (well-formed or not) sent under
+    the message id of a result or timer firing, naming its sender."""
+    if inbound is None:
+        try:
+            inbound = subjects.parse_inbound(subject)
+        except MalformedMessage:
+            return
+    squatted = door.squatted_message_id(inbound, headers.get(subjects.HEADER_MSG_ID))
+    if squatted is not None:
+        raise MalformedMessage("reserved_message_id", squatted)
 
 
 @dataclass(frozen=True)
