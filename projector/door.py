@@ -27,13 +27,14 @@ from datetime import datetime, timedelta
 from interlock.contracts.clients import ClientPolicy, SenderGrant, relayed_sender
 from interlock.contracts.definition import EventSpec, WorkflowDefinition
 from interlock.contracts.envelope import Envelope, utcnow
+from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import (
     RESULT_PREFIX,
     is_reserved,
     result_event_id,
     timer_event_id,
 )
-from interlock.contracts.subjects import Inbound
+from interlock.contracts.subjects import HEADER_MSG_ID, Inbound, parse_inbound
 from interlock.projector.engine import Rejected, Workflow
 
 Clients = Mapping[str, ClientPolicy]
@@ -122,6 +123,19 @@ def squatted_message_id(inbound: Inbound, message_id: str | None) -> str | None:
     spent = "a stage result" if (message_id or "").startswith(RESULT_PREFIX) else "a timer firing"
     shown = (message_id or "")[:120]
     return f"{inbound.sender} sent a {inbound.kind} under the message id of {spent} ({shown})"
+
+
+def refuse_squatting(subject: str, headers: dict[str, str], inbound: Inbound | None = None) -> None:
+    """Refuse (`reserved_message_id`) a request or signal, well-formed or not, sent under
+    the message id of a result or timer firing, naming its sender."""
+    if inbound is None:
+        try:
+            inbound = parse_inbound(subject)
+        except MalformedMessage:
+            return
+    squatted = squatted_message_id(inbound, headers.get(HEADER_MSG_ID))
+    if squatted is not None:
+        raise MalformedMessage("reserved_message_id", squatted)
 
 
 def job_refusal(workflow: Workflow, event: Envelope, inbound: Inbound | None) -> Rejected | None:

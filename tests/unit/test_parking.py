@@ -1,0 +1,43 @@
+"""What one sender may keep waiting for a workflow that does not exist: a bounded share per
+sender and in all, a message waiting again not counted twice, released once it is settled."""
+
+from __future__ import annotations
+
+from interlock.projector.parking import Parking
+
+
+def test_a_sender_past_its_share_is_refused_while_another_still_has_room() -> None:
+    parking = Parking(per_sender=2, total=10)
+
+    assert parking.hold("signal:mallory", 1)
+    assert parking.hold("signal:mallory", 2)
+    assert not parking.hold("signal:mallory", 3)
+    assert parking.hold("signal:approvals", 4)
+    assert parking.held("signal:mallory") == 2
+
+
+def test_a_message_waiting_again_is_counted_once() -> None:
+    parking = Parking(per_sender=1, total=10)
+
+    assert parking.hold("signal:a", 7)
+    assert parking.hold("signal:a", 7)
+    assert parking.held("signal:a") == 1
+
+
+def test_all_senders_together_are_bounded() -> None:
+    parking = Parking(per_sender=5, total=3)
+
+    held = [parking.hold(f"signal:c{n}", n) for n in range(5)]
+
+    assert held == [True, True, True, False, False]
+
+
+def test_a_settled_message_frees_its_place() -> None:
+    parking = Parking(per_sender=1, total=10)
+    assert parking.hold("signal:a", 1)
+
+    parking.release(1)
+    parking.release(99)  # never held: nothing to release
+
+    assert parking.held("signal:a") == 0
+    assert parking.hold("signal:a", 2)
