@@ -268,7 +268,8 @@ async def _refuse(
     detail = exc.detail
     if exc.reason == "unknown_workflow":
         grace = patience.unknown_workflow_grace
-        refused = await parking.wait_for_workflow(raw, letter.inbound, grace)
+        event_id = letter.event.event_id if letter.event else None
+        refused = await parking.wait_for_workflow(raw, letter.inbound, grace, event_id)
         if refused is None:
             return True
         detail += refused

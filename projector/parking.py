@@ -21,9 +21,11 @@ from datetime import UTC
 
 from nats.aio.msg import Msg
 
+from interlock.contracts.clients import relayed_sender
 from interlock.contracts.envelope import utcnow
 from interlock.contracts.subjects import Inbound
 from interlock.messaging.deadletter import redelivery_delay, settle
+from interlock.messaging.permissions import GATEWAY
 
 
 @dataclass
@@ -60,7 +62,7 @@ class Parking:
         return self._held.get(sender, 0)
 
     async def wait_for_workflow(
-        self, raw: Msg, inbound: Inbound | None, grace: float
+        self, raw: Msg, inbound: Inbound | None, grace: float, event_id: str | None = None
     ) -> str | None:
         """Nak `raw` (addressed to a workflow that does not exist) to be decided again while
         it is younger than `grace` seconds and its sender has room: None if it now waits, else
@@ -68,7 +70,7 @@ class Parking:
         remaining = grace - _age(raw)
         if remaining <= 0:
             return ""
-        who = sender(inbound)
+        who = sender(inbound, event_id)
         if not self.hold(who, sequence(raw)):
             return f"; not kept waiting: {who} already has {self.held(who)} messages waiting"
         delay = min(redelivery_delay(raw, 0.5), max(remaining, 0.1))
@@ -76,11 +78,15 @@ class Parking:
         return None
 
 
-def sender(inbound: Inbound | None) -> str:
-    """Who a waiting message counts against: its client or stage, or the timer service."""
+def sender(inbound: Inbound | None, event_id: str | None = None) -> str:
+    """Who a waiting message counts against: its client or stage, or the timer service; for
+    the gateway, the one webhook sender its event id names (the gateway admits only its
+    configured senders), so one sender's flood does not use up the others' share."""
     if inbound is None:
         return "?"
-    return f"{inbound.kind}:{inbound.sender or ''}"
+    who = f"{inbound.kind}:{inbound.sender or ''}"
+    relayed = relayed_sender(event_id or "") if inbound.sender == GATEWAY else None
+    return f"{who}/{relayed}" if relayed else who
 
 
 def sequence(raw: Msg) -> int:

@@ -3,7 +3,8 @@ sender and in all, a message waiting again not counted twice, released once it i
 
 from __future__ import annotations
 
-from interlock.projector.parking import Parking
+from interlock.contracts.subjects import parse_inbound
+from interlock.projector.parking import Parking, sender
 
 
 def test_a_sender_past_its_share_is_refused_while_another_still_has_room() -> None:
@@ -41,3 +42,14 @@ def test_a_settled_message_frees_its_place() -> None:
 
     assert parking.held("signal:a") == 0
     assert parking.hold("signal:a", 2)
+
+
+def test_each_gateway_sender_has_a_share_of_its_own_and_other_clients_do_not() -> None:
+    gateway = parse_inbound("wf.in.signal.support.gateway")
+    client = parse_inbound("wf.in.signal.support.approvals")
+
+    assert sender(gateway, "gw-tickets-msg_1") == "signal:gateway/tickets"
+    assert sender(gateway, "gw-crm-msg_1") == "signal:gateway/crm"
+    # a client naming senders in its event ids gets no extra shares
+    assert sender(client, "gw-tickets-msg_1") == "signal:approvals"
+    assert sender(parse_inbound("wf.in.result.support.classify")) == "result:classify"
