@@ -24,6 +24,8 @@ Every message ends in ack, nak or a reasoned dead letter:
   such waiting messages (`parking`), so one sender cannot fill the consumer's in-flight limit;
 * a timer firing a little before its time (clock skew within the projector's tolerance) ->
   nak until it is due; earlier than that -> dead-letter `timer_not_due`;
+* a request or signal under the message id of a result or timer firing (an attempt to have
+  the real one dropped as a duplicate) -> dead-letter `reserved_message_id`, naming the sender;
 * refused at the door (wrong subject, a client or stage sending what it may not) -> audited
   on the workflow it addresses and acked, or dead-lettered when it addresses none;
 * a dependency down (store, broker, a lost race: any retryable `InterlockError`) -> retried
