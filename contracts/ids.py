@@ -59,6 +59,15 @@ def is_reserved(event_id: str) -> bool:
     return event_id.startswith(RESERVED_PREFIXES)
 
 
+def sealed_message_id(event_id: str, seal: str) -> str:
+    """The `Nats-Msg-Id` of a result or timer firing: its event id and a seal nobody outside
+    the installation can compute (an HMAC only the projector can make, a nonce only the
+    database holds). The inbound stream deduplicates by message id across every subject, so
+    under the bare event id (derivable from an announcement) any client could publish first
+    and have the real result or firing dropped as a duplicate."""
+    return f"{event_id}.{seal}"
+
+
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

@@ -28,6 +28,10 @@ class JobPayload(BaseModel):
     cancel_requested: bool = False
     definition_version: int = Field(ge=1)
     inputs: dict[str, Any] = Field(default_factory=dict)
+    reply_id: str | None = None
+    """The `Nats-Msg-Id` the stage publishes its result under (`ids.sealed_message_id`): the
+    result's event id sealed with an HMAC of the job id that only the projector can compute,
+    so no client can spend it first. Set by the signer, covered by the signature."""
     signature: str | None = None
     """The projector's Ed25519 signature of `signed_claims`: `v2.` and the base64url bytes."""
 

@@ -150,7 +150,7 @@ class WorkflowTestEnv:
         for timer in self.store.timers():
             if timer.status == "armed" and timer.fire_at <= self.now:
                 # the timer service's own firing, from the row it would read
-                row = {**asdict(timer), "headers": json.dumps(dict(timer.headers))}
+                row = {**asdict(timer), "headers": json.dumps(dict(timer.headers)), "seal": "x"}
                 fired = parse_envelope(firing(row, self.now).body)
                 outcomes.append(await self.projector.handle(fired))
         return [*outcomes, *await self.run()]

@@ -20,9 +20,12 @@ Every message ends in ack, nak or a reasoned dead letter:
   for a message with no readable workflow, so each is dead-lettered once);
 * addressed to a workflow that does not exist (yet) -> nak with a growing delay while the
   message is younger than `Patience.unknown_workflow_grace` (its START may be behind it),
-  then dead-letter `unknown_workflow`;
+  then dead-letter `unknown_workflow`; at once when its sender already holds its share of
+  such waiting messages (`parking`), so one sender cannot fill the consumer's in-flight limit;
 * a timer firing a little before its time (clock skew within the projector's tolerance) ->
   nak until it is due; earlier than that -> dead-letter `timer_not_due`;
+* a request or signal under the message id of a result or timer firing (an attempt to have
+  the real one dropped as a duplicate) -> dead-letter `reserved_message_id`, naming the sender;
 * refused at the door (wrong subject, a client or stage sending what it may not) -> audited
   on the workflow it addresses and acked, or dead-lettered when it addresses none;
 * a dependency down (store, broker, a lost race: any retryable `InterlockError`) -> retried
@@ -37,7 +40,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC
 
 from faststream.nats import NatsBroker
 from nats.aio.client import Client
@@ -62,8 +64,10 @@ from interlock.messaging.progress import Progress
 from interlock.messaging.pull import PullConsumer
 from interlock.otel.messaging import consuming, link_from
 from interlock.otel.propagation import current_trace_id, inject
+from interlock.projector import door
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.errors import NotDueYet
+from interlock.projector.parking import Parking, sequence
 from interlock.projector.partitioning import EVERYTHING, Owner
 from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.types import TraceInfo
@@ -84,6 +88,14 @@ class Patience:
     unknown_workflow_grace: float = 30.0
     """Seconds a message may wait for its workflow to be created before it is dead-lettered
     `unknown_workflow`."""
+    unknown_workflow_holds_per_sender: int = 200
+    """Messages of one sender that may wait for their workflow at once (`parking`)."""
+    unknown_workflow_holds: int = 1000
+    """Messages of all senders together that may wait for their workflow at once, well under
+    the consumer's `max_ack_pending`."""
+
+    def parking(self) -> Parking:
+        return Parking(self.unknown_workflow_holds_per_sender, self.unknown_workflow_holds)
 
 
 PATIENCE = Patience()
@@ -101,8 +113,11 @@ async def run(
 ) -> None:
     """Consume until `stop` is set; the broker must be started. `owner`: the partition this
     projector is and which messages it decides (default: the one partition, all)."""
+    parking = patience.parking()
     dispatcher = KeyedDispatcher(
-        lambda parsed: consume(broker, projector, parsed, patience), workers, owns=owner.owns
+        lambda parsed: consume(broker, projector, parsed, patience, parking),
+        workers,
+        owns=owner.owns,
     )
     try:
         await fetch_in_order(
@@ -143,14 +158,22 @@ async def _links(
 
 
 async def consume(
-    broker: NatsBroker, projector: Projector, parsed: Parsed, patience: Patience = PATIENCE
+    broker: NatsBroker,
+    projector: Projector,
+    parsed: Parsed,
+    patience: Patience = PATIENCE,
+    parking: Parking | None = None,
 ) -> None:
-    """Decide one message and settle it; a dependency that is down is waited out here."""
+    """Decide one message and settle it; a dependency that is down is waited out here.
+    `parking`: what each sender holds waiting for a workflow (None: a fresh count)."""
     raw = parsed[0]
+    parking = parking if parking is not None else patience.parking()
     attempt = 0
     while True:
         try:
-            await _consume_once(broker, projector, parsed, patience)
+            parked = await _consume_once(broker, projector, parsed, patience, parking)
+            if not parked:
+                parking.release(sequence(raw))
             return
         except InterlockError as exc:
             if not exc.retryable:
@@ -162,8 +185,9 @@ async def consume(
 
 
 async def _consume_once(
-    broker: NatsBroker, projector: Projector, parsed: Parsed, patience: Patience
-) -> None:
+    broker: NatsBroker, projector: Projector, parsed: Parsed, patience: Patience, parking: Parking
+) -> bool:
+    """Decide and settle one message; True if it now waits for its workflow."""
     raw, event = parsed
     headers = dict(raw.headers or {})
     good = event if isinstance(event, Envelope) else None
@@ -175,8 +199,10 @@ async def _consume_once(
         inbound: Inbound | None = None
         try:
             if isinstance(event, MalformedMessage):
+                door.refuse_squatting(raw.subject, headers)
                 raise event
             inbound = subjects.parse_inbound(raw.subject)
+            door.refuse_squatting(raw.subject, headers, inbound)
             trace_info = TraceInfo(current_trace_id(), inject())
             outcome = await projector.handle(event, trace_info, inbound=inbound)
             _describe(span, outcome)
@@ -184,21 +210,22 @@ async def _consume_once(
                 crash_point("projector.after_commit")
         except MalformedMessage as exc:
             span.set_attribute("interlock.dead_letter_reason", exc.reason)
-            await _refuse(broker, raw, exc, patience, _Letter(projector, good, inbound))
-            return
+            letter = _Letter(projector, good, inbound)
+            return await _refuse(broker, raw, exc, patience, letter, parking=parking)
         except NotDueYet as exc:
             delay = (exc.retry_at - utcnow()).total_seconds()
             await settle(lambda: raw.nak(delay=min(max(delay, 0.05), 60.0)), raw.subject)
-            return
+            return False
         except InterlockError as exc:
             if exc.retryable:
                 raise
             await _retry_later(broker, raw, exc, _Letter(projector, good, inbound))
-            return
+            return False
         except Exception as exc:
             await _retry_later(broker, raw, exc, _Letter(projector, good, inbound))
-            return
+            return False
     await settle(raw.ack, raw.subject)
+    return False
 
 
 @dataclass(frozen=True)
@@ -228,29 +255,29 @@ class _Letter:
 
 
 async def _refuse(
-    broker: NatsBroker, raw: Msg, exc: MalformedMessage, patience: Patience, letter: _Letter
-) -> None:
+    broker: NatsBroker,
+    raw: Msg,
+    exc: MalformedMessage,
+    patience: Patience,
+    letter: _Letter,
+    *,
+    parking: Parking,
+) -> bool:
     """Dead-letter a malformed message (audited on its workflow if it names one); give one for
     an unknown workflow time to be preceded by its START (published earlier elsewhere, or
-    redelivered after a crash)."""
+    redelivered after a crash), while its sender's share of waiting messages has room.
+    True if the message now waits."""
+    detail = exc.detail
     if exc.reason == "unknown_workflow":
-        remaining = patience.unknown_workflow_grace - _age(raw)
-        if remaining > 0:
-            delay = min(redelivery_delay(raw, 0.5), max(remaining, 0.1))
-            await settle(lambda: raw.nak(delay=delay), raw.subject)
-            return
-    await dead_letter(broker, raw, source=SOURCE, reason=exc.reason, detail=exc.detail)
-    await letter.audit(exc.reason, exc.detail)
-
-
-def _age(raw: Msg) -> float:
-    """Seconds since the message was stored in its stream."""
-    stored = raw.metadata.timestamp if raw.metadata else None
-    if stored is None:
-        return 0.0
-    if stored.tzinfo is None:
-        stored = stored.replace(tzinfo=UTC)
-    return max(0.0, (utcnow() - stored).total_seconds())
+        grace = patience.unknown_workflow_grace
+        event_id = letter.event.event_id if letter.event else None
+        refused = await parking.wait_for_workflow(raw, letter.inbound, grace, event_id)
+        if refused is None:
+            return True
+        detail += refused
+    await dead_letter(broker, raw, source=SOURCE, reason=exc.reason, detail=detail)
+    await letter.audit(exc.reason, detail)
+    return False
 
 
 def _describe(span: Span, outcome: EventOutcome) -> None:

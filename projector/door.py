@@ -27,8 +27,14 @@ from datetime import datetime, timedelta
 from interlock.contracts.clients import ClientPolicy, SenderGrant, relayed_sender
 from interlock.contracts.definition import EventSpec, WorkflowDefinition
 from interlock.contracts.envelope import Envelope, utcnow
-from interlock.contracts.ids import is_reserved, result_event_id, timer_event_id
-from interlock.contracts.subjects import Inbound
+from interlock.contracts.errors import MalformedMessage
+from interlock.contracts.ids import (
+    RESULT_PREFIX,
+    is_reserved,
+    result_event_id,
+    timer_event_id,
+)
+from interlock.contracts.subjects import HEADER_MSG_ID, Inbound, parse_inbound
 from interlock.projector.engine import Rejected, Workflow
 
 Clients = Mapping[str, ClientPolicy]
@@ -105,6 +111,31 @@ def has_standing(event: Envelope, inbound: Inbound | None, clients: Clients) -> 
         and grant.admits_type(event.workflow_type)
         and grant.admits_tenant(event.tenant_id)
     )
+
+
+def squatted_message_id(inbound: Inbound, message_id: str | None) -> str | None:
+    """Why a request or signal may not carry its `Nats-Msg-Id` (None: it may): one in the
+    namespace of results and timer firings can only be an attempt to have a real result or
+    firing dropped as a duplicate (those travel under sealed ids nobody else can compute,
+    `ids.sealed_message_id`, so the attempt fails; it is recorded with its sender)."""
+    if inbound.kind not in ("request", "signal") or not is_reserved(message_id or ""):
+        return None
+    spent = "a stage result" if (message_id or "").startswith(RESULT_PREFIX) else "a timer firing"
+    shown = (message_id or "")[:120]
+    return f"{inbound.sender} sent a {inbound.kind} under the message id of {spent} ({shown})"
+
+
+def refuse_squatting(subject: str, headers: dict[str, str], inbound: Inbound | None = None) -> None:
+    """Refuse (`reserved_message_id`) a request or signal, well-formed or not, sent under
+    the message id of a result or timer firing, naming its sender."""
+    if inbound is None:
+        try:
+            inbound = parse_inbound(subject)
+        except MalformedMessage:
+            return
+    squatted = squatted_message_id(inbound, headers.get(HEADER_MSG_ID))
+    if squatted is not None:
+        raise MalformedMessage("reserved_message_id", squatted)
 
 
 def job_refusal(workflow: Workflow, event: Envelope, inbound: Inbound | None) -> Rejected | None:

@@ -5,7 +5,9 @@ Guarantees:
   `published` in one transaction; a crash before the commit leaves them armed, and they
   are published again under the same event id.
 - Firing is deduplicated downstream: the event id, derived from the timer id, is the
-  `Nats-Msg-Id` (stream duplicate window) and the projector's processed-event key.
+  projector's processed-event key; the `Nats-Msg-Id` (stream duplicate window) is that id
+  sealed with the row's random `seal` (migration 0017), so no client, which can derive the
+  event id from an announcement, can publish under it first and have the firing dropped.
 - Two services never publish the same row concurrently (`FOR UPDATE SKIP LOCKED`).
 - A cancelled timer never fires: only `armed` rows are claimed, and the projector's
   cancelling UPDATE waits for the claim's row lock; a firing that wins that race names a
@@ -31,7 +33,7 @@ from nats.js import JetStreamContext
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import StoreUnavailable, TransientError
-from interlock.contracts.ids import timer_event_id
+from interlock.contracts.ids import sealed_message_id, timer_event_id
 from interlock.contracts.payloads import TimerFired
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
@@ -54,7 +56,7 @@ BACKOFF = Backoff(base=0.1, cap=2.0)
 """Capped low: after an outage the service is at most a couple of seconds late."""
 
 CLAIM_DUE = """
-SELECT id, workflow_id, workflow_type, tenant_id, event_type, fire_at, branch, headers
+SELECT id, workflow_id, workflow_type, tenant_id, event_type, fire_at, branch, headers, seal
 FROM timers
 WHERE status = 'armed' AND fire_at <= $1
 ORDER BY fire_at, id
@@ -96,7 +98,7 @@ def firing(row: asyncpg.Record, now: datetime) -> Firing:
         payload=payload.model_dump(mode="json"),
     )
     headers = string_headers(json.loads(row["headers"]))
-    headers[subjects.HEADER_MSG_ID] = event_id
+    headers[subjects.HEADER_MSG_ID] = sealed_message_id(event_id, row["seal"])
     return Firing(row["id"], subjects.timer(row["workflow_type"]), headers, envelope.to_bytes())
 
 

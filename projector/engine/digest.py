@@ -88,7 +88,9 @@ def decided_data(data: dict[str, Any]) -> dict[str, Any]:
 
 def _message(message: OutMessage) -> dict[str, Any]:
     envelope = message.envelope.model_dump(mode="json")
-    envelope["payload"] = {k: v for k, v in envelope["payload"].items() if k != "signature"}
+    # What the signer adds (the signature, the sealed reply id) is not the engine's decision.
+    signed = ("signature", "reply_id")
+    envelope["payload"] = {k: v for k, v in envelope["payload"].items() if k not in signed}
     return {"subject": message.subject, "envelope": envelope}
 
 

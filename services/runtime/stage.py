@@ -294,11 +294,13 @@ async def submit(
     job: JobPayload,
     result: StageResult,
 ) -> None:
-    """Publish the job's one result event (its id derives from the job id)."""
+    """Publish the job's one result event (its id derives from the job id) under the message
+    id the projector sealed into the job (`JobPayload.reply_id`), which no client can spend."""
     event = result_event(stage, job_envelope, job, result)
     subject = subjects.result(job_envelope.workflow_type, stage.name)
-    headers = {subjects.HEADER_MSG_ID: event.event_id}
-    span = publishing(tracer, subject, headers, message_id=event.event_id)
+    message_id = job.reply_id or event.event_id
+    headers = {subjects.HEADER_MSG_ID: message_id}
+    span = publishing(tracer, subject, headers, message_id=message_id)
     try:
         await broker.publish(event.to_bytes(), subject, headers=headers, stream=subjects.STREAM_IN)
     finally:

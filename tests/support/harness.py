@@ -96,6 +96,7 @@ async def projector_running(
     partitions: int = 1,
     store_url: str | None = None,
     settings: Settings | None = None,
+    patience: Patience = QUICK,
 ) -> AsyncIterator[Harness]:
     """Provisioned streams and `projectors` projector apps for each of `partitions`
     partitions for the duration; they write
@@ -124,7 +125,7 @@ async def projector_running(
                     Projector(own_store, registry=REGISTRY, clients=clients, signer=signer),
                     stop,
                     workers=workers,
-                    patience=QUICK,
+                    patience=patience,
                     owner=Owner(Partition(index, partitions), REGISTRY),
                 )
             )

@@ -8,7 +8,9 @@ from collections import Counter
 
 from interlock.contracts.envelope import parse_envelope
 from interlock.contracts.errors import MalformedMessage
-from interlock.tools.hostile.forge import FORGERS, GATEWAY, HEADER, Target, forge
+from interlock.contracts.ids import job_id_for, result_event_id, timer_event_id, timer_id_for
+from interlock.contracts.subjects import HEADER_MSG_ID
+from interlock.tools.hostile.forge import FORGERS, GATEWAY, HEADER, STAGES, Target, forge
 
 TARGET = Target(
     tenant_id="acme",
@@ -17,6 +19,7 @@ TARGET = Target(
     start_msg_id="req-1",
     open_jobs={"job-1": "classify"},
     timers={"timer-1": "DEADLINE_EXCEEDED"},
+    version=6,
 )
 
 
@@ -48,3 +51,30 @@ def test_what_the_projector_can_read_of_a_malformed_kind_is_refused_at_the_door(
         except MalformedMessage:
             continue
         raise AssertionError(f"{h.kind} message {h.number} reads as an envelope")
+
+
+def test_squats_spend_the_message_ids_of_results_and_firings_the_target_will_have() -> None:
+    made = forge(random.Random(5), 0, 600, [TARGET])
+    coming = range(TARGET.version, TARGET.version + 5)
+    jobs = {job_id_for("acme", "wf-1", v, s) for v in coming for s in STAGES} | {"job-1"}
+    timers = {timer_id_for("acme", "wf-1", v, k) for v in coming for k in ("approval", "deadline")}
+    timers.add("timer-1")
+
+    results = [h for h in made if h.kind == "squatted_result"]
+    firings = [h for h in made if h.kind == "squatted_timer"]
+
+    assert results
+    assert firings
+    assert {h.headers[HEADER_MSG_ID] for h in results} <= {result_event_id(j) for j in jobs}
+    assert {h.headers[HEADER_MSG_ID] for h in firings} <= {timer_event_id(t) for t in timers}
+    # sent as clients, on their own subjects: the broker lets them, the door must not
+    assert {h.identity for h in results + firings} == {"upstream", "approvals"}
+
+
+def test_an_unknown_workflow_signal_is_well_formed_and_names_no_good_workflow() -> None:
+    made = [h for h in forge(random.Random(9), 0, 400, [TARGET]) if h.kind == "unknown_workflow"]
+
+    assert made
+    events = [parse_envelope(h.body) for h in made]
+    assert all(e.workflow_id != TARGET.workflow_id and e.tenant_id == "acme" for e in events)
+    assert len({e.workflow_id for e in events}) == len(events)

@@ -85,6 +85,7 @@ async def test_every_dispatched_job_carries_a_signature_that_verifies() -> None:
         {"payload": {"repair": True}},
         {"payload": {"cancel_requested": True}},
         {"payload": {"definition_version": 1}},
+        {"payload": {"reply_id": "result:made-up"}},
         {"type": "APPROVED"},
         {"actor": Actor(id="mallory", role="support_approver")},
         {"workflow_type": "request"},

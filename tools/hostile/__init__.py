@@ -3,7 +3,8 @@
 Good refund requests run while hostile messages of every kind (malformed, oversized, deeply
 nested, wrongly encoded, NUL-bearing, forged results, jobs and approvals, reserved ids,
 replays, cross-tenant signals, premature timer firings, webhooks to the gateway, a sender's
-refused webhook redriven from the dead letters) are sent as
+refused webhook redriven from the dead letters, junk under the message ids of coming results
+and timer firings, signals for workflows that do not exist) are sent as
 the identities an attacker would hold. It prints how many were sent of each kind, what became
 of them (refused or dead-lettered, by reason), and whether every good workflow completed
 exactly as it would without the noise; exit 1 if any hostile message was accepted or could
@@ -36,6 +37,7 @@ from interlock.tools.hostile.round import TENANT, Report, Stack, play
 
 PARAMETERS = {"support": {"approval_sla_seconds": 3600.0, "retry_delay_scale": 0.02}}
 """Approval timers far off: a good workflow is approved at once, never by expiry."""
+UNKNOWN_WORKFLOW_GRACE = 5.0
 
 
 def hostile(
@@ -110,5 +112,8 @@ def hostile_settings(s: Settings) -> Settings:
         "gateway_host": "127.0.0.1",
         "gateway_port": free_port(),
         "gateway_senders": {SENDER: sender},
+        # Signals for workflows that do not exist wait this long (within their sender's share)
+        # before they are dead-lettered: the round settles sooner than with the default 30 s.
+        "unknown_workflow_grace": UNKNOWN_WORKFLOW_GRACE,
     }
     return s.model_copy(update=update)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from interlock.contracts import subjects
-from interlock.contracts.ids import result_event_id, timer_event_id
+from interlock.contracts.ids import job_id_for, result_event_id, timer_event_id, timer_id_for
 
 WORKFLOW_TYPE = "support"
 STAGES = ("classify", "retrieve_policy", "inspect_account", "generate_recommendation",
@@ -50,6 +50,9 @@ class Target:
     """Open job id -> the stage it belongs to."""
     timers: dict[str, str] = field(default_factory=dict)
     """Armed timer id -> the event it fires."""
+    version: int = 1
+    """Its state version (announced with every task): the ingredient of the ids of the jobs
+    and timers it will have next."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,60 @@ def reserved_id(rng: random.Random, n: int, target: Target) -> Hostile:
     return _msg(n, "reserved_id", "approvals", _signal_subject(), event, event_id=event_id)
 
 
+def _squat_subject(rng: random.Random) -> tuple[str, str]:
+    """(identity, subject) of a client an attacker holds: upstream's requests or approvals'."""
+    if rng.random() < 0.5:
+        return "upstream", _request_subject()
+    return "approvals", _signal_subject()
+
+
+def _squat_body(rng: random.Random, n: int, target: Target) -> tuple[Any, str | None]:
+    if rng.random() < 0.5:
+        return rng.randbytes(rng.randint(1, 40)), None
+    event = _envelope("CANCEL_REQUESTED", target, f"hostile-{n}", expected_version=10_000)
+    return event, f"hostile-{n}"
+
+
+def squatted_result(rng: random.Random, n: int, target: Target) -> Hostile:
+    """Anything, under the message id of a result the workflow will (or may) get: the id of
+    an open job's result, or of a job it derives from what the announcements say (tenant,
+    workflow id, a coming state version, a stage), e.g. the refund's."""
+    if target.open_jobs and rng.random() < 0.3:
+        job = rng.choice(sorted(target.open_jobs))
+    else:
+        version = target.version + rng.randint(1, 4)
+        stage = "execute_action" if rng.random() < 0.5 else rng.choice(STAGES)
+        job = job_id_for(target.tenant_id, target.workflow_id, version, stage)
+    identity, subject = _squat_subject(rng)
+    body, event_id = _squat_body(rng, n, target)
+    msg_id = result_event_id(job)
+    return _msg(n, "squatted_result", identity, subject, body, event_id=event_id, msg_id=msg_id)
+
+
+def squatted_timer(rng: random.Random, n: int, target: Target) -> Hostile:
+    """Anything, under the message id of a timer firing: an armed timer's, or the approval
+    timeout's or deadline's at a coming state version."""
+    if target.timers and rng.random() < 0.3:
+        timer = rng.choice(sorted(target.timers))
+    else:
+        version = target.version + rng.randint(0, 4)
+        kind = rng.choice(["approval", "deadline"])
+        timer = timer_id_for(target.tenant_id, target.workflow_id, version, kind)
+    identity, subject = _squat_subject(rng)
+    body, event_id = _squat_body(rng, n, target)
+    msg_id = timer_event_id(timer)
+    return _msg(n, "squatted_timer", identity, subject, body, event_id=event_id, msg_id=msg_id)
+
+
+def unknown_workflow(rng: random.Random, n: int, target: Target) -> Hostile:
+    """A well-formed cancellation for a workflow that does not exist, of the target's tenant:
+    many of them once held the projector's in-flight limit for every tenant."""
+    event_id = f"hostile-{n}"
+    ghost = Target(target.tenant_id, f"ghost-{_uid(rng)}", b"", "")
+    event = _envelope("CANCEL_REQUESTED", ghost, event_id, actor={"id": "ops", "role": "operator"})
+    return _msg(n, "unknown_workflow", "approvals", _signal_subject(), event, event_id=event_id)
+
+
 def replayed(rng: random.Random, n: int, target: Target) -> Hostile:
     """The workflow's own request again: under its message id (the broker drops it) or a new
     one (the projector counts an idempotent replay)."""
@@ -248,6 +305,9 @@ FORGERS: dict[str, Forger] = {
     "premature": premature,
     "gateway": gateway,
     "redriven_webhook": redriven_webhook,
+    "squatted_result": squatted_result,
+    "squatted_timer": squatted_timer,
+    "unknown_workflow": unknown_workflow,
 }
 
 

@@ -201,6 +201,7 @@ async def _target(engine: AsyncEngine, run: Run) -> Target:
         start_msg_id=start["event_id"],
         open_jobs={j: o["stage"] for j, o in (execution.get("open_jobs") or {}).items()},
         timers={t["id"]: t["event"] for t in (execution.get("timers") or {}).values()},
+        version=int(view.get("version") or 1),
     )
 
 

@@ -1,0 +1,104 @@
+"""What one sender may hold in flight while its messages wait for a workflow to exist.
+
+A message addressed to a workflow that does not exist (yet) is nak'd with a delay for the
+unknown-workflow grace: its START may be behind it. Meanwhile it counts against the
+consumer's limit of unacknowledged messages (`max_ack_pending`), which every tenant shares:
+2,500 well-formed signals for made-up workflows held that limit for the whole grace, and
+nothing else was delivered. So each sender (a client, a stage, the timer service) may keep
+at most `per_sender` such messages waiting, and all senders together `total`; past that, a
+message for an unknown workflow is dead-lettered at once (`unknown_workflow`, the sender and
+what it holds named), and the consumer's limit stays free for everyone else's work.
+
+Counted per process by stream sequence (a message waiting again is not counted twice); after
+a restart the count starts afresh and the messages still waiting are admitted again up to the
+bound, so the bound holds across restarts too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC
+
+from nats.aio.msg import Msg
+
+from interlock.contracts.clients import relayed_sender
+from interlock.contracts.envelope import utcnow
+from interlock.contracts.subjects import Inbound
+from interlock.messaging.deadletter import redelivery_delay, settle
+from interlock.messaging.permissions import GATEWAY
+
+
+@dataclass
+class Parking:
+    per_sender: int = 200
+    total: int = 1000
+    _sender_of: dict[int, str] = field(default_factory=dict)
+    _held: dict[str, int] = field(default_factory=dict)
+
+    def hold(self, sender: str, sequence: int) -> bool:
+        """Whether message `sequence` of `sender` may wait (again) for its workflow: True if
+        it already waits or there is room, and it is counted; False: refuse it now."""
+        if sequence in self._sender_of:
+            return True
+        if self._held.get(sender, 0) >= self.per_sender or len(self._sender_of) >= self.total:
+            return False
+        self._sender_of[sequence] = sender
+        self._held[sender] = self._held.get(sender, 0) + 1
+        return True
+
+    def release(self, sequence: int) -> None:
+        """Message `sequence` no longer waits (decided, dead-lettered or gone)."""
+        sender = self._sender_of.pop(sequence, None)
+        if sender is None:
+            return
+        left = self._held[sender] - 1
+        if left:
+            self._held[sender] = left
+        else:
+            del self._held[sender]
+
+    def held(self, sender: str) -> int:
+        """How many of `sender`'s messages wait for their workflow now."""
+        return self._held.get(sender, 0)
+
+    async def wait_for_workflow(
+        self, raw: Msg, inbound: Inbound | None, grace: float, event_id: str | None = None
+    ) -> str | None:
+        """Nak `raw` (addressed to a workflow that does not exist) to be decided again while
+        it is younger than `grace` seconds and its sender has room: None if it now waits, else
+        what to add to its dead letter's detail (why it was not kept waiting)."""
+        remaining = grace - _age(raw)
+        if remaining <= 0:
+            return ""
+        who = sender(inbound, event_id)
+        if not self.hold(who, sequence(raw)):
+            return f"; not kept waiting: {who} already has {self.held(who)} messages waiting"
+        delay = min(redelivery_delay(raw, 0.5), max(remaining, 0.1))
+        await settle(lambda: raw.nak(delay=delay), raw.subject)
+        return None
+
+
+def sender(inbound: Inbound | None, event_id: str | None = None) -> str:
+    """Who a waiting message counts against: its client or stage, or the timer service; for
+    the gateway, the one webhook sender its event id names (the gateway admits only its
+    configured senders), so one sender's flood does not use up the others' share."""
+    if inbound is None:
+        return "?"
+    who = f"{inbound.kind}:{inbound.sender or ''}"
+    relayed = relayed_sender(event_id or "") if inbound.sender == GATEWAY else None
+    return f"{who}/{relayed}" if relayed else who
+
+
+def sequence(raw: Msg) -> int:
+    """The message's stream sequence (0 when it carries no metadata)."""
+    return raw.metadata.sequence.stream if raw.metadata else 0
+
+
+def _age(raw: Msg) -> float:
+    """Seconds since the message was stored in its stream."""
+    stored = raw.metadata.timestamp if raw.metadata else None
+    if stored is None:
+        return 0.0
+    if stored.tzinfo is None:
+        stored = stored.replace(tzinfo=UTC)
+    return max(0.0, (utcnow() - stored).total_seconds())
