@@ -55,9 +55,10 @@ STREAMS = (
     StreamConfig(
         name=subjects.STREAM_OUT,
         description="Announcements for downstream systems",
-        subjects=[f"{subjects.OUT_PREFIX}.>"],
+        subjects=[f"{subjects.OUT_PREFIX}.>", f"{subjects.TENANT_OUT_PREFIX}.>"],
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
+        max_consumers=subjects.OUT_MAX_CONSUMERS,
         max_age=7 * DAY,
         max_bytes=GIB,
         discard=DiscardPolicy.OLD,

@@ -174,14 +174,18 @@ async def remind_due(
             )
             if not claimed:
                 continue
-            await connection.execute(
-                PUBLISH,
+            for subject in (
                 subjects.out(rule.workflow_type, rule.announcement),
-                row["headers"],
-                message.to_bytes(),
-                row["tenant_id"],
-                row["id"],
-            )
+                subjects.tenant_out(row["tenant_id"], rule.workflow_type, rule.announcement),
+            ):
+                await connection.execute(
+                    PUBLISH,
+                    subject,
+                    row["headers"],
+                    message.to_bytes(),
+                    row["tenant_id"],
+                    row["id"],
+                )
         metrics.human_wait_reminder(rule.workflow_type, rule.state)
         sent.append((rule.workflow_type, rule.state))
     await connection.execute(FORGET)
