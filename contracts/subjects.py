@@ -121,6 +121,11 @@ class Inbound:
     workflow_type: str
     sender: str | None
     """The client (request, signal) or stage (result); None for a timer firing."""
+    claimed: str | None = None
+    """The sender behind a relaying client, as its verified signed claim names it
+    (`contracts.sender_claims`); None when it carries no valid claim."""
+    claim_checked: bool = False
+    """Whether the claim was verified (a projector given the gateway's public key does)."""
 
 
 def parse_inbound(subject: str) -> Inbound:

@@ -176,7 +176,7 @@ async def _consume_once(
         try:
             if isinstance(event, MalformedMessage):
                 raise event
-            inbound = subjects.parse_inbound(raw.subject)
+            inbound = projector.inbound(raw.subject, raw.data, headers)
             trace_info = TraceInfo(current_trace_id(), inject())
             outcome = await projector.handle(event, trace_info, inbound=inbound)
             _describe(span, outcome)
