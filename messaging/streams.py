@@ -100,11 +100,17 @@ def stage_consumer(workflow_type: str, stage: str) -> ConsumerConfig:
 
 async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     try:
-        await js.stream_info(config.name or "")
+        existing = await js.stream_info(config.name or "")
     except NotFoundError:
         await js.add_stream(config)
         return
-    await js.update_stream(config)
+    try:
+        await js.update_stream(config)
+    except BadRequestError as exc:
+        # An older nats-server cannot change a stream's consumer limit: keep the one it has.
+        if "consumers" not in (exc.description or "").lower():
+            raise
+        await js.update_stream(replace(config, max_consumers=existing.config.max_consumers))
 
 
 async def provision(
