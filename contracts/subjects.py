@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -10,6 +11,8 @@ from interlock.contracts.errors import MalformedMessage
 IN_PREFIX = "wf.in"
 JOB_PREFIX = "wf.job"
 OUT_PREFIX = "wf.out"
+TENANT_OUT_PREFIX = "wf.tenant"
+"""Announcements again, one tenant's each: `wf.tenant.<tenant>.<type>.<event>`."""
 DLQ_PREFIX = "wf.dlq"
 
 STREAM_IN = "WF_IN"
@@ -18,6 +21,12 @@ STREAM_JOBS = "WF_JOBS"
 """Stage jobs, one work-queue consumer per stage."""
 STREAM_OUT = "WF_OUT"
 """Announcements for downstream systems: approval tasks, outcomes."""
+OUT_CONSUMERS_PER_CLIENT = 8
+"""How many consumers of the announcements stream one client may hold: it may create them
+under its own names only (`out_consumers`)."""
+OUT_MAX_CONSUMERS = 1024
+"""Consumers the announcements stream holds at most, whoever made them (the bound on clients
+allowed every type and tenant, which may also make unnamed ones)."""
 STREAM_DLQ = "WF_DLQ"
 """Dead letters, each with its reason in headers."""
 
@@ -112,6 +121,11 @@ class Inbound:
     workflow_type: str
     sender: str | None
     """The client (request, signal) or stage (result); None for a timer firing."""
+    claimed: str | None = None
+    """The sender behind a relaying client, as its verified signed claim names it
+    (`contracts.sender_claims`); None when it carries no valid claim."""
+    claim_checked: bool = False
+    """Whether the claim was verified (a projector given the gateway's public key does)."""
 
 
 def parse_inbound(subject: str) -> Inbound:
@@ -152,7 +166,28 @@ def job(workflow_type: str, stage: str) -> str:
 
 
 def out(workflow_type: str, event: str) -> str:
+    """Where every tenant's announcement `event` of `workflow_type` goes (the stable
+    subject; only clients allowed every tenant may read it)."""
     return f"{OUT_PREFIX}.{workflow_type}.{event}"
+
+
+def tenant_token(tenant_id: str) -> str:
+    """A tenant as one subject token: its id when that is a token, else `~` and a digest of
+    it (`~` is in no token, so the two forms never meet)."""
+    if is_token(tenant_id):
+        return tenant_id
+    return "~" + hashlib.sha256(tenant_id.encode()).hexdigest()[:32]
+
+
+def tenant_out(tenant_id: str, workflow_type: str, event: str) -> str:
+    """Where the same announcement goes for readers limited to `tenant_id` (`event` may be
+    a wildcard: `>` for every event of the type)."""
+    return f"{TENANT_OUT_PREFIX}.{tenant_token(tenant_id)}.{workflow_type}.{event}"
+
+
+def out_consumers(client: str) -> list[str]:
+    """The names under which `client` may hold consumers of the announcements stream."""
+    return [f"{client}-out-{n}" for n in range(OUT_CONSUMERS_PER_CLIENT)]
 
 
 def dlq(source: str) -> str:

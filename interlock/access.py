@@ -65,6 +65,18 @@ def job_public_key(settings: Settings) -> str:
     return settings.job_public_key or secrets_of(settings).job_public_key()
 
 
+def gateway_claims_key(settings: Settings) -> str:
+    """The PEM the gateway signs sender claims with: as given, else the installation's."""
+    if settings.gateway_claims_key is not None:
+        return settings.gateway_claims_key.get_secret_value()
+    return secrets_of(settings).gateway_claims_key()
+
+
+def gateway_claims_public_key(settings: Settings) -> str:
+    """The PEM the projector verifies sender claims with: as given, else the installation's."""
+    return settings.gateway_claims_public_key or secrets_of(settings).gateway_claims_public_key()
+
+
 def component_roles(settings: Settings) -> dict[str, str]:
     """The components' database roles and their passwords (generated on first need)."""
     return secrets_of(settings).postgres_passwords(list(DATABASE_ROLES))

@@ -19,10 +19,15 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from interlock.access import client_policies, secrets_of
+from interlock.access import (
+    client_policies,
+    gateway_claims_key,
+    gateway_claims_public_key,
+    secrets_of,
+)
 from interlock.contracts.partitions import PROJECTOR, is_projector
 from interlock.messaging.crashpoints import ENV as CRASHPOINTS
-from interlock.messaging.permissions import STAGE_HOST
+from interlock.messaging.permissions import GATEWAY, STAGE_HOST
 from interlock.plugins import installed
 from interlock.settings import Settings
 
@@ -116,7 +121,8 @@ def child_environment(
     settings: Settings, component: str, nats_url: str, database_url: str | None
 ) -> dict[str, str]:
     """The whole environment of `component`'s process. The projector gets the private key
-    it signs jobs with, the stages the public key they verify them with (PEM)."""
+    it signs jobs with, the stages the public key they verify them with (PEM); the gateway
+    the key it signs sender claims with, the projector the public key it verifies them with."""
     secrets = secrets_of(settings)
     env = {
         k: v
@@ -135,6 +141,9 @@ def child_environment(
     if is_projector(component):
         env["INTERLOCK_CLIENTS"] = _env_value(client_policies(settings))
         env["INTERLOCK_JOB_SIGNING_KEY"] = secrets.job_signing_key()
+        env["INTERLOCK_GATEWAY_CLAIMS_PUBLIC_KEY"] = gateway_claims_public_key(settings)
+    elif component == GATEWAY:
+        env["INTERLOCK_GATEWAY_CLAIMS_KEY"] = gateway_claims_key(settings)
     elif "." in component or component == STAGE_HOST:
         env["INTERLOCK_JOB_PUBLIC_KEY"] = secrets.job_public_key()
     return env

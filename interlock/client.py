@@ -168,10 +168,19 @@ class Client:
                     return view
                 await asyncio.sleep(0.1)
 
-    async def tasks(self, workflow_type: str, event: str) -> AsyncGenerator[dict[str, Any], None]:
-        """The messages announced on `wf.out.<type>.<event>` (e.g. `approval_requested`).
-        The iteration ends when it is closed (`aclose`, leaving `async for`) or the client is."""
-        subscription = await self._nc.subscribe(subjects.out(workflow_type, event))
+    async def tasks(
+        self, workflow_type: str, event: str, *, tenant_id: str | None = None
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """The messages announced on `wf.out.<type>.<event>` (e.g. `approval_requested`), or
+        with `tenant_id` on that tenant's `wf.tenant.<tenant>.<type>.<event>` (what a client
+        limited to some tenants may read). The iteration ends when it is closed (`aclose`,
+        leaving `async for`) or the client is."""
+        subject = (
+            subjects.out(workflow_type, event)
+            if tenant_id is None
+            else subjects.tenant_out(tenant_id, workflow_type, event)
+        )
+        subscription = await self._nc.subscribe(subject)
         self._subscriptions.add(subscription)
         try:
             async for message in subscription.messages:

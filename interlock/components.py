@@ -15,7 +15,12 @@ from contextlib import suppress
 from datetime import timedelta
 
 from interlock import console
-from interlock.access import client_policies, job_signing_key
+from interlock.access import (
+    client_policies,
+    gateway_claims_key,
+    gateway_claims_public_key,
+    job_signing_key,
+)
 from interlock.composition import CONSOLE, GATEWAY, SIMULATOR
 from interlock.connections import broker, connect, connection_options, reporting
 from interlock.contracts.errors import StoreUnavailable
@@ -25,6 +30,7 @@ from interlock.failures import ConfigurationError
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.permissions import STAGE_HOST
 from interlock.plugins import installed
+from interlock.projector.claims import ClaimVerifier
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
 from interlock.projector.door import OccurredWindow
@@ -78,6 +84,7 @@ async def run_projector(rt: Runtime, stop: asyncio.Event, name: str = PROJECTOR)
         parameters=rt.settings.parameters,
         clients=client_policies(rt.settings),
         signer=JobSigner(job_signing_key(rt.settings)),
+        sender_claims=ClaimVerifier(gateway_claims_public_key(rt.settings)),
         occurred_window=OccurredWindow(
             past=timedelta(days=rt.settings.occurred_at_past_days),
             future=timedelta(seconds=rt.settings.occurred_at_future_s),
@@ -231,6 +238,7 @@ async def run_gateway(rt: Runtime, stop: asyncio.Event) -> None:
                 lambda: nc.is_connected, connection_is_progress=True
             ),
             read_status=reader,
+            claim_key=gateway_claims_key(rt.settings),
         )
     finally:
         if reader is not None:

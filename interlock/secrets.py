@@ -3,7 +3,9 @@
 - `nats.json`: `{"<identity>": "<password>"}`, one NATS user per component and client;
 - `postgres.json`: `{"<role>": "<password>"}`, the embedded superuser and the component roles;
 - `console.json`: the operator console's session key and development operator's password;
-- `job-signing.key` / `job-signing.pub`: the Ed25519 key pair jobs are signed with (PEM).
+- `job-signing.key` / `job-signing.pub`: the Ed25519 key pair jobs are signed with (PEM);
+- `gateway-claims.key` / `gateway-claims.pub`: the pair the gateway signs each message's
+  sender with (`contracts.sender_claims`), the projector verifying.
 
 The directory is mode 0700 and every file 0600. A missing entry is generated on first need
 (`secrets.token_urlsafe(32)`) under an exclusive lock, so processes starting together agree;
@@ -35,6 +37,8 @@ CONSOLE_FILE = "console.json"
 GATEWAY_FILE = "gateway.json"
 SIGNING_KEY_FILE = "job-signing.key"
 PUBLIC_KEY_FILE = "job-signing.pub"
+CLAIMS_KEY_FILE = "gateway-claims.key"
+CLAIMS_PUBLIC_FILE = "gateway-claims.pub"
 
 
 class SecretsError(InterlockError):
@@ -83,6 +87,17 @@ class Secrets:
             self._ensure_key_pair()
         return (self.directory / PUBLIC_KEY_FILE).read_text()
 
+    def gateway_claims_key(self) -> str:
+        """The PEM of the Ed25519 private key the gateway signs sender claims with."""
+        self._ensure_key_pair(CLAIMS_KEY_FILE, CLAIMS_PUBLIC_FILE)
+        return (self.directory / CLAIMS_KEY_FILE).read_text()
+
+    def gateway_claims_public_key(self) -> str:
+        """The PEM of the public key the projector verifies sender claims with."""
+        if not (self.directory / CLAIMS_PUBLIC_FILE).exists():
+            self._ensure_key_pair(CLAIMS_KEY_FILE, CLAIMS_PUBLIC_FILE)
+        return (self.directory / CLAIMS_PUBLIC_FILE).read_text()
+
     def webhook_secret(self, sender: str) -> str:
         """The Standard Webhooks secret (`whsec_<base64>`) of the gateway sender `sender`,
         generated on first need."""
@@ -110,11 +125,13 @@ class Secrets:
             self._write(file, json.dumps(known, indent=2, sort_keys=True).encode())
         return {name: known[name] for name in names}
 
-    def _ensure_key_pair(self) -> None:
-        if (self.directory / SIGNING_KEY_FILE).exists():
+    def _ensure_key_pair(
+        self, private_file: str = SIGNING_KEY_FILE, public_file: str = PUBLIC_KEY_FILE
+    ) -> None:
+        if (self.directory / private_file).exists():
             return
         with self._locked():
-            if (self.directory / SIGNING_KEY_FILE).exists():
+            if (self.directory / private_file).exists():
                 return
             key = Ed25519PrivateKey.generate()
             public = key.public_key().public_bytes(
@@ -125,8 +142,8 @@ class Secrets:
                 serialization.PrivateFormat.PKCS8,
                 serialization.NoEncryption(),
             )
-            self._write(PUBLIC_KEY_FILE, public)
-            self._write(SIGNING_KEY_FILE, private)  # last: its presence means both exist
+            self._write(public_file, public)
+            self._write(private_file, private)  # last: its presence means both exist
 
     def _read_json(self, file: str) -> dict[str, str]:
         try:

@@ -105,6 +105,17 @@ class Settings(WebSettings):
         "installation's (<secrets>/job-signing.pub).",
     )
 
+    gateway_claims_key: PrivateKey = Field(
+        default=None,
+        description="PEM of the Ed25519 private key the gateway signs each message's sender "
+        "with (the gateway's only); unset: the installation's (<secrets>/gateway-claims.key).",
+    )
+    gateway_claims_public_key: PublicKey = Field(
+        default=None,
+        description="PEM of the public key the projector verifies the gateway's sender claims "
+        "with; unset: the installation's (<secrets>/gateway-claims.pub).",
+    )
+
     log_level: LogLevel = Field(default="INFO", description="Python log level of every process.")
     projector_workers: int = Field(
         default=16, ge=1, description="Events the projector decides concurrently."

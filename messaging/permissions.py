@@ -5,9 +5,9 @@ job needs: the projector and its backstop the relay alone publish jobs, announce
 open-jobs record (the outbox rows); the timer
 service alone publishes timer firings; a stage pulls and acknowledges only its own jobs and
 publishes only on its own result subject; clients publish requests or signals under their own
-name and read announcements. Each identity may subscribe to its own inbox prefix only, so no
-identity reads another's replies. `admin` may do anything and is for provisioning, health
-checks and tests, never for a long-running component.
+name and read their own tenants' and types' announcements (`readers`). Each identity may
+subscribe to its own inbox prefix only, so no identity reads another's replies. `admin` may do
+anything and is for provisioning, health checks and tests, never for a long-running component.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.contracts.partitions import consumers
+from interlock.messaging.readers import announcement_reads
 
 ADMIN = "admin"
 PROJECTOR = "projector"
@@ -46,6 +47,7 @@ class Permissions:
 OUTBOX_SUBJECTS = (
     f"{subjects.JOB_PREFIX}.>",
     f"{subjects.OUT_PREFIX}.>",
+    f"{subjects.TENANT_OUT_PREFIX}.>",
     f"$KV.{subjects.JOBS_BUCKET}.>",
 )
 """Where outbox rows go: jobs, announcements and the open-jobs record."""
@@ -105,22 +107,9 @@ def _client(name: str, policy: ClientPolicy, installed: Iterable[str]) -> Permis
     types = policy.published_types(installed)
     builders = {"request": subjects.request, "signal": subjects.signal}
     publish = [builders[kind](t, name) for kind in sorted(policy.publish) for t in types]
-    out = subjects.STREAM_OUT
-    # Reading announcements through ephemeral JetStream consumers on the announcements
-    # stream (what `js.subscribe` does), or plain subscriptions.
-    publish += [
-        f"{_JS_API}.STREAM.NAMES",
-        f"{_JS_API}.STREAM.INFO.{out}",
-        f"{_JS_API}.CONSUMER.CREATE.{out}",
-        f"{_JS_API}.CONSUMER.CREATE.{out}.>",
-        f"{_JS_API}.CONSUMER.INFO.{out}.>",
-        f"{_JS_API}.CONSUMER.DELETE.{out}.>",
-        f"{_JS_API}.CONSUMER.MSG.NEXT.{out}.>",
-        f"$JS.ACK.{out}.>",
-        f"$JS.FC.{out}.>",
-    ]
-    reads = [subjects.out(t, ">") for t in types]
-    return Permissions(publish=tuple(publish), subscribe=(_inbox(name), *reads))
+    reads = announcement_reads(name, policy, installed)
+    publish += reads.publish
+    return Permissions(publish=tuple(publish), subscribe=(_inbox(name), *reads.subscribe))
 
 
 def _console(redrive: bool) -> Permissions:

@@ -55,9 +55,10 @@ STREAMS = (
     StreamConfig(
         name=subjects.STREAM_OUT,
         description="Announcements for downstream systems",
-        subjects=[f"{subjects.OUT_PREFIX}.>"],
+        subjects=[f"{subjects.OUT_PREFIX}.>", f"{subjects.TENANT_OUT_PREFIX}.>"],
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
+        max_consumers=subjects.OUT_MAX_CONSUMERS,
         max_age=7 * DAY,
         max_bytes=GIB,
         discard=DiscardPolicy.OLD,
@@ -99,11 +100,17 @@ def stage_consumer(workflow_type: str, stage: str) -> ConsumerConfig:
 
 async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     try:
-        await js.stream_info(config.name or "")
+        existing = await js.stream_info(config.name or "")
     except NotFoundError:
         await js.add_stream(config)
         return
-    await js.update_stream(config)
+    try:
+        await js.update_stream(config)
+    except BadRequestError as exc:
+        # An older nats-server cannot change a stream's consumer limit: keep the one it has.
+        if "consumers" not in (exc.description or "").lower():
+            raise
+        await js.update_stream(replace(config, max_consumers=existing.config.max_consumers))
 
 
 async def provision(

@@ -201,7 +201,7 @@ async def _consume_once(
             if isinstance(event, MalformedMessage):
                 door.refuse_squatting(raw.subject, headers)
                 raise event
-            inbound = subjects.parse_inbound(raw.subject)
+            inbound = projector.inbound(raw.subject, raw.data, headers)
             door.refuse_squatting(raw.subject, headers, inbound)
             trace_info = TraceInfo(current_trace_id(), inject())
             outcome = await projector.handle(event, trace_info, inbound=inbound)

@@ -11,7 +11,9 @@ projector trusts the subject, never the body's claims about itself:
   carries the event id derived from its job; a timer firing, the id derived from its timer;
 * requests and signals may not use the event-id namespaces of results and timer firings;
 * a relaying client (the gateway) speaks for one sender per message, the one its event id
-  names, and is checked against that sender's grant (`ClientPolicy.senders`).
+  names, and is checked against that sender's grant (`ClientPolicy.senders`); once the
+  projector verifies the gateway's signed sender claims (`projector.claims`), that sender must
+  be the one the claim names (`relayed_sender_of`).
 
 Pure: each check returns the refusal (a `Rejected` with its reason) or None. A message that
 did not come through the broker (`inbound` None, an in-process caller) skips the checks that
@@ -40,7 +42,13 @@ from interlock.projector.engine import Rejected, Workflow
 Clients = Mapping[str, ClientPolicy]
 
 WITHOUT_STANDING = frozenset(
-    {"unknown_client", "client_not_allowed_type", "client_not_allowed_tenant"}
+    {
+        "unknown_client",
+        "client_not_allowed_type",
+        "client_not_allowed_tenant",
+        "sender_unsigned",
+        "sender_mismatch",
+    }
 )
 """Refusals of a sender that may not speak for the tenant or workflow type at all: they are
 dead-lettered with the sender named, never written into that tenant's workflow audit (a
@@ -105,7 +113,8 @@ def has_standing(event: Envelope, inbound: Inbound | None, clients: Clients) -> 
         return False
     if policy.senders is None:
         return True
-    grant = policy.senders.get(relayed_sender(event.event_id) or "")
+    sender, refused = relayed_sender_of(event, inbound)
+    grant = None if refused is not None else policy.senders.get(sender or "")
     return (
         grant is not None
         and grant.admits_type(event.workflow_type)
@@ -186,7 +195,7 @@ def _client_refusal(
     if not policy.admits_tenant(event.tenant_id):
         return Rejected("client_not_allowed_tenant", f"{client} may not act for this tenant")
     if policy.senders is not None:
-        relayed = _relayed_refusal(policy.senders, client, spec, event)
+        relayed = _relayed_refusal(policy.senders, inbound, spec, event)
         if relayed is not None:
             return relayed
     if not policy.may_publish(spec.source):
@@ -196,13 +205,31 @@ def _client_refusal(
     return None
 
 
+def relayed_sender_of(event: Envelope, inbound: Inbound) -> tuple[str | None, Rejected | None]:
+    """The sender a relaying client's message speaks for: the one its event id names, which
+    must be the one its verified claim names when claims are checked; else the refusal."""
+    sender = relayed_sender(event.event_id)
+    if not inbound.claim_checked:
+        return sender, None
+    client = inbound.sender
+    if inbound.claimed is None:
+        return None, Rejected("sender_unsigned", f"{client}: no valid signed sender claim")
+    if inbound.claimed != sender:
+        detail = f"{client}: the event id names another sender than the signed claim"
+        return None, Rejected("sender_mismatch", detail)
+    return sender, None
+
+
 def _relayed_refusal(
-    senders: Mapping[str, SenderGrant], client: str | None, spec: EventSpec, event: Envelope
+    senders: Mapping[str, SenderGrant], inbound: Inbound, spec: EventSpec, event: Envelope
 ) -> Rejected | None:
     """A relaying client's message carries its one sender's authority: the sender its event
-    id names must be configured and admit the workflow type, the tenant and (a signal) the
-    actor role and id."""
-    sender = relayed_sender(event.event_id)
+    id (and signed claim) names must be configured and admit the workflow type, the tenant and
+    (a signal) the actor role and id."""
+    client = inbound.sender
+    sender, refused = relayed_sender_of(event, inbound)
+    if refused is not None:
+        return refused
     grant = senders.get(sender or "")
     if sender is None or grant is None:
         return Rejected("unknown_client", f"{client}: the event id names no configured sender")

@@ -27,10 +27,11 @@ from interlock.contracts.envelope import (
 from interlock.contracts.errors import MalformedMessage, UnknownDefinition
 from interlock.contracts.ids import fingerprint
 from interlock.contracts.registry import Registry
-from interlock.contracts.subjects import Inbound
+from interlock.contracts.subjects import Inbound, parse_inbound
 from interlock.otel import metrics
 from interlock.projector import door
 from interlock.projector.checkpoints import CheckpointCache
+from interlock.projector.claims import ClaimVerifier
 from interlock.projector.deadletters import audit_dead_letter
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from interlock.projector.errors import NotDueYet
@@ -62,12 +63,15 @@ class Projector:
         timer_tolerance: timedelta = TIMER_TOLERANCE,
         signer: JobSigner | None = None,
         occurred_window: door.OccurredWindow | None = None,
+        sender_claims: ClaimVerifier | None = None,
     ) -> None:
         """`clients`: who may send requests and signals (`INTERLOCK_CLIENTS`); none by
         default. `timer_tolerance`: how early a timer firing may arrive (clock skew between
         the timer service and the projector) and still be waited for rather than refused.
         `signer`: signs every job dispatched (without one, jobs go out unsigned, and stages
-        refuse them). `occurred_window`: how far from now an event's `occurred_at` may lie."""
+        refuse them). `occurred_window`: how far from now an event's `occurred_at` may lie.
+        `sender_claims`: verifies the gateway's signed sender claims (`inbound`); without it a
+        relayed message's sender is the one its event id names."""
         self._store = store
         self._occurred = occurred_window or door.OccurredWindow()
         self._registry = registry
@@ -79,6 +83,13 @@ class Projector:
         self._parameters = parameters or {}
         self._max_conflicts = max_conflicts
         self._checkpoints = CheckpointCache()
+        self._claims = sender_claims
+
+    def inbound(self, subject: str, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        """What a message's subject (and, verified, its sender claim) says about it; raises
+        `MalformedMessage` (`bad_subject`)."""
+        inbound = parse_inbound(subject)
+        return inbound if self._claims is None else self._claims.checked(inbound, body, headers)
 
     async def handle(
         self, event: Envelope, trace: TraceInfo = NO_TRACE, *, inbound: Inbound | None = None

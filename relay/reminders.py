@@ -3,7 +3,8 @@
 A definition declares its waits on a person (`HumanWait`: state, owner role, deadline,
 reminder period, at most `max_reminders`). Once a workflow has waited in such a state past the
 deadline (counted from its last move), the relay publishes the state's announcement again on
-`wf.out.<type>.<name>`, built from the workflow's current data as the projector built it, with
+`wf.out.<type>.<name>` (and its tenant's `wf.tenant.<tenant>.<type>.<name>`), built from the
+workflow's current data as the projector built it, with
 `reminder: n`, `owner_role` and `overdue_since`; then every reminder period, up to the maximum.
 
 Reminders are never events: the projector does not see them, so they cannot change a decision
@@ -174,14 +175,18 @@ async def remind_due(
             )
             if not claimed:
                 continue
-            await connection.execute(
-                PUBLISH,
+            for subject in (
                 subjects.out(rule.workflow_type, rule.announcement),
-                row["headers"],
-                message.to_bytes(),
-                row["tenant_id"],
-                row["id"],
-            )
+                subjects.tenant_out(row["tenant_id"], rule.workflow_type, rule.announcement),
+            ):
+                await connection.execute(
+                    PUBLISH,
+                    subject,
+                    row["headers"],
+                    message.to_bytes(),
+                    row["tenant_id"],
+                    row["id"],
+                )
         metrics.human_wait_reminder(rule.workflow_type, rule.state)
         sent.append((rule.workflow_type, rule.state))
     await connection.execute(FORGET)

@@ -119,7 +119,7 @@ def move(
         messages = outputs.job_messages(facts, d)
         announced = target.announcement(state)
         if announced is not None:
-            messages.append(outputs.announcement(facts, d, announced))
+            messages.extend(outputs.announcements(facts, d, announced))
     return Accepted(
         workflow=freeze(moved, d, keep_review=state == target.review_state),
         from_state=wf.state,

@@ -37,6 +37,8 @@ RejectReason = Literal[
     "bad_result_id",
     "bad_timer_id",
     "reserved_event_id",
+    "sender_unsigned",
+    "sender_mismatch",
 ]
 
 

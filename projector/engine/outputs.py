@@ -83,6 +83,14 @@ def job_messages(f: Facts, d: Draft) -> list[OutMessage]:
     return messages
 
 
+def announcements(f: Facts, d: Draft, spec: Announcement) -> list[OutMessage]:
+    """The announcement on its every-tenant subject and, the same envelope, on its
+    tenant's (`wf.tenant.<tenant>.…`), which a client limited to that tenant reads."""
+    message = announcement(f, d, spec)
+    tenant = subjects.tenant_out(f.workflow.tenant_id, f.workflow.workflow_type, spec.name)
+    return [message, OutMessage(subject=tenant, envelope=message.envelope)]
+
+
 def announcement(f: Facts, d: Draft, spec: Announcement) -> OutMessage:
     payload: dict[str, Any] = {
         "workflow_id": f.workflow.workflow_id,

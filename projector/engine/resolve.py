@@ -164,7 +164,7 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
     messages: list[OutMessage] = outputs.job_messages(f, d)
     spec_out = definition.announcement(d.target) if moved else None
     if spec_out is not None:
-        messages.append(outputs.announcement(f, d, spec_out))
+        messages.extend(outputs.announcements(f, d, spec_out))
     in_review = d.target == definition.review_state
     return Accepted(
         workflow=freeze(wf, d, keep_review=in_review),

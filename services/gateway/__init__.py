@@ -28,6 +28,7 @@ from interlock.contracts.registry import Registry
 from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.services.gateway.app import Publish, create_app
 from interlock.services.gateway.auth import SenderConfig, SenderRegistry
+from interlock.services.gateway.claims import ClaimSigner
 from interlock.services.gateway.limits import Limits
 from interlock.services.gateway.reads import ReadStatus
 
@@ -69,6 +70,7 @@ async def run_gateway(
     connection: Mapping[str, Any] | None = None,
     on_connect: Callable[[Client], None] = lambda _nc: None,
     read_status: ReadStatus | None = None,
+    claim_key: str | None = None,
 ) -> None:
     """Serve HTTP on `host:port` until `stop` is set, then stop accepting, finish in-flight
     requests and drain the NATS connection.
@@ -77,7 +79,7 @@ async def run_gateway(
     malformed sender secret (naming the sender, never the secret) and `OSError` if the port
     cannot be bound. `connection`: options for `nats.connect` (reconnecting, callbacks);
     `on_connect` is given the connection once it is up; `read_status` answers the reads of
-    workflows.
+    workflows; `claim_key`: the PEM of the Ed25519 key it signs each message's sender with.
     """
     registry = SenderRegistry(senders)
     if not registry:
@@ -100,6 +102,7 @@ async def run_gateway(
             connected=lambda: nc.is_connected,
             limits=limits,
             read_status=read_status,
+            claims=ClaimSigner(claim_key) if claim_key else None,
         )
         runner = web.AppRunner(app)
         await runner.setup()

@@ -34,11 +34,13 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import MAX_MESSAGE_BYTES, Envelope, utcnow
 from interlock.contracts.errors import PublishFailed
 from interlock.contracts.registry import Registry
+from interlock.contracts.sender_claims import HEADER_SENDER_CLAIM
 from interlock.otel import metrics
 from interlock.otel.messaging import publishing
 from interlock.services.errors import Refusal
 from interlock.services.gateway import reads, signals, starts
 from interlock.services.gateway.auth import HEADER_SENDER, SenderRegistry
+from interlock.services.gateway.claims import ClaimSigner
 from interlock.services.gateway.limits import Limits, RateLimits
 from interlock.services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, clean
 from interlock.services.gateway.spans import answered, server_span
@@ -71,6 +73,8 @@ class Gateway:
     workflows: Registry
     clock: Callable[[], datetime] = utcnow
     read_status: reads.ReadStatus | None = None
+    claims: ClaimSigner | None = None
+    """Signs the sender each message speaks for (`contracts.sender_claims`)."""
 
 
 GATEWAY = web.AppKey("gateway", Gateway)
@@ -85,12 +89,15 @@ def create_app(
     clock: Callable[[], datetime] = utcnow,
     limits: Limits | None = None,
     read_status: reads.ReadStatus | None = None,
+    claims: ClaimSigner | None = None,
 ) -> web.Application:
     """The gateway as an aiohttp application; it creates no connection of its own.
-    `read_status`: its read of workflows (without it, reading one answers 503)."""
+    `read_status`: its read of workflows (without it, reading one answers 503); `claims`:
+    signs each message's sender (a projector that verifies claims refuses unsigned ones)."""
     app = web.Application(client_max_size=MAX_MESSAGE_BYTES)
+    rates = RateLimits(limits or Limits())
     app[GATEWAY] = Gateway(
-        publish, senders, connected, RateLimits(limits or Limits()), workflows, clock, read_status
+        publish, senders, connected, rates, workflows, clock, read_status, claims
     )
     app.router.add_post(ROUTE, _post_signal)
     app.router.add_post(START_ROUTE, _post_start)
@@ -152,7 +159,7 @@ async def _accept(gw: Gateway, request: web.Request, span: Span, build: Build) -
         )
     span.set_attribute("interlock.event_id", event.event_id)
     span.set_attribute("interlock.workflow_id", gw.workflows.workflow_id(event))
-    return await _publish(gw, event)
+    return await _publish(gw, event, sender)
 
 
 def _signal(gw: Gateway, request: web.Request, sender: str, body: bytes, span: Span) -> Envelope:
@@ -210,10 +217,13 @@ async def _read(request: web.Request) -> bytes:
         raise Refusal(413, "oversized", f"body over {MAX_MESSAGE_BYTES} bytes") from None
 
 
-async def _publish(gw: Gateway, event: Envelope) -> web.Response:
+async def _publish(gw: Gateway, event: Envelope, sender: str) -> web.Response:
     event_id, subject = event.event_id, _subject(event.type == starts.START, event.workflow_type)
+    data, headers = event.to_bytes(), {subjects.HEADER_MSG_ID: event_id}
+    if gw.claims is not None:
+        headers[HEADER_SENDER_CLAIM] = gw.claims.header(sender, data)
     try:
-        await _send(gw, subject, event.to_bytes(), {subjects.HEADER_MSG_ID: event_id}, event_id)
+        await _send(gw, subject, data, headers, event_id)
     except PublishFailed as exc:
         log.warning("%s %s not published (%s); the sender should retry", event.type, event_id, exc)
         detail = "the broker did not acknowledge; deliver the same webhook again"

@@ -3,31 +3,60 @@ and the gateway, each in its own process), Hypothesis chooses rounds of hostile 
 every kind, interleaved with good refund requests. Every round: no component crashes, every
 hostile message is refused, dead-lettered or dropped with a reason (none accepted, none
 unaccounted for), and every good workflow completes exactly as it would without the noise.
-The full run (>= 10,000 messages) is `interlock hostile --messages 10000`."""
+The full run (>= 10,000 messages) is `interlock hostile --messages 10000`.
+
+The round's broker knows the clients its hostile reads are made as (a client limited to
+another tenant, one limited to another type, a victim holding a consumer): this module runs
+one of its own, configured as `interlock hostile` configures the embedded one."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from interlock import access, natsconf
+from interlock.embedded import EmbeddedNats
+from interlock.messaging.permissions import ADMIN
+from interlock.secrets import Secrets
 from interlock.settings import Settings
 from interlock.supervisor import Supervisor
-from interlock.tools.hostile import hostile_stack
+from interlock.tools.hostile import hostile_stack, with_read_clients
 from interlock.tools.hostile.account import ACCEPTED, UNACCOUNTED
+from interlock.tools.hostile.reads import READ_FORGERS
 from interlock.tools.hostile.round import Stack, play
 
 pytestmark = pytest.mark.timeout(600)
 
 
 @pytest.fixture(scope="module")
+def round_broker(
+    e2e_settings: Settings, session_secrets: Secrets, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A broker configured with the round's clients; its URL as the administrator."""
+    home = tmp_path_factory.mktemp("hostile-nats")
+    allowed = access.broker_permissions(with_read_clients(e2e_settings))
+    config = natsconf.render(
+        host="127.0.0.1",
+        port=-1,
+        store_dir=home / "jetstream",
+        passwords=session_secrets.nats_passwords(list(allowed)),
+        permissions=allowed,
+    )
+    server = EmbeddedNats(home, config=config)
+    url = server.start()
+    yield access.nats_url_as(access.without_credentials(url), ADMIN, session_secrets)
+    server.stop()
+
+
+@pytest.fixture(scope="module")
 async def stack(
-    e2e_settings: Settings, module_nats: str, module_database: str
+    e2e_settings: Settings, round_broker: str, module_database: str
 ) -> AsyncIterator[tuple[Stack, Supervisor]]:
-    async with hostile_stack(e2e_settings, module_nats, module_database) as running:
+    async with hostile_stack(e2e_settings, round_broker, module_database) as running:
         yield running
 
 
@@ -49,3 +78,18 @@ async def test_hostile_messages_change_nothing_and_every_one_is_accounted_for(
     assert report.good_as_without_noise == report.good == 2, report.as_json()
     assert sum(report.fates.values()) == messages
     assert {n: c.restarts for n, c in supervisor.children.items() if c.restarts} == {}
+
+
+async def test_no_client_reads_another_tenants_or_types_announcements_nor_takes_a_consumer(
+    stack: tuple[Stack, Supervisor],
+) -> None:
+    running, _ = stack
+
+    report = await play(running, random.Random(27), 60, good=2, kinds=READ_FORGERS)
+
+    assert set(report.sent) == set(READ_FORGERS), report.as_json()
+    assert report.fates.get(ACCEPTED, 0) == 0, report.as_json()
+    assert report.fates.get(UNACCOUNTED, 0) == 0, report.as_json()
+    assert set(report.fates) <= {"consumer_refused", "delete_refused", "pull_refused",
+                                 "subscription_refused"}, report.as_json()  # fmt: skip
+    assert report.good_as_without_noise == report.good == 2, report.as_json()

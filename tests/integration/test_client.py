@@ -76,6 +76,30 @@ async def test_a_client_receives_its_tasks(
         await client.close()
 
 
+async def test_a_client_receives_one_tenants_tasks(
+    nats_url: str, identity_url: Callable[[str], str]
+) -> None:
+    client = await Client.connect(identity_url("approvals"))
+    admin = await nats.connect(nats_url)
+    try:
+        tasks = client.tasks("support", "approval_requested", tenant_id="acme")
+        first = asyncio.ensure_future(anext(tasks))
+
+        async def delivered() -> dict[str, object]:
+            while not first.done():
+                for tenant in ("globex", "acme"):
+                    body = json.dumps({"tenant_id": tenant}).encode()
+                    await admin.publish(f"wf.tenant.{tenant}.support.approval_requested", body)
+                await asyncio.wait({first}, timeout=0.2)
+            return first.result()
+
+        assert (await asyncio.wait_for(delivered(), 10))["tenant_id"] == "acme"
+        await tasks.aclose()
+    finally:
+        await admin.close()
+        await client.close()
+
+
 async def test_closing_the_client_ends_a_tasks_iteration_cleanly(
     nats_url: str, identity_url: Callable[[str], str]
 ) -> None:

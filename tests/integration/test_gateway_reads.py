@@ -25,7 +25,15 @@ from interlock.services.gateway import Limits, SenderRegistry, create_app, jetst
 from interlock.services.gateway.reads import signed_content
 from interlock.settings import GatewaySender, Settings
 from tests.support.drive import start, to_awaiting_approval
-from tests.support.gateway_webhooks import APPROVAL, SECRET, SENDERS, Client_, post, signed
+from tests.support.gateway_webhooks import (
+    APPROVAL,
+    SECRET,
+    SENDERS,
+    Client_,
+    installation_claims,
+    post,
+    signed,
+)
 from tests.support.harness import Harness, projector_running
 from tests.support.polling import eventually
 from tests.support.workflows import REGISTRY
@@ -72,6 +80,7 @@ def _app(nc: Client, reader: StatusReader, limits: Limits | None = None) -> web.
         connected=lambda: nc.is_connected,
         limits=limits or Limits(per_sender=1000.0, unauthenticated=1000.0),
         read_status=reader,
+        claims=installation_claims(),
     )
 
 

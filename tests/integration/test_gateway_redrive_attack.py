@@ -24,7 +24,7 @@ from interlock.services.gateway.refusal import HEADER_SENDER
 from interlock.settings import GatewaySender, Settings
 from tests.support.cli import cli_env
 from tests.support.drive import start, to_awaiting_approval
-from tests.support.gateway_webhooks import signed
+from tests.support.gateway_webhooks import installation_claims, signed
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
@@ -83,6 +83,7 @@ async def test_a_refused_webhook_redriven_stays_refused_and_names_its_sender(
             workflows=REGISTRY,
             connected=lambda: h.nc.is_connected,
             limits=Limits(per_sender=1000.0, unauthenticated=1000.0),
+            claims=installation_claims(),
         )
         forged = envelope(
             "APPROVED", workflow_id=workflow_id, tenant_id="acme", event_id="gw-ops-forged"

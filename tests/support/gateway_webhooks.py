@@ -22,9 +22,11 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from standardwebhooks.webhooks import Webhook
 
+from interlock import access
 from interlock.contracts import subjects
 from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
-from interlock.settings import GatewaySender
+from interlock.services.gateway.claims import ClaimSigner
+from interlock.settings import GatewaySender, Settings
 from tests.support.workflows import REGISTRY
 
 
@@ -102,7 +104,14 @@ def gateway_app(nc: Client, limits: Limits | None = None) -> web.Application:
         workflows=REGISTRY,
         connected=lambda: nc.is_connected,
         limits=limits or Limits(per_sender=1000.0, unauthenticated=1000.0),
+        claims=installation_claims(),
     )
+
+
+def installation_claims() -> ClaimSigner:
+    """Signs sender claims with the installation's key, as the gateway's process does (the
+    harness's projector verifies them with its public key)."""
+    return ClaimSigner(access.gateway_claims_key(Settings()))
 
 
 @pytest.fixture

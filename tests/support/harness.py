@@ -17,11 +17,12 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock import queries
-from interlock.access import client_policies, job_signing_key
+from interlock.access import client_policies, gateway_claims_public_key, job_signing_key
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.partitions import Partition
 from interlock.messaging.streams import provision
+from interlock.projector.claims import ClaimVerifier
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as run_projector
 from interlock.projector.partitioning import Owner
@@ -113,6 +114,7 @@ async def projector_running(
         stop = asyncio.Event()
         settings = settings or Settings()
         clients, signer = client_policies(settings), JobSigner(job_signing_key(settings))
+        claims = ClaimVerifier(gateway_claims_public_key(settings))
         for _, index in itertools.product(range(projectors), range(partitions)):
             broker = NatsBroker(nats_url, log_level=logging.DEBUG)
             await broker.start()
@@ -122,7 +124,13 @@ async def projector_running(
             task = asyncio.create_task(
                 run_projector(
                     broker,
-                    Projector(own_store, registry=REGISTRY, clients=clients, signer=signer),
+                    Projector(
+                        own_store,
+                        registry=REGISTRY,
+                        clients=clients,
+                        signer=signer,
+                        sender_claims=claims,
+                    ),
                     stop,
                     workers=workers,
                     patience=patience,

@@ -285,10 +285,11 @@ def test_only_the_projector_holds_the_job_signing_key() -> None:
 
 def test_every_setting_reaches_the_components_that_read_it() -> None:
     """A setting no component is given would be silently ignored under `up`. The URLs, the
-    client policies and the job-signing keys are handed to the components that need them in
-    their own form; where the credentials live stays with the supervisor (and the console,
-    which keeps its session key there and sends as the CLI's client); the streams' replica
-    count is the provisioning's (`up`, `run` and `migrate` apply it before any component)."""
+    client policies, the job-signing and sender-claim keys are handed to the components that
+    need them in their own form; where the credentials live stays with the supervisor (and the
+    console, which keeps its session key there and sends as the CLI's client); the streams'
+    replica count is the provisioning's (`up`, `run` and `migrate` apply it before any
+    component)."""
     given = {name for component in components() for name in settings_of(component)}
 
     assert set(Settings.model_fields) - given == {
@@ -297,6 +298,8 @@ def test_every_setting_reaches_the_components_that_read_it() -> None:
         "clients",
         "job_signing_key",
         "job_public_key",
+        "gateway_claims_key",
+        "gateway_claims_public_key",
         "stage_host",  # how `up` and `bench` compose the stack, read by them
         "stream_replicas",
     }

@@ -129,6 +129,17 @@ def test_entering_approval_announces_the_versions_and_effect_to_approve() -> Non
     assert task.envelope.payload["workflow_id"] == "wf-1"
 
 
+def test_an_announcement_also_goes_to_its_tenants_subject() -> None:
+    decision = _decide(_workflow("classified", job=True), "ROUTED_FOR_APPROVAL")
+    assert isinstance(decision, Accepted)
+    tasks = [m for m in decision.messages if m.envelope.type == "APPROVAL_REQUESTED"]
+    assert [m.subject for m in tasks] == [
+        "wf.out.request.approval_requested",
+        "wf.tenant.acme.request.approval_requested",
+    ]
+    assert tasks[0].envelope == tasks[1].envelope
+
+
 # --- authorisation ----------------------------------------------------------------------
 
 

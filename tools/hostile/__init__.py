@@ -4,7 +4,9 @@ Good refund requests run while hostile messages of every kind (malformed, oversi
 nested, wrongly encoded, NUL-bearing, forged results, jobs and approvals, reserved ids,
 replays, cross-tenant signals, premature timer firings, webhooks to the gateway, a sender's
 refused webhook redriven from the dead letters, junk under the message ids of coming results
-and timer firings, signals for workflows that do not exist) are sent as
+and timer firings, signals for workflows that do not exist, reads of another tenant's or
+type's announcements, another client's consumer deleted, pulled from or taken over, consumers
+beyond a client's own) are sent as
 the identities an attacker would hold. It prints how many were sent of each kind, what became
 of them (refused or dead-lettered, by reason), and whether every good workflow completed
 exactly as it would without the noise; exit 1 if any hostile message was accepted or could
@@ -28,10 +30,11 @@ from interlock import access, terminal
 from interlock.composition import GATEWAY, default_stack
 from interlock.embedded._process import free_port
 from interlock.health import attached
-from interlock.options import JsonOpt, with_stack
+from interlock.options import JsonOpt, load_settings, with_stack
 from interlock.runtime import prepare, supervised
 from interlock.settings import GatewaySender, Settings
 from interlock.supervisor import Supervisor
+from interlock.tools.hostile import reads
 from interlock.tools.hostile.forge import SENDER
 from interlock.tools.hostile.round import TENANT, Report, Stack, play
 
@@ -53,7 +56,8 @@ def hostile(
     report, crashes = with_stack(
         lambda s, nats_url, database_url: run(
             s, nats_url, database_url, random.Random(chosen_seed), messages=messages, good=count
-        )
+        ),
+        with_read_clients(load_settings()),
     )
     result = {**report.as_json(), "seed": chosen_seed, "crashes": crashes}
     result["ok"] = report.ok and not crashes
@@ -98,6 +102,15 @@ async def hostile_stack(
         yield Stack(settings, server, database_url, gateway), supervisor
 
 
+def with_read_clients(s: Settings) -> Settings:
+    """`s` with the clients the hostile reads are made as (`reads.policies`) beside its own:
+    the broker must be configured from these settings (the embedded one is)."""
+    own = access.client_policies(s)
+    for implicit in (access.OPERATOR, GATEWAY):  # added back by `client_policies`
+        own.pop(implicit, None)
+    return s.model_copy(update={"clients": {**own, **reads.policies(TENANT)}})
+
+
 def hostile_settings(s: Settings) -> Settings:
     """`s` with the round's parameters and a gateway of one sender (for the good tenant)."""
     secret = "whsec_" + base64.b64encode(os.urandom(32)).decode()
@@ -116,4 +129,4 @@ def hostile_settings(s: Settings) -> Settings:
         # before they are dead-lettered: the round settles sooner than with the default 30 s.
         "unknown_workflow_grace": UNKNOWN_WORKFLOW_GRACE,
     }
-    return s.model_copy(update=update)
+    return with_read_clients(s).model_copy(update=update)

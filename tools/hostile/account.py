@@ -43,7 +43,7 @@ async def dead_letters(js: JetStreamContext, fates: Fates) -> None:
         state = (await js.stream_info(subjects.STREAM_DLQ)).state
     except NotFoundError:
         return
-    for seq in range(state.first_seq, state.last_seq + 1):
+    for seq in range(max(1, state.first_seq), state.last_seq + 1):  # empty: first 0, last 0
         try:
             letter = await js.get_msg(subjects.STREAM_DLQ, seq)
         except NotFoundError:

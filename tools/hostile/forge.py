@@ -12,21 +12,22 @@ from __future__ import annotations
 import json
 import random
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from interlock.contracts import subjects
 from interlock.contracts.ids import job_id_for, result_event_id, timer_event_id, timer_id_for
+from interlock.tools.hostile.messages import HEADER, Hostile, Target
+from interlock.tools.hostile.reads import READ_FORGERS
+
+__all__ = ["FORGERS", "GATEWAY", "HEADER", "REDRIVE", "SENDER", "Hostile", "Target", "forge"]
 
 WORKFLOW_TYPE = "support"
 STAGES = ("classify", "retrieve_policy", "inspect_account", "generate_recommendation",
           "validate_policy", "execute_action", "notify_customer", "compensate")  # fmt: skip
 RESULTS = ("CLASSIFICATION_SUCCEEDED", "POLICY_RETRIEVED", "ACCOUNT_INSPECTED", "POLICY_VALID",
            "ACTION_EXECUTED", "CUSTOMER_NOTIFIED", "COMPENSATION_SUCCEEDED")  # fmt: skip
-HEADER = "Interlock-Hostile"
-"""Every broker message carries its number here (dead letters keep the original headers)."""
 GATEWAY = "http"
 """The `identity` of a message posted to the gateway's HTTP port."""
 REDRIVE = "http+redrive"
@@ -35,37 +36,6 @@ whose record an operator then tries to redrive."""
 SENDER = "tickets"
 """The gateway's one configured sender in a hostile round."""
 OVERSIZED = 300 * 1024
-
-
-@dataclass(frozen=True)
-class Target:
-    """A good workflow as it stands: what forgeries aim at."""
-
-    tenant_id: str
-    workflow_id: str
-    start: bytes
-    """Its request as published (replays repeat it)."""
-    start_msg_id: str
-    open_jobs: dict[str, str] = field(default_factory=dict)
-    """Open job id -> the stage it belongs to."""
-    timers: dict[str, str] = field(default_factory=dict)
-    """Armed timer id -> the event it fires."""
-    version: int = 1
-    """Its state version (announced with every task): the ingredient of the ids of the jobs
-    and timers it will have next."""
-
-
-@dataclass(frozen=True)
-class Hostile:
-    number: int
-    kind: str
-    identity: str
-    subject: str
-    """A NATS subject, or the gateway's path."""
-    body: bytes
-    headers: dict[str, str]
-    event_id: str | None = None
-    """The event id the projector will see (None: the body cannot be read as an event)."""
 
 
 Forger = Callable[[random.Random, int, Target], Hostile]
@@ -308,11 +278,15 @@ FORGERS: dict[str, Forger] = {
     "squatted_result": squatted_result,
     "squatted_timer": squatted_timer,
     "unknown_workflow": unknown_workflow,
+    **READ_FORGERS,
 }
 
 
-def forge(rng: random.Random, first: int, count: int, targets: list[Target]) -> list[Hostile]:
+def forge(
+    rng: random.Random, first: int, count: int, targets: list[Target], kinds: Iterable[str] = ()
+) -> list[Hostile]:
     """`count` hostile messages numbered from `first` (numbers name their event and message
-    ids: a round starts from a number of its own), of kinds and targets `rng` chooses."""
-    kinds = sorted(FORGERS)
+    ids: a round starts from a number of its own), of kinds (among `kinds`, default all) and
+    targets `rng` chooses."""
+    kinds = sorted(kinds or FORGERS)
     return [FORGERS[rng.choice(kinds)](rng, first + i, rng.choice(targets)) for i in range(count)]

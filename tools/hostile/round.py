@@ -9,6 +9,7 @@ import random
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,8 @@ from interlock.simulators import action_count, seed_customer
 from interlock.tools.demo.runner import ApprovalDesk, Run, approve
 from interlock.tools.hostile import account, redrive
 from interlock.tools.hostile.forge import GATEWAY, REDRIVE, SENDER, Hostile, Target, forge
+from interlock.tools.hostile.reads import SNOOP
+from interlock.tools.hostile.snoop import Snoops
 
 TENANT = "hostile-good"
 CHUNK = 100
@@ -81,8 +84,11 @@ class Report:
         }
 
 
-async def play(stack: Stack, rng: random.Random, messages: int, good: int) -> Report:
-    """Send `messages` hostile messages interleaved with `good` good workflows; report."""
+async def play(
+    stack: Stack, rng: random.Random, messages: int, good: int, kinds: Iterable[str] = ()
+) -> Report:
+    """Send `messages` hostile messages (of `kinds`, default every kind) interleaved with
+    `good` good workflows; report."""
     started = time.monotonic()
     async with _Connections(stack) as conns:
         engine = queries.open_reader(stack.database_url, pool_size=4)
@@ -90,10 +96,10 @@ async def play(stack: Stack, rng: random.Random, messages: int, good: int) -> Re
         await good_traffic.desk.start()
         try:
             runs = [await good_traffic.start()]
-            sent, answers = await _interleave(
-                conns, engine, good_traffic, rng, messages=messages, runs=runs, good=good
-            )
+            sent, answers = await _interleave(conns, engine, good_traffic, rng, messages=messages,
+                                              runs=runs, good=good, kinds=kinds)  # fmt: skip
             await _settled(conns.admin, runs)
+            answers.update(await conns.snoops.settled(conns.admin))
             fates = await _fates(conns, engine, runs, sent, answers)
             checked = [await _as_without_noise(stack, r) for r in runs]
         finally:
@@ -112,7 +118,7 @@ async def play(stack: Stack, rng: random.Random, messages: int, good: int) -> Re
 
 async def _interleave(
     conns: _Connections, engine: AsyncEngine, good_traffic: _Good, rng: random.Random, *,
-    messages: int, runs: list[Run], good: int,
+    messages: int, runs: list[Run], good: int, kinds: Iterable[str],
 ) -> tuple[list[Hostile], dict[int, str]]:  # fmt: skip
     """Hostile messages in chunks; a good workflow starts every few chunks."""
     sent: list[Hostile] = []
@@ -124,7 +130,7 @@ async def _interleave(
         if index and index % every == 0 and len(runs) < good:
             runs.append(await good_traffic.start())
         targets = [await _target(engine, run) for run in runs]
-        batch = forge(rng, first + len(sent), min(CHUNK, messages - len(sent)), targets)
+        batch = forge(rng, first + len(sent), min(CHUNK, messages - len(sent)), targets, kinds)
         results = await asyncio.gather(*(conns.send(h) for h in batch))
         answers.update((h.number, a) for h, a in zip(batch, results, strict=True) if a)
         sent += batch
@@ -256,6 +262,8 @@ class _Connections:
     async def __aenter__(self) -> _Connections:
         self.bus = await Clients.connect(self._stack.settings, self._stack.server, "hostile")
         self.admin = await self._connect("admin")
+        self.snoops = Snoops(self._connect, TENANT)
+        await self.snoops.prepare()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -269,7 +277,7 @@ class _Connections:
             secrets = access.secrets_of(self._stack.settings)
             url = access.nats_url_as(self._stack.server, identity, secrets)
             self._by_identity[identity] = await nats.connect(
-                nats_servers(url), inbox_prefix=nats_inbox(url)
+                nats_servers(url), inbox_prefix=nats_inbox(url), error_cb=_quiet
             )
         return self._by_identity[identity]
 
@@ -278,6 +286,8 @@ class _Connections:
         if h.identity == REDRIVE:
             secret = self._stack.settings.gateway_senders[SENDER].secret.get_secret_value()
             return await redrive.attempt(self.http, self.admin.jetstream(), h, secret)
+        if h.identity == SNOOP:
+            return await self.snoops.attempt(h)
         if h.identity == GATEWAY:
             response = await self.http.post(h.subject, content=h.body, headers=h.headers)
             if response.status_code == 202:
@@ -289,6 +299,10 @@ class _Connections:
         except (nats.errors.Error, TimeoutError):
             return "refused_by_broker"
         return "dropped_as_duplicate" if ack.duplicate else None
+
+
+async def _quiet(_error: Exception) -> None:
+    """The broker's permission violations: each attempt's fate is read from its effect."""
 
 
 def _error(response: httpx.Response) -> str:
