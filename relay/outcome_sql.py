@@ -174,3 +174,11 @@ GROUP BY 1, 2
 """
 """The confidences models reported (any `confidence` one level down in workflow data) of the
 workflows that moved in the window, in tenths."""
+
+REFUSALS = """
+SELECT a.workflow_type, a.tenant_id, coalesce(a.reason, 'unknown') AS reason, count(*) AS n
+FROM audit a
+WHERE NOT a.accepted AND a.recorded_at > now() - make_interval(secs => $1)
+GROUP BY 1, 2, 3
+"""
+"""Events refused in the window, by the refusal's reason (a code, e.g. `budget_exhausted`)."""

@@ -29,6 +29,8 @@ from interlock.relay.store import UNAVAILABLE, close_quietly
 
 log = logging.getLogger(__name__)
 
+BUDGET_EXHAUSTED = "budget_exhausted"
+"""The reason a model call refused by its budget is recorded with (kept as a review reason)."""
 Labels = dict[str, str]
 Points = list[tuple[float, Labels]]
 RECONCILIATIONS = {
@@ -71,7 +73,7 @@ class Facts:
                 kinds.add((t, d.review_state, "review"))
             signals |= {(t, e.name) for e in d.events if e.source == "signal"}
             commits |= {(t, e.state, ev) for e in d.effects for ev in e.committed}
-            reasons |= {r.reason for r in d.transitions if r.reason}
+            reasons |= {r.reason for r in d.transitions if r.reason} | {BUDGET_EXHAUSTED}
         return cls(_unzip3(kinds), _unzip2(signals), sorted(reasons), _unzip3(commits))
 
 
@@ -156,6 +158,8 @@ async def sample_outcomes(connection: asyncpg.Connection, facts: Facts, window: 
                    tenant=r["tenant_id"], outcome=outcome)  # fmt: skip
     duplicates = await connection.fetch(sql.DUPLICATES, window, *facts.commits, RERUN_EVENT)
     _simple(sample, "duplicate_effects", duplicates, tenant="tenant_id")
+    _simple(sample, "refusals", await connection.fetch(sql.REFUSALS, window), tenant="tenant_id",
+            reason="reason")  # fmt: skip
     for r in await connection.fetch(sql.CONFIDENCE, window):
         sample.add("model_confidence", r["n"], workflow_type=r["workflow_type"],
                    tenth=f"{max(int(r['bucket']), 0) / 10:.1f}")  # fmt: skip
@@ -179,6 +183,7 @@ INSTRUMENTS: dict[str, tuple[str, str]] = {
     "retries": ("{failure}", "Stage failures recorded, by operation (state) and error class"),
     "reconciliations": ("{effect}", "Unknown effects settled, by outcome"),
     "duplicate_effects": ("{effect}", "Effects committed twice without a rerun: must be 0"),
+    "refusals": ("{event}", "Events refused, by reason (budget_exhausted: a model budget)"),
     "model_confidence": ("{workflow}", "Model confidences in workflow data, per tenth"),
 }
 

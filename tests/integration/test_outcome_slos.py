@@ -97,6 +97,12 @@ async def test_the_outcome_slos_are_counted_from_the_committed_decisions(
     await _trail(db, "other-tenant", [START, ("REJECTED", "REQUEST_RECEIVED", "REJECTED", 300)],
                  tenant="globex")  # fmt: skip
     await _trail(db, "long-ago", [("START", None, "REQUEST_RECEIVED", 9000)])
+    await db.execute(
+        "INSERT INTO audit (tenant_id, workflow_id, workflow_type, event_id, event_type, "
+        "accepted, reason, actor_id, actor_role, state_version, occurred_at) VALUES ('acme', "
+        "'clean', 'support', 'refused', 'CLASSIFIED', false, 'budget_exhausted', 'a', 'r', 1, "
+        "now())"
+    )
     await insert_workflow(db, "sure", "AWAITING_APPROVAL")
     await db.execute(
         'UPDATE workflows SET data = \'{"classification": {"confidence": 0.93}}\' '
@@ -128,6 +134,9 @@ async def test_the_outcome_slos_are_counted_from_the_committed_decisions(
     assert _one(sample, "duplicate_effects", **acme) == 1  # "twice" committed its action twice
     assert _one(sample, "model_confidence", workflow_type="support", tenth="1.0") == 1
     assert "reconciliations" not in sample.points
+    assert _points(sample, "refusals") == {
+        tuple(sorted({**acme, "reason": "budget_exhausted"}.items())): 1
+    }
 
 
 async def test_duplicate_effects_read_zero_when_each_effect_committed_once_or_was_rerun(
