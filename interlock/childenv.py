@@ -80,6 +80,7 @@ _OWN: dict[str, tuple[str, ...]] = {
         "parameters",
         "stuck_after",
         "secrets_dir",
+        "slo_window",
     ),
 }
 _STAGE = ("stage_workers", "external_timeout", "adapters")

@@ -6,8 +6,6 @@ confidence."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import asyncpg
 import pytest
 
@@ -15,11 +13,18 @@ from interlock.access import DATABASE_ROLES, with_credentials
 from interlock.projector.store.roles import RELAY_ROLE, provision_roles
 from interlock.relay.outcomes import Outcomes, Sample
 from interlock.secrets import Secrets
+from tests.support.audit_rows import (
+    APPROVED,
+    DONE,
+    EXECUTED,
+    MOVED,
+    START,
+    TO_APPROVAL,
+    Step,
+    trail,
+)
 from tests.support.workflow_rows import insert_workflow
 from tests.support.workflows import REGISTRY
-
-Step = tuple[str, str | None, str, float]
-"""(event type, from state, to state, seconds ago)."""
 
 
 @pytest.fixture
@@ -27,46 +32,6 @@ async def relay_url(database_url: str, session_secrets: Secrets) -> str:
     passwords = session_secrets.postgres_passwords(list(DATABASE_ROLES))
     await provision_roles(database_url, passwords)
     return with_credentials(database_url, RELAY_ROLE, passwords[RELAY_ROLE])
-
-
-async def _trail(
-    db: asyncpg.Connection,
-    wid: str,
-    steps: list[Step],
-    tenant: str = "acme",
-    at: int = -1,
-    **extra: Any,
-) -> None:
-    """A workflow's accepted audit rows, oldest first (`extra`: columns of row `at`)."""
-    for n, (event, source, target, ago) in enumerate(steps):
-        last = extra if n == at % len(steps) else {}
-        await db.execute(
-            """
-            INSERT INTO audit (tenant_id, workflow_id, workflow_type, event_id, event_type,
-                               from_state, to_state, accepted, actor_id, actor_role,
-                               state_version, occurred_at, recorded_at, detail, error_class)
-            VALUES ($1, $2, 'support', $3, $4, $5, $6, true, 'a', 'r', $7,
-                    now() - make_interval(secs => $8), now() - make_interval(secs => $8), $9, $10)
-            """,
-            tenant,
-            wid,
-            f"{wid}-{n}",
-            event,
-            source,
-            target,
-            n + 1,
-            ago,
-            last.get("detail"),
-            last.get("error_class"),
-        )
-
-
-START: Step = ("START", None, "REQUEST_RECEIVED", 600)
-MOVED: Step = ("INTAKE_DONE", "REQUEST_RECEIVED", "CLASSIFYING", 590)
-TO_APPROVAL: Step = ("POLICY_PASSED", "VALIDATING_POLICY", "AWAITING_APPROVAL", 500)
-APPROVED: Step = ("APPROVED", "AWAITING_APPROVAL", "EXECUTING_ACTION", 200)
-EXECUTED: Step = ("ACTION_EXECUTED", "EXECUTING_ACTION", "NOTIFYING_CUSTOMER", 150)
-DONE: Step = ("CUSTOMER_NOTIFIED", "NOTIFYING_CUSTOMER", "COMPLETED", 100)
 
 
 def _points(sample: Sample, name: str) -> dict[tuple[tuple[str, str], ...], float]:
@@ -81,22 +46,22 @@ async def test_the_outcome_slos_are_counted_from_the_committed_decisions(
     db: asyncpg.Connection, relay_url: str
 ) -> None:
     happy = [START, MOVED, TO_APPROVAL, APPROVED, EXECUTED, DONE]
-    await _trail(db, "clean", happy)
+    await trail(db, "clean", happy)
     reviewed = [
         START,
         MOVED,
         ("ESCALATE", "CLASSIFYING", "MANUAL_REVIEW", 580),
         ("RESOLVED", "MANUAL_REVIEW", "COMPLETED", 80),
     ]
-    await _trail(db, "rescued", reviewed, at=2, detail="low_classification_confidence")
-    await _trail(db, "escalated", [START, ("ESCALATE", "REQUEST_RECEIVED", "MANUAL_REVIEW", 550)],
+    await trail(db, "rescued", reviewed, at=2, detail="low_classification_confidence")
+    await trail(db, "escalated", [START, ("ESCALATE", "REQUEST_RECEIVED", "MANUAL_REVIEW", 550)],
                  detail="a stage's own words")  # fmt: skip
-    await _trail(db, "failing", [START, ("RETRYABLE_ERROR", "CLASSIFYING", "RETRY_WAIT", 400)],
+    await trail(db, "failing", [START, ("RETRYABLE_ERROR", "CLASSIFYING", "RETRY_WAIT", 400)],
                  error_class="TimeoutError")  # fmt: skip
-    await _trail(db, "twice", [START, EXECUTED, EXECUTED])
-    await _trail(db, "other-tenant", [START, ("REJECTED", "REQUEST_RECEIVED", "REJECTED", 300)],
+    await trail(db, "twice", [START, EXECUTED, EXECUTED])
+    await trail(db, "other-tenant", [START, ("REJECTED", "REQUEST_RECEIVED", "REJECTED", 300)],
                  tenant="globex")  # fmt: skip
-    await _trail(db, "long-ago", [("START", None, "REQUEST_RECEIVED", 9000)])
+    await trail(db, "long-ago", [("START", None, "REQUEST_RECEIVED", 9000)])
     await db.execute(
         "INSERT INTO audit (tenant_id, workflow_id, workflow_type, event_id, event_type, "
         "accepted, reason, actor_id, actor_role, state_version, occurred_at) VALUES ('acme', "
@@ -142,9 +107,9 @@ async def test_the_outcome_slos_are_counted_from_the_committed_decisions(
 async def test_duplicate_effects_read_zero_when_each_effect_committed_once_or_was_rerun(
     db: asyncpg.Connection, relay_url: str
 ) -> None:
-    await _trail(db, "once", [START, EXECUTED])
+    await trail(db, "once", [START, EXECUTED])
     rerun: Step = ("EFFECT_RERUN_REQUESTED", "EXECUTING_ACTION", "EXECUTING_ACTION", 140)
-    await _trail(db, "rerun", [START, EXECUTED, rerun, EXECUTED])
+    await trail(db, "rerun", [START, EXECUTED, rerun, EXECUTED])
 
     sample = await Outcomes(relay_url, registry=REGISTRY, window=3600).sample()
 
