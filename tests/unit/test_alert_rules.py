@@ -5,6 +5,7 @@ in the README, and loaded by docker-compose's Prometheus, which scrapes the coll
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from interlock.relay.outcomes import INSTRUMENTS
 from tests.support.compose_files import ROOT, collector, mounts, services
 
 DEPLOY = ROOT / "deploy"
@@ -90,3 +92,25 @@ def test_compose_prometheus_loads_the_shipped_rules_and_scrapes_the_collector() 
         t for job in config["scrape_configs"] for s in job["static_configs"] for t in s["targets"]
     ]
     assert targets == [f"otel-collector:{exporter_port}"]
+
+
+SUFFIX = {"s": "_seconds", "1": ""}
+OTHER_SERIES = {
+    # the relay's gauges and the dead-letter counter (README: Observability)
+    "interlock_human_waits_overdue",
+    "interlock_workflows_stuck",
+    "interlock_outbox_oldest_age_seconds",
+    "interlock_dead_letters_total",
+}
+
+
+def test_every_series_a_rule_reads_is_one_interlock_exports() -> None:
+    """As the OpenTelemetry Prometheus exporter names them: dots to underscores, the unit as
+    a suffix (`s`: `_seconds`; annotations such as `{workflow}` dropped)."""
+    exported = {
+        f"interlock_slo_{name}{SUFFIX.get(unit, '')}" for name, (unit, _) in INSTRUMENTS.items()
+    } | OTHER_SERIES
+    expressions = [r["expr"] for g in _yaml("alerts.yml")["groups"] for r in g["rules"]]
+    read = {name for e in expressions for name in re.findall(r"\binterlock_[a-z_]+", e)}
+    assert len(read) >= len(expressions)
+    assert read - exported == set()
