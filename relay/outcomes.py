@@ -215,7 +215,8 @@ class Outcomes:
 
     async def sample(self) -> Sample:
         """Query the database once and keep the result as `last`."""
-        connection = await asyncpg.connect(self._url, timeout=10)
+        # A pass never outlives a few intervals: a slow database delays figures, not the relay.
+        connection = await asyncpg.connect(self._url, timeout=10, command_timeout=60)
         try:
             sample = await sample_outcomes(connection, self._facts, self._window)
         finally:
