@@ -25,8 +25,8 @@ def traces_dir(settings: Settings) -> Path:
 
 
 def metrics_url(settings: Settings) -> str | None:
-    """Where the scrape endpoint answers (None: switched off)."""
-    if not settings.metrics_port:
+    """Where the scrape endpoint answers (None: switched off, or no metrics at all)."""
+    if not settings.metrics_port or setup.disabled():
         return None
     return f"http://{settings.metrics_host}:{settings.metrics_port}/metrics"
 

@@ -45,3 +45,12 @@ def test_endpoints_name_the_relays_scrape_endpoint(tmp_path: Path) -> None:
 
     assert shown["metrics_url"] == f"http://127.0.0.1:{port}/metrics"
     assert write_endpoints(settings, NATS, DATABASE, ["projector"])["metrics_url"] is None
+
+
+def test_no_endpoint_is_named_when_the_sdk_is_disabled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    settings = Settings(home=tmp_path, metrics_port=free_port())
+
+    assert write_endpoints(settings, NATS, DATABASE, ["relay"])["metrics_url"] is None
