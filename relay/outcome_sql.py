@@ -20,7 +20,7 @@ SIGNALS = """signals AS (
 IN_WINDOW = "a.accepted AND a.recorded_at > now() - make_interval(secs => $1)"
 MOVED = "a.from_state IS DISTINCT FROM a.to_state"
 
-FINISHED = f"""
+_FINISHED_FACTS = f"""
 WITH {KINDS}, {SIGNALS},
 finished AS (
     SELECT a.tenant_id, a.workflow_id, a.workflow_type, a.to_state AS outcome,
@@ -49,7 +49,9 @@ facts AS (
         ) AS rescued
     FROM finished f
 )
-SELECT workflow_type, tenant_id, outcome, count(*) AS n,
+"""
+
+FINISHED = f"""{_FINISHED_FACTS}SELECT workflow_type, tenant_id, outcome, count(*) AS n,
        count(*) FILTER (WHERE completed AND NOT rescued) AS clean,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM recorded_at - started_at))
            AS p50,
@@ -182,3 +184,12 @@ WHERE NOT a.accepted AND a.recorded_at > now() - make_interval(secs => $1)
 GROUP BY 1, 2, 3
 """
 """Events refused in the window, by the refusal's reason (a code, e.g. `budget_exhausted`)."""
+
+TREND = f"""{_FINISHED_FACTS}
+SELECT workflow_type, date_trunc('hour', recorded_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+       count(*) AS n,
+       count(*) FILTER (WHERE completed AND NOT rescued) AS clean
+FROM facts GROUP BY 1, 2 ORDER BY 1, 2
+"""
+"""Per (type, UTC hour) of the window: workflows finished and those completed without rescue (the
+console's trend)."""

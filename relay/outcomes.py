@@ -166,6 +166,13 @@ async def sample_outcomes(connection: asyncpg.Connection, facts: Facts, window: 
     return sample
 
 
+async def completion_trend(
+    connection: asyncpg.Connection, facts: Facts, hours: int
+) -> list[asyncpg.Record]:
+    """Per (type, hour) of the last `hours`: `n` finished, `clean` completed without rescue."""
+    return list(await connection.fetch(sql.TREND, hours * 3600.0, *facts.kinds, *facts.signals))
+
+
 INSTRUMENTS: dict[str, tuple[str, str]] = {
     "window": ("s", "The trailing window every interlock.slo figure counts over"),
     "started": ("{workflow}", "Workflows started in the window"),

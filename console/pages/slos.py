@@ -5,13 +5,15 @@ gauges report), each linked to the workflows behind it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from interlock.console.guard import requires
 from interlock.console.web import console_of, render
-from interlock.relay.outcomes import Facts, Sample, sample_outcomes
+from interlock.relay.outcomes import Facts, Sample, completion_trend, sample_outcomes
 
 
 @dataclass
@@ -57,12 +59,39 @@ def rows_of(sample: Sample) -> list[Row]:
     return [found[k] for k in sorted(found)]
 
 
+TREND_HOURS = 6
+
+
+def trend_of(rows: list[Any], hours: int) -> dict[str, list[dict[str, Any]]]:
+    """Per type, one point per hour of the last `hours` (oldest first): finished, completed
+    without rescue and their ratio (None in an hour where nothing finished)."""
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    slots = [now - timedelta(hours=h) for h in range(hours - 1, -1, -1)]
+    found = {(r["workflow_type"], r["hour"]): r for r in rows}
+    trend: dict[str, list[dict[str, Any]]] = {}
+    for workflow_type in sorted({r["workflow_type"] for r in rows}):
+        points = []
+        for hour in slots:
+            r = found.get((workflow_type, hour))
+            n, clean = (int(r["n"]), int(r["clean"])) if r else (0, 0)
+            points.append({"hour": hour, "n": n, "clean": clean, "ratio": clean / n if n else None})
+        trend[workflow_type] = points
+    return trend
+
+
 @requires()
 async def slos_page(request: Request) -> Response:
     console = console_of(request)
     window = console.settings.slo_window
+    facts = Facts.of(console.registry)
     async with console.reader.connect() as conn:
-        raw = await conn.get_raw_connection()
-        sample = await sample_outcomes(raw.driver_connection, Facts.of(console.registry), window)
-    context = {"rows": rows_of(sample), "window_minutes": window / 60}
+        raw = (await conn.get_raw_connection()).driver_connection
+        sample = await sample_outcomes(raw, facts, window)
+        hourly = await completion_trend(raw, facts, TREND_HOURS)
+    context = {
+        "rows": rows_of(sample),
+        "window_minutes": window / 60,
+        "trend": trend_of(hourly, TREND_HOURS),
+        "hours": TREND_HOURS,
+    }
     return render(request, "slos.html", context)

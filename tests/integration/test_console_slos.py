@@ -35,3 +35,9 @@ async def test_the_slo_page_shows_each_types_figures_and_links_to_its_workflows(
     assert "p50 500 s" in acme  # COMPLETED: 600 s ago to 100 s ago
     assert 'href="/?type=support&amp;tenant=acme&amp;state=FAILED"' in acme
     assert '<td class="num fail">1</td>' in globex  # an effect committed twice
+    trend = page.text.split('id="trend"')[1]
+    assert trend.count('<th scope="col">') == 1 + 6  # the type, and six hours
+    # two finished minutes ago, one without rescue (in one hour, or either side of its start)
+    assert "50 % <small>(1/2)</small>" in trend or (
+        "100 % <small>(1/1)</small>" in trend and "0 % <small>(0/1)</small>" in trend
+    )
