@@ -22,6 +22,11 @@ MOVED = "a.from_state IS DISTINCT FROM a.to_state"
 
 _FINISHED_FACTS = f"""
 WITH {KINDS}, {SIGNALS},
+keys AS (  -- evaluated once: the per-row checks below are array lookups
+    SELECT array(SELECT workflow_type || '/' || state FROM kinds WHERE kind = 'review') AS review,
+           array(SELECT workflow_type || '/' || state FROM kinds WHERE kind = 'human') AS human,
+           array(SELECT workflow_type || '/' || event_type FROM signals) AS signal
+),
 finished AS (
     SELECT a.tenant_id, a.workflow_id, a.workflow_type, a.to_state AS outcome,
            a.recorded_at, bool_or(k.kind = 'completed') AS completed
@@ -31,7 +36,7 @@ finished AS (
     WHERE {IN_WINDOW} AND {MOVED}
     GROUP BY 1, 2, 3, 4, 5
 ),
-facts AS (
+facts AS MATERIALIZED (  -- once per workflow, not once per quantile
     SELECT f.*,
         (SELECT min(s.recorded_at) FROM audit s
          WHERE s.workflow_id = f.workflow_id AND s.tenant_id = f.tenant_id AND s.accepted)
@@ -39,13 +44,11 @@ facts AS (
         EXISTS (
             SELECT 1 FROM audit r
             WHERE r.workflow_id = f.workflow_id AND r.tenant_id = f.tenant_id AND r.accepted
-              AND (EXISTS (SELECT 1 FROM kinds k WHERE k.workflow_type = r.workflow_type
-                                                  AND k.state = r.to_state AND k.kind = 'review')
-                   OR (EXISTS (SELECT 1 FROM signals s WHERE s.workflow_type = r.workflow_type
-                                                         AND s.event_type = r.event_type)
-                       AND NOT EXISTS (SELECT 1 FROM kinds k
-                                       WHERE k.workflow_type = r.workflow_type
-                                         AND k.state = r.from_state AND k.kind = 'human')))
+              AND (r.workflow_type || '/' || r.to_state = ANY((SELECT review FROM keys)::text[])
+                   OR (r.workflow_type || '/' || r.event_type
+                           = ANY((SELECT signal FROM keys)::text[])
+                       AND NOT coalesce(r.workflow_type || '/' || r.from_state
+                                        = ANY((SELECT human FROM keys)::text[]), false)))
         ) AS rescued
     FROM finished f
 )
@@ -150,19 +153,27 @@ touched AS (
                               AND c.event_type = a.event_type AND c.state = a.from_state
     WHERE a.accepted AND a.recorded_at > now() - make_interval(secs => $1)
 ),
-counted AS (
-    SELECT t.workflow_type, t.tenant_id, c.state, count(*) AS n,
-           (SELECT count(*) FROM audit r
-            WHERE r.workflow_id = t.workflow_id AND r.tenant_id = t.tenant_id AND r.accepted
-              AND r.event_type = $5) AS reruns
+repeated AS (  -- only an effect committed more than once is checked against the reruns
+    SELECT t.workflow_type, t.tenant_id, t.workflow_id, count(*) AS n
     FROM touched t
     JOIN audit a ON a.workflow_id = t.workflow_id AND a.tenant_id = t.tenant_id AND a.accepted
     JOIN commits c ON c.workflow_type = a.workflow_type AND c.event_type = a.event_type
                   AND c.state = a.from_state
     GROUP BY t.workflow_type, t.tenant_id, t.workflow_id, c.state
+    HAVING count(*) > 1
+),
+duplicated AS (
+    SELECT p.workflow_type, p.tenant_id,
+           greatest(p.n - 1 - (SELECT count(*) FROM audit r
+                               WHERE r.workflow_id = p.workflow_id
+                                 AND r.tenant_id = p.tenant_id AND r.accepted
+                                 AND r.event_type = $5), 0) AS n
+    FROM repeated p
 )
-SELECT workflow_type, tenant_id, sum(greatest(n - 1 - reruns, 0)) AS n
-FROM counted GROUP BY 1, 2
+SELECT t.workflow_type, t.tenant_id,
+       coalesce((SELECT sum(d.n) FROM duplicated d
+                 WHERE d.workflow_type = t.workflow_type AND d.tenant_id = t.tenant_id), 0) AS n
+FROM (SELECT DISTINCT workflow_type, tenant_id FROM touched) t
 """
 """Per (type, tenant): effects committed more often than once plus the reruns an operator
 asked for, among the workflows that committed an effect in the window. Must read zero."""
