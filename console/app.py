@@ -18,7 +18,7 @@ from starlette.staticfiles import StaticFiles
 from interlock import queries
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators
-from interlock.console.pages import login, operations, tasks, workflows
+from interlock.console.pages import login, operations, slos, tasks, workflows
 from interlock.console.web import HERE, Console
 from interlock.contracts.registry import Registry
 from interlock.settings import Settings
@@ -63,6 +63,7 @@ def create_app(
         Route(f"{WORKFLOW}/signal", tasks.signal, methods=["POST"]),
         Route("/tasks", tasks.inbox),
         Route("/operations", operations.operations_page),
+        Route("/slos", slos.slos_page),
         Route(
             "/operations/dead-letters/{letter_id:int}/redrive",
             operations.redrive,

@@ -61,6 +61,11 @@ _OWN: dict[str, tuple[str, ...]] = {
         "forget_after",
         "history_retention",
         "retention_interval",
+        "parameters",
+        "slo_window",
+        "metrics_interval",
+        "metrics_host",
+        "metrics_port",
     ),
     "timer": (),
     "sim": (),
@@ -81,6 +86,7 @@ _OWN: dict[str, tuple[str, ...]] = {
         "parameters",
         "stuck_after",
         "secrets_dir",
+        "slo_window",
     ),
 }
 _STAGE = ("stage_workers", "external_timeout", "adapters")

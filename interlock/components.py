@@ -42,6 +42,7 @@ from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
 from interlock.projector.store.status import StatusReader
 from interlock.relay.gauges import Gauges
+from interlock.relay.outcomes import Outcomes
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.retention import Retention
 from interlock.relay.sweeper import Sweeper
@@ -148,11 +149,16 @@ async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowSt
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     s = rt.settings
     progress = reporting(rt, "relay", stop)
+    registry = installed().registry
     gauges = Gauges(
         rt.database_url,
-        registry=installed().registry,
+        registry=registry,
+        interval=s.metrics_interval,
         stuck_after=s.stuck_after,
         parameters=s.parameters,
+    )
+    outcomes = Outcomes(
+        rt.database_url, registry=registry, window=s.slo_window, interval=s.metrics_interval
     )
     retention = Retention(
         rt.database_url,
@@ -165,8 +171,11 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     sampling = asyncio.create_task(gauges.run(stop))
     pruning = asyncio.create_task(retention.run(stop))
     sweeping = asyncio.create_task(Sweeper(rt.database_url, s.sweep_after).run(stop))
-    waits = HumanWaits(rt.database_url, registry=installed().registry, parameters=s.parameters)
+    waits = HumanWaits(
+        rt.database_url, registry=registry, parameters=s.parameters, interval=s.metrics_interval
+    )
     reminding = asyncio.create_task(waits.run(stop))
+    measuring = asyncio.create_task(outcomes.run(stop))
     nc = await connect(rt, "relay", stop)
     progress.watch(lambda: nc.is_connected)
     try:
@@ -182,6 +191,7 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
         sampling.cancel()
         sweeping.cancel()
         reminding.cancel()
+        measuring.cancel()
         pruning.cancel()
 
 

@@ -14,6 +14,7 @@ from interlock import access
 from interlock.composition import CONSOLE, GATEWAY
 from interlock.console import console_url
 from interlock.settings import Settings
+from interlock.telemetry import SCRAPED, metrics_url
 
 ENDPOINTS = "endpoints.json"
 
@@ -30,6 +31,7 @@ def write_endpoints(
         "database_url": access.redacted(database_url),
         "gateway_url": gateway if GATEWAY in components else None,
         "console_url": console_url(settings) if CONSOLE in components else None,
+        "metrics_url": metrics_url(settings) if SCRAPED in components else None,
         "timings": settings.timings(),
         "clients": {
             name: {"nats_url": access.nats_url_as(server, name, secrets)}

@@ -169,6 +169,18 @@ class Settings(WebSettings):
         "workflow outside terminal and person-waiting states counts as stuck, in states no "
         "`stuck_after_seconds[_by_state]` parameter bounds (README: Stuck workflows).",
     )
+    slo_window: float = Field(
+        default=3600.0,
+        gt=0,
+        description="Seconds of decisions the outcome SLO gauges (`interlock_slo_*`) count over: "
+        "completion rate, durations, waits, reviews, retries (README: Operating Interlock).",
+    )
+    metrics_interval: float = Field(
+        default=15.0,
+        gt=0,
+        description="Seconds between the relay's samples of the database for its gauges (outbox "
+        "lag, stuck workflows, waits on a person and their reminders, outcome SLOs).",
+    )
     sweep_after: float = Field(
         default=60.0,
         gt=0,

@@ -77,6 +77,19 @@ class WebSettings(BaseSettings):
         "(all senders together); beyond it they are refused with 429, unrecorded.",
     )
 
+    # --- the Prometheus scrape endpoint (served by the relay) ---
+    metrics_host: Annotated[str, NotEmpty] = Field(
+        default="127.0.0.1",
+        description="Address the relay's Prometheus scrape endpoint (`/metrics`) listens on.",
+    )
+    metrics_port: int = Field(
+        default=9464,
+        ge=0,
+        le=65535,
+        description="Port of the relay's Prometheus scrape endpoint (`endpoints.json` names it "
+        "`metrics_url`); 0: none (with a collector, scrape the collector instead).",
+    )
+
     # --- the operator console (`interlock console`) ---
     console_host: Annotated[str, NotEmpty] = Field(
         default="127.0.0.1", description="Address the operator console listens on."

@@ -1,6 +1,7 @@
 """What `interlock up` checks before it starts anything, so that a start-up failure is one line
 naming the setting or resource (exit 2) within seconds rather than a crash loop: the ports its
-HTTP components listen on, and a directory that would shadow the installed package."""
+HTTP components listen on (a taken metrics port only warns), and a directory that would shadow
+the installed package."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import errno
 import socket
 from pathlib import Path
 
+from interlock import terminal
 from interlock.composition import CONSOLE, GATEWAY
 from interlock.failures import ConfigurationError
 from interlock.settings import Settings
@@ -28,6 +30,22 @@ def require_free_ports(s: Settings, names: list[str]) -> None:
                 f"another program, listens there)",
                 hint=f"stop it, or set {variable} to a free port",
             )
+
+
+def without_taken_metrics_port(s: Settings) -> Settings:
+    """`s`, or `s` without a scrape endpoint (a warning says why) when its port is taken: the
+    metrics are observability, not a reason to refuse a stack, and `endpoints.json` must not
+    name a server this stack does not own."""
+    if not s.metrics_port or _free(s.metrics_host, s.metrics_port):
+        return s
+    terminal.errors.print(
+        f"warning: INTERLOCK_METRICS_PORT: {s.metrics_host}:{s.metrics_port} is already in use; "
+        "no metrics endpoint (set INTERLOCK_METRICS_PORT to a free port)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    return s.model_copy(update={"metrics_port": 0})
 
 
 def _free(host: str, port: int) -> bool:

@@ -93,6 +93,22 @@ def human_wait_reminder(workflow_type: str, state: str) -> None:
     ).add(1, {"workflow_type": workflow_type, "state": state})
 
 
+def job_redelivered(workflow_type: str, stage: str) -> None:
+    _counter(
+        "interlock.jobs.redelivered",
+        "{delivery}",
+        "Jobs delivered again: a lease (ack wait) expired or a failed attempt was retried",
+    ).add(1, {"workflow_type": workflow_type, "stage": stage})
+
+
+def jobs_redispatched(count: int) -> None:
+    _counter(
+        "interlock.jobs.redispatched",
+        "{job}",
+        "Open jobs the sweeper dispatched again after their workflow sat idle",
+    ).add(count)
+
+
 def gauge(
     name: str,
     unit: str,

@@ -31,6 +31,11 @@ def _disabled() -> bool:
     return (os.environ.get("OTEL_SDK_DISABLED") or "").lower() == "true"
 
 
+def disabled() -> bool:
+    """Whether `OTEL_SDK_DISABLED` turns every provider (and so every exporter) off."""
+    return _disabled()
+
+
 def _protocol(signal: str) -> str:
     return _env(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL") or (
         "http/protobuf"

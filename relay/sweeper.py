@@ -23,6 +23,7 @@ import logging
 import asyncpg
 
 from interlock.contracts.errors import StoreUnavailable
+from interlock.otel import metrics
 from interlock.relay.clock import wait_any
 from interlock.relay.store import UNAVAILABLE, close_quietly
 
@@ -89,6 +90,7 @@ class Sweeper:
                 log.warning("%s; sweeping again later", exc)
             else:
                 if copied:
+                    metrics.jobs_redispatched(len(copied))
                     log.warning(
                         "re-dispatched %d job(s) idle for %.0fs: %s",
                         len(copied),

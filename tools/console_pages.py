@@ -18,7 +18,7 @@ from interlock.console.operators import Operators, hash_password
 from interlock.plugins import installed
 from interlock.settings import ConsoleOperator, Settings
 
-PAGES = ("/", "/?human=1", "/?stuck=1", "/tasks", "/operations")
+PAGES = ("/", "/?human=1", "/?stuck=1", "/tasks", "/operations", "/slos")
 ROUNDS = 5
 
 

@@ -24,7 +24,12 @@ from interlock.health import healthy
 from interlock.options import load_settings, with_component, with_stack
 from interlock.runtime import Runtime, prepare, supervised
 from interlock.settings import Settings
-from interlock.startup import require_free_ports, shadowing_directory
+from interlock.startup import (
+    require_free_ports,
+    shadowing_directory,
+    without_taken_metrics_port,
+)
+from interlock.telemetry import SCRAPED
 from interlock.uplock import only_up
 
 
@@ -39,6 +44,7 @@ def up(
         stop = stop_on_signals()
         stack = default_stack(partitions=s.projector_partitions, stage_host=s.hosts_stages())
         names = only or [*stack, GATEWAY, CONSOLE]
+        s = without_taken_metrics_port(s) if SCRAPED in names else s
         async with supervised(s, nats_url, database_url, names, stop) as supervisor:
             if stop.is_set():  # Ctrl-C while the components were starting
                 return
@@ -47,6 +53,8 @@ def up(
                 f"NATS {shown['nats_url']} (clients: `interlock client-url NAME`)\n"
                 f"PostgreSQL {shown['database_url']}\nendpoints in {s.home / ENDPOINTS}"
             )
+            if shown["metrics_url"]:
+                terminal.console.print(f"Prometheus metrics {shown['metrics_url']}")
             for child in supervisor.status():
                 terminal.console.print(f"  {child['name']:<32} pid {child['pid']}")
             if sender_line and GATEWAY in names:

@@ -43,8 +43,9 @@ GRANTS: dict[str, dict[str, str]] = {
         # INSERT: the open-job sweeper re-dispatches a job as a copy of its outbox row.
         "outbox": "SELECT, INSERT, UPDATE (published_at), DELETE",
         "relay_cursor": "SELECT, INSERT, UPDATE",
-        # The stuck-workflow gauge reads these; it never writes them.
+        # The stuck-workflow and outcome gauges read these; they never write them.
         "workflows": "SELECT",
+        "audit": "SELECT",
         "timers": "SELECT",
         # The reminder pass counts the reminders of waits on a person and forgets past waits.
         "human_wait_reminders": "SELECT, INSERT, UPDATE, DELETE",

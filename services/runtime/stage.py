@@ -48,6 +48,7 @@ from interlock.messaging.deadletter import (
     settle,
 )
 from interlock.messaging.patience import waited_out
+from interlock.otel import metrics
 from interlock.otel.messaging import consuming, publishing
 from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.admission import JobAdmission
@@ -145,6 +146,8 @@ async def consume(
                     "interlock.state_version": envelope.expected_version or 0,
                 }
             )
+            if deliveries(raw) > 1:
+                metrics.job_redelivered(stage.workflow_type, stage.name)
             stale = await waited_out(
                 lambda: admission.is_stale(
                     envelope,
