@@ -27,6 +27,7 @@ from interlock.cli import (
     inspect,
     migrate,
     operate,
+    pausing,
     run,
     web,
     workflows,
@@ -69,6 +70,9 @@ app.command(name="nats-config")(credentials.nats_config)
 app.command(name="client-url")(credentials.client_url)
 app.command(name="replay")(history.replay_histories)
 app.command(name="migrate-workflow")(migrate.migrate_workflow)
+app.command()(pausing.pause)
+app.command()(pausing.resume)
+app.command()(pausing.paused)
 app.command()(demo)
 app.command()(bench)
 app.command()(chaos)
