@@ -31,7 +31,9 @@ pytestmark = pytest.mark.timeout(60)
 
 async def _jobs(js: JetStreamContext) -> list[str]:
     """The job ids WF_JOBS holds, in stream order."""
-    return [json.loads(m.data)["event_id"] for m in await messages_of(js, subjects.STREAM_JOBS)]
+    return [
+        json.loads(m.data or b"")["event_id"] for m in await messages_of(js, subjects.STREAM_JOBS)
+    ]
 
 
 async def _held(db: asyncpg.Connection) -> list[str]:
