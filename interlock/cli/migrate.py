@@ -17,6 +17,8 @@ from typing import Annotated, Any
 import typer
 
 from interlock import access, queries, terminal
+from interlock.cli import selecting
+from interlock.cli.bulk import Mode, usage
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import UnknownDefinition
@@ -33,20 +35,51 @@ from interlock.settings import Settings
 
 
 def migrate_workflow(
-    workflow_id: str,
+    workflow_id: Annotated[
+        str | None, typer.Argument(help="The workflow (or select several with --type).")
+    ] = None,
     *,
     to_version: Annotated[int, typer.Option(help="The definition version to move to.")],
     state: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="The state to move to (default: the current one); with --type, the states"
+            " selected."
+        ),
+    ] = None,
+    into: Annotated[
         str | None, typer.Option(help="The state to move to (default: the current one).")
     ] = None,
     actor: Annotated[
         str, typer.Option("--as", help="Operator id, for the audit.")
     ] = "cli-operator",
     tenant: TenantOpt = None,
+    workflow_type: selecting.TypeSel = None,
+    since: selecting.SinceSel = None,
+    reason: selecting.ReasonSel = None,
+    limit: selecting.LimitSel = None,
+    dry_run: selecting.DryRunOpt = False,
+    yes: selecting.YesOpt = False,
+    pace: selecting.PaceOpt = 5.0,
     json_output: JsonOpt = False,
 ) -> None:
-    """Move a workflow to another definition version (checked, audited; exit 3 if refused)."""
+    """Move a workflow (or a selection, previewed first) to another definition version
+    (checked, audited; exit 3 if refused)."""
     operator = Actor(id=actor, role=access.OPERATOR)
+    if workflow_type is not None:
+        if workflow_id is not None:
+            raise usage("give a workflow id or a selection (--type), not both")
+        chosen = selecting.chosen(
+            workflow_type, states=state, tenant=tenant, since=since, reason=reason, limit=limit
+        )
+        mode = Mode(dry_run, yes, json_output, pace)
+        selecting.bulk_migration(chosen, mode, to_version=to_version, state=into, operator=operator)
+        return
+    if workflow_id is None:
+        raise usage("give a workflow id, or a selection with --type")
+    if len(state or []) > 1:
+        raise usage("--state: one state to move to")
+    target = into or (state[0] if state else None)
 
     async def work(s: Settings, database_url: str) -> dict[str, Any]:
         return await migrate(
@@ -54,7 +87,7 @@ def migrate_workflow(
             database_url,
             workflow_id,
             to_version=to_version,
-            state=state,
+            state=target,
             tenant=tenant,
             operator=operator,
         )
