@@ -89,7 +89,7 @@ def preview_signal(
     decision = resolve(definition, wf, event, ctx)
     if not decision.accepted:
         failed = [g[1:] for g in decision.guard_results if g.startswith("!")]
-        return refused(wf, decision.reason, decision.detail, failed_guards=failed)
+        return refused(wf, decision.reason, decision.detail, failed_guards=failed, **unknown(wf))
     into = decision.workflow.state
     return accepted(wf, into, effects_to_reconcile(definition, wf, into))
 
@@ -129,6 +129,23 @@ def effects_to_reconcile(
             {"state": effect.state, "attempt": attempt, "status": status, "idempotency_key": key}
         )
     return found
+
+
+def unknown(wf: Workflow) -> dict[str, Any]:
+    """`{"unknown_effects": [...]}` when an effect's outcome is unknown: it is settled by key
+    (`interlock effect ID confirm|rerun|compensate`), not by a retry."""
+    review = wf.execution.review
+    found = [
+        {
+            "state": state,
+            "idempotency_key": fact.idempotency_key
+            or (review.idempotency_key if review is not None else None),
+            "settle_with": "interlock effect ID confirm|rerun|compensate",
+        }
+        for state, fact in wf.execution.effects.items()
+        if fact.status == "unknown"
+    ]
+    return {"unknown_effects": found} if found else {}
 
 
 def accepted(wf: Workflow, into: str, effects: list[dict[str, Any]], **extra: Any) -> Preview:

@@ -86,7 +86,16 @@ def _line(p: Preview) -> str:
     head = f"{p['workflow_id']:<40} {p['state']:<22} "
     if p["outcome"] != "accepted":
         guards = ", ".join(p.get("failed_guards") or [])
-        return head + f"refused: {p['reason']} ({p['detail']}{'; ' + guards if guards else ''})"
+        unknown = "".join(
+            f"; {e['state']} outcome unknown under key {e['idempotency_key'] or '(none recorded)'}:"
+            f" settle it with interlock effect {p['workflow_id']} confirm|rerun|compensate"
+            for e in p.get("unknown_effects") or []
+        )
+        return (
+            head
+            + f"refused: {p['reason']} ({p['detail']}{'; ' + guards if guards else ''})"
+            + unknown
+        )
     effects = "; ".join(
         f"{e['attempt']} {e['state']} under key {e['idempotency_key'] or '(none recorded)'}"
         f" (status {e['status']}, looked up by key first)"
