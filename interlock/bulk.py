@@ -170,12 +170,19 @@ def refused(wf: Workflow, reason: str, detail: str, **extra: Any) -> Preview:
 
 
 def _identity(wf: Workflow) -> dict[str, Any]:
+    """Which workflow, where it stands, and the effects it has attempted (`effects`: each
+    with its status and key), whatever the command would do."""
     return {
         "workflow_id": wf.workflow_id,
         "tenant_id": wf.tenant_id,
         "state": wf.state,
         "version": wf.version,
         "definition_version": wf.definition_version,
+        "effects": [
+            {"state": state, "status": fact.status, "idempotency_key": fact.idempotency_key}
+            for state, fact in wf.execution.effects.items()
+            if fact.status != "none"
+        ],
     }
 
 
