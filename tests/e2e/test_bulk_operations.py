@@ -67,6 +67,11 @@ async def _interlock(
     return process.returncode, out.decode(), err.decode()
 
 
+async def _views(database_url: str, queue: list[str]) -> dict[str, dict[str, Any]]:
+    found = await workflow_views(database_url, queue)
+    return {wf: view for wf, view in found.items() if view is not None}
+
+
 def _key(view: dict[str, Any]) -> str:
     return str(view["execution"]["effects"]["EXECUTING_ACTION"]["idempotency_key"])
 
@@ -83,7 +88,7 @@ async def _previewed_confirmed_applied(
     e2e_settings: Settings, module_nats: str, module_database: str, queue: list[str]
 ) -> None:
     urls = (e2e_settings, module_nats, module_database)
-    before = await workflow_views(module_database, queue)
+    before = await _views(module_database, queue)
 
     code, out, _ = await _interlock(*urls, "retry", *SELECTION, "--dry-run", "--json")
     assert code == 0, out
@@ -126,7 +131,7 @@ async def _previewed_confirmed_applied(
         assert applied[wf]["applied"]["to_state"] == by_id[wf]["to_state"]
     assert f"[{len(queue)}/{len(queue)}]" in err  # progress on stderr
 
-    after = await workflow_views(module_database, queue)
+    after = await _views(module_database, queue)
     for wf in accepted:
         retried = [a for a in after[wf]["audit"] if a["event_type"] == "RETRY_REQUESTED"]
         assert [(a["accepted"], a["actor"]["id"]) for a in retried] == [(True, "cli-operator")]
