@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from interlock import queries
 from interlock.contracts.progress import Overrides
 from interlock.contracts.registry import Registry
+from interlock.projector.store.pauses import LIST as PAUSED
 from interlock.projector.store.schema import audit, workflows
 from interlock.relay.gauges import human_waiting_states
 from interlock.relay.store import LAG
@@ -176,3 +177,11 @@ async def outbox_lag(engine: AsyncEngine, relay: str = "default") -> dict[str, f
     async with engine.connect() as conn:
         found = (await conn.exec_driver_sql(LAG, (relay,))).one()
     return {"rows": float(found.rows), "oldest_seconds": float(found.oldest_seconds)}
+
+
+async def paused(engine: AsyncEngine) -> list[dict[str, Any]]:
+    """What is paused (`interlock pause`), oldest first: scope, since when, by whom, why, and
+    how many outbox rows it holds back."""
+    async with engine.connect() as conn:
+        found = await conn.exec_driver_sql(PAUSED)
+        return [dict(r._mapping) for r in found]
