@@ -14,54 +14,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import asyncpg
-
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.effectcheck import effects_of
 from interlock.contracts.envelope import Envelope
 from interlock.projector.engine import Context, Workflow
 from interlock.projector.engine.migrate import refusal
 from interlock.projector.engine.resolve import resolve
-from interlock.projector.store import rows
-from interlock.projector.store.postgres import json_codecs
+from interlock.projector.store import rows, selected
 from interlock.selection import Selection, matches
 
 Preview = dict[str, Any]
-
-CANDIDATES = """
-SELECT id, workflow_type, tenant_id, state, version, definition_version, data, execution,
-       fingerprint, correlation_id, updated_at, false AS seen
-FROM workflows
-WHERE workflow_type = $1
-  AND (cardinality($2::text[]) = 0 OR state = ANY($2::text[]))
-  AND ($3::text IS NULL OR tenant_id = $3)
-  AND ($4::float8 IS NULL OR updated_at >= now() - make_interval(secs => $4))
-  AND ($5::text IS NULL OR coalesce(execution -> 'review' ->> 'reason',
-                                     data -> 'last_error' ->> 'error_class') = $5)
-ORDER BY updated_at, id
-LIMIT $6
-"""
 
 
 async def candidates(database_url: str, chosen: Selection) -> tuple[list[Workflow], bool]:
     """The selected workflows, longest unchanged first (at most `chosen.limit`), and whether
     more matched than that."""
-    connection = await asyncpg.connect(database_url, timeout=10)
-    try:
-        await json_codecs(connection)
-        since = chosen.since.total_seconds() if chosen.since is not None else None
-        found = await connection.fetch(
-            CANDIDATES,
-            chosen.workflow_type,
-            list(chosen.states),
-            chosen.tenant_id,
-            since,
-            chosen.reason,
-            chosen.limit + 1,
-        )
-        now = await connection.fetchval("SELECT now()")
-    finally:
-        await connection.close()
+    since = chosen.since.total_seconds() if chosen.since is not None else None
+    found, now = await selected.rows(
+        database_url,
+        chosen.workflow_type,
+        states=list(chosen.states),
+        tenant_id=chosen.tenant_id,
+        since_seconds=since,
+        reason=chosen.reason,
+        limit=chosen.limit + 1,
+    )
     kept = [r for r in found if matches(chosen, r, now)]
     return [rows.loaded(r, None).workflow for r in kept[: chosen.limit]], len(kept) > chosen.limit
 

@@ -18,12 +18,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import asyncpg
 import typer
 
 from interlock import bulk, terminal
 from interlock.projector.engine import Workflow
-from interlock.projector.store.operator_log import Entry, record
+from interlock.projector.store.operator_log import Entry, opened, record
 from interlock.selection import Selection
 
 Preview = dict[str, Any]
@@ -135,8 +134,7 @@ async def apply(
 ) -> None:
     """Send each change the preview allows, at most `pace` a second, logging each outcome
     (and each skipped workflow) with the operator and the selection; progress on stderr."""
-    connection = await asyncpg.connect(database_url, timeout=10)
-    try:
+    async with opened(database_url) as connection:
         total, began = len(previews), time.monotonic()
         for index, p in enumerate(previews, start=1):
             if p["outcome"] != "accepted":
@@ -168,12 +166,10 @@ async def apply(
                 sent=outcome,
             )
             _progress(index, total, p["workflow_id"], f"{verdict} ({why})")
-    finally:
-        await connection.close()
 
 
 async def _log(
-    connection: asyncpg.Connection,
+    connection: Any,
     chosen: Selection,
     p: Preview,
     *,

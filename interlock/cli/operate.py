@@ -91,6 +91,12 @@ def signal_command(
             return
         if workflow_id is None:
             raise usage("give a workflow id, or a selection with --type")
+        given_selection = [k for k, v in picked.items() if v and k != "pace"]
+        if selects_by_reason and chosen.pop("reason", None):
+            given_selection.append("reason")
+        if given_selection:
+            options = ", ".join(f"--{_FLAG.get(k, k).replace('_', '-')}" for k in given_selection)
+            raise usage(f"{options}: select workflows, so only with --type (not with an id)")
         try:
             given, defaults = own(**chosen)
             given = {**given, **given_values(payload_json, fields or ())}
@@ -117,6 +123,7 @@ def signal_command(
     command.__doc__ = doc
     event_argument = [] if event_type else [_EVENT]
     has_reason = any(o.name == "reason" for o in options)
+    selects_by_reason = selectable and not has_reason
     selection = selecting.selection_options(with_reason=not has_reason) if selectable else []
     # Typer reads a command's arguments and options from its signature: this one's.
     vars(command)["__signature__"] = Signature(
@@ -141,6 +148,7 @@ def signal_command(
     return command
 
 
+_FLAG = {"states": "state"}
 _OPTIONAL_ID = Annotated[
     str | None, typer.Argument(help="The workflow (or select several with --type).")
 ]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import asyncpg
 import typer
 
 from interlock import terminal
@@ -17,6 +16,7 @@ from interlock.contracts.urls import asyncpg_dsn
 from interlock.options import JsonOpt, with_database
 from interlock.plugins import installed
 from interlock.projector.store import pauses
+from interlock.projector.store.operator_log import opened
 from interlock.settings import Settings
 
 TypeOpt = Annotated[str, typer.Option("--type", help="The workflow type.")]
@@ -34,11 +34,8 @@ def _scope(workflow_type: str, tenant: str | None, workflow: str | None) -> paus
 
 def _on_database(work: Any) -> Any:
     async def run(_s: Settings, database_url: str) -> Any:
-        connection = await asyncpg.connect(asyncpg_dsn(database_url), timeout=10)
-        try:
+        async with opened(asyncpg_dsn(database_url)) as connection:
             return await work(connection)
-        finally:
-            await connection.close()
 
     return with_database(run)
 
@@ -83,7 +80,7 @@ def resume(
     that fell due meanwhile fire. Exit 1 if nothing in the scope was paused."""
     scope = _scope(workflow_type, tenant, workflow)
 
-    async def work(connection: asyncpg.Connection) -> dict[str, Any]:
+    async def work(connection: Any) -> dict[str, Any]:
         lifted, released = await pauses.resume(connection, scope, actor)
         still = [p for p in await pauses.paused(connection) if _covers(p, scope)]
         return {"resumed": lifted, "released": released, "still_paused_by": still}

@@ -16,6 +16,7 @@ from interlock.commands import send_and_wait
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor, utcnow
 from interlock.contracts.errors import UnknownDefinition
+from interlock.migration import migrate
 from interlock.options import with_database, with_stack
 from interlock.plugins import installed
 from interlock.projector.engine import Context, Workflow
@@ -205,8 +206,6 @@ def bulk_migration(
     chosen: Selection, mode: Mode, *, to_version: int, state: str | None, operator: Actor
 ) -> None:
     """Preview, then (confirmed) move each selected workflow to `to_version`."""
-    from interlock.cli.migrate import migrate  # noqa: PLC0415 (migrate's command imports this)
-
     check_mode(mode)
 
     async def work(s: Settings, database_url: str) -> tuple[list[Preview], bool]:

@@ -4,7 +4,8 @@ and the selection it was part of. Appended to, never updated."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,17 @@ class Entry:
     workflow_id: str | None = None
     event_id: str | None = None
     detail: str | None = None
+
+
+@asynccontextmanager
+async def opened(database_url: str) -> AsyncIterator[asyncpg.Connection]:
+    """A connection of its own on the plain postgresql:// URL, closed after the block (for
+    the operator's commands: the log, pauses, selections)."""
+    connection = await asyncpg.connect(database_url, timeout=10)
+    try:
+        yield connection
+    finally:
+        await connection.close()
 
 
 async def record(connection: asyncpg.Connection, entry: Entry) -> None:
