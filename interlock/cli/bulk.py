@@ -215,12 +215,37 @@ async def run(
     """Select, preview, and (confirmed) apply; returns the previews (with what was applied)."""
     selected, truncated = await bulk.candidates(database_url, chosen)
     previews = [preview(wf) for wf in selected]
+    await run_previewed(
+        database_url,
+        chosen,
+        mode,
+        (previews, truncated),
+        action=action,
+        operator=operator,
+        send=send,
+        stdin=stdin,
+    )
+    return previews, truncated
+
+
+async def run_previewed(
+    database_url: str,
+    chosen: Selection,
+    mode: Mode,
+    selected: tuple[list[Preview], bool],
+    *,
+    action: str,
+    operator: str,
+    send: Applier,
+    stdin: Prompt = sys.stdin,
+) -> None:
+    """Show the previews of the `selected` (and whether more matched) and, confirmed, apply."""
+    previews, truncated = selected
     show(chosen, previews, truncated, mode.json_output)
     if mode.dry_run or not previews:
-        return previews, truncated
+        return
     if not mode.yes and not confirmed(len(previews), stdin):
         raise usage("not confirmed: nothing was sent")
     await apply(
         database_url, chosen, previews, action=action, operator=operator, pace=mode.pace, send=send
     )
-    return previews, truncated
