@@ -19,6 +19,7 @@ from interlock.projector.service import Projector
 from interlock.projector.store.pauses import Scope, pause, paused, resume
 from interlock.projector.store.postgres import open_store
 from interlock.relay import OutboxRelay
+from interlock.relay.sweeper import redispatch
 from interlock.relay.timers import TimerService
 from tests.support.direct import answer
 from tests.support.payloads import PAYLOADS, envelope
@@ -135,4 +136,27 @@ async def test_a_timer_due_while_paused_fires_on_resume(
         await resume(db, Scope("support", workflow_id="wf-retry"), "ops-1")
         assert await service.fire_due() == 1
     finally:
+        await store.close()
+
+
+async def test_the_sweeper_leaves_a_paused_workflows_open_jobs_alone(
+    database_url: str, db: asyncpg.Connection, js: JetStreamContext
+) -> None:
+    store = await open_store(database_url, size=2)
+    relay = OutboxRelay(database_url, js)
+    try:
+        projector = Projector(store, registry=REGISTRY)
+        event = envelope("START", workflow_id="wf-idle", payload=PAYLOADS["START"])
+        assert (await projector.handle(event)).accepted
+        await relay.publish_pending()  # the classify job is out; nobody answers it
+        await db.execute(
+            "UPDATE workflows SET updated_at = now() - interval '1 hour';"
+            "UPDATE outbox SET created_at = now() - interval '1 hour'"
+        )
+        await pause(db, Scope("support"), "ops-1")
+        assert await redispatch(database_url, after=60) == []
+        await resume(db, Scope("support"), "ops-1")
+        assert await redispatch(database_url, after=60) == ["wf-idle"]
+    finally:
+        await relay.close()
         await store.close()
