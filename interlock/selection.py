@@ -15,14 +15,19 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from interlock.contracts.errors import ErrorCode, InterlockError
+
 MAX_SELECTED = 1000
 """The most workflows one command acts on (`--limit` may lower it, never raise it)."""
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION = re.compile(r"(\d+)([smhdw])")
 
 
-class InvalidSelection(ValueError):
+class InvalidSelection(InterlockError):
     """The selection cannot be used as given; the message says which option and why."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
 
 
 @dataclass(frozen=True, slots=True)
