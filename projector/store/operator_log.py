@@ -48,8 +48,8 @@ async def record(connection: asyncpg.Connection, entry: Entry) -> None:
     """Append `entry` (in the caller's transaction, if it has one)."""
     await connection.execute(
         INSERT,
-        entry.operator,
-        entry.action,
+        entry.operator[:500],
+        entry.action[:64],
         json.dumps(dict(entry.selection), sort_keys=True),
         entry.workflow_type,
         entry.tenant_id,

@@ -17,6 +17,7 @@ import asyncpg
 
 from interlock.projector.store.operator_log import Entry, record
 
+MAX_TEXT = 500
 COVERS = """p.workflow_type = h.workflow_type AND p.tenant_id IN ('', h.tenant_id)
       AND p.workflow_id IN ('', h.workflow_id)"""
 
@@ -68,7 +69,9 @@ class Scope:
 async def pause(
     connection: asyncpg.Connection, scope: Scope, operator: str, reason: str = ""
 ) -> bool:
-    """Pause `scope` (audited); False if it was paused already (nothing changes)."""
+    """Pause `scope` (audited); False if it was paused already (nothing changes). The
+    operator's name and the reason are kept to `MAX_TEXT` characters."""
+    operator, reason = operator[:MAX_TEXT], reason[:MAX_TEXT]
     async with connection.transaction():
         paused_at = await connection.fetchval(
             PAUSE, scope.workflow_type, scope.tenant_id, scope.workflow_id, operator, reason
