@@ -176,3 +176,21 @@ async def outbox_lag(engine: AsyncEngine, relay: str = "default") -> dict[str, f
     async with engine.connect() as conn:
         found = (await conn.exec_driver_sql(LAG, (relay,))).one()
     return {"rows": float(found.rows), "oldest_seconds": float(found.oldest_seconds)}
+
+
+PAUSED = """
+SELECT p.workflow_type, p.tenant_id, p.workflow_id, p.paused_at, p.paused_by, p.reason,
+       (SELECT count(*) FROM held_outbox h
+        WHERE h.workflow_type = p.workflow_type AND p.tenant_id IN ('', h.tenant_id)
+          AND p.workflow_id IN ('', h.workflow_id)) AS held
+FROM pauses p ORDER BY p.paused_at, p.workflow_type, p.tenant_id, p.workflow_id
+"""
+"""The pauses in force (migration 0018), as `interlock paused` lists them."""
+
+
+async def paused(engine: AsyncEngine) -> list[dict[str, Any]]:
+    """What is paused (`interlock pause`), oldest first: scope, since when, by whom, why, and
+    how many outbox rows it holds back."""
+    async with engine.connect() as conn:
+        found = await conn.exec_driver_sql(PAUSED)
+        return [dict(r._mapping) for r in found]

@@ -9,7 +9,8 @@ the outbox again: the relay publishes it under a new message id, the stage does 
 the same job id, and its result carries the same event id. A job that was merely slow is
 therefore done twice at worst and decided once (the stage skips a job the open-jobs record
 no longer lists; an effect is reconciled by its idempotency key; the projector drops a
-processed event id). A copy is made at most once per `after` seconds per job.
+processed event id). A copy is made at most once per `after` seconds per job. A paused
+workflow is left alone.
 
 Rows of jobs that are still open are kept by the relay's pruning (`relay.store.PRUNE`),
 so there is always a row to copy.
@@ -41,6 +42,9 @@ WITH idle AS (
                  WHEN 'object' THEN w.execution -> 'open_jobs' ELSE '{}'::jsonb END
          ) AS j(job_id)
     WHERE w.updated_at < now() - make_interval(secs => $1)
+      AND NOT EXISTS (SELECT 1 FROM pauses p
+                      WHERE p.workflow_type = w.workflow_type
+                        AND p.tenant_id IN ('', w.tenant_id) AND p.workflow_id IN ('', w.id))
     ORDER BY w.updated_at
     LIMIT $2
 ),

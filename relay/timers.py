@@ -12,6 +12,8 @@ Guarantees:
 - A cancelled timer never fires: only `armed` rows are claimed, and the projector's
   cancelling UPDATE waits for the claim's row lock; a firing that wins that race names a
   timer the workflow no longer holds, which the engine rejects as `stale_version`.
+- A paused workflow's timers fall due but stay armed until it is resumed (the resume
+  notifies this service, which then fires them in due order).
 - Waiting holds no worker: `run` sleeps until the earliest armed timer or `poll_interval`,
   and a newly armed timer wakes it early (`LISTEN interlock_timers`, migration 0002).
 """
@@ -55,10 +57,15 @@ failing) must not make this one spin."""
 BACKOFF = Backoff(base=0.1, cap=2.0)
 """Capped low: after an outage the service is at most a couple of seconds late."""
 
-CLAIM_DUE = """
+NOT_PAUSED = """NOT EXISTS (
+    SELECT 1 FROM pauses p
+    WHERE p.workflow_type = timers.workflow_type AND p.tenant_id IN ('', timers.tenant_id)
+      AND p.workflow_id IN ('', timers.workflow_id))"""
+"""A timer of a paused workflow (migration 0018) stays armed: it fires once resumed."""
+CLAIM_DUE = f"""
 SELECT id, workflow_id, workflow_type, tenant_id, event_type, fire_at, branch, headers, seal
 FROM timers
-WHERE status = 'armed' AND fire_at <= $1
+WHERE status = 'armed' AND fire_at <= $1 AND {NOT_PAUSED}
 ORDER BY fire_at, id
 LIMIT $2
 FOR UPDATE SKIP LOCKED
@@ -66,7 +73,7 @@ FOR UPDATE SKIP LOCKED
 MARK_PUBLISHED = """
 UPDATE timers SET status = 'published', updated_at = now() WHERE id = ANY($1::text[])
 """
-NEXT_DUE = "SELECT min(fire_at) FROM timers WHERE status = 'armed'"
+NEXT_DUE = f"SELECT min(fire_at) FROM timers WHERE status = 'armed' AND {NOT_PAUSED}"
 
 _BROKER_ERRORS = (nats.errors.Error, TimeoutError, OSError)
 

@@ -1,6 +1,6 @@
-"""Operations: stuck workflows, outbox lag, the newest dead letters (redriven from here when
-the console is allowed to), workflows per state, and small charts of the decisions and
-refusals the audit recorded in the last hour."""
+"""Operations: what is paused, stuck workflows, outbox lag, the newest dead letters (redriven
+from here when the console is allowed to), workflows per state, and small charts of the
+decisions and refusals the audit recorded in the last hour."""
 
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ async def operations_page(request: Request) -> Response:
         "stuck": stuck,
         "stuck_after": console.settings.stuck_after,
         "lag": await reads.outbox_lag(engine),
+        "paused": await reads.paused(engine),
         "dead": await deadletters.newest(console.nats_url),
         "counts": await reads.state_counts(engine, reads.Filters(), registry=registry),
         "activity": bars(every_minute(activity, CHART_MINUTES), ("accepted", "refused")),

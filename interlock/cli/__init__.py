@@ -29,6 +29,7 @@ from interlock.cli import (
     inspect,
     migrate,
     operate,
+    pausing,
     run,
     web,
     workflows,
@@ -73,6 +74,9 @@ app.command(name="replay")(history.replay_histories)
 app.command(name="eval")(evaluate.eval_command)
 app.command(name="costs")(costs.costs_command)
 app.command(name="migrate-workflow")(migrate.migrate_workflow)
+app.command()(pausing.pause)
+app.command()(pausing.resume)
+app.command()(pausing.paused)
 app.command()(demo)
 app.command()(bench)
 app.command()(chaos)

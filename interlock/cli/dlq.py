@@ -14,6 +14,9 @@ import typer
 from nats.js import JetStreamContext
 
 from interlock import terminal
+from interlock.cli import selecting
+from interlock.cli.bulk import Mode, usage
+from interlock.cli.redriving import bulk_redrive
 from interlock.contracts.urls import nats_servers
 from interlock.messaging import letters as dlq
 from interlock.options import JsonOpt, with_stack
@@ -84,12 +87,36 @@ def redrive(
     letter_ids: Annotated[
         list[int] | None, typer.Argument(help="Ids to redrive (or use --all with filters).")
     ] = None,
+    *,
     every: Annotated[bool, typer.Option("--all", help="Every letter the filters select.")] = False,
     source: SourceOpt = None,
     reason: ReasonOpt = None,
+    workflow_type: selecting.TypeSel = None,
+    states: selecting.StateSel = None,
+    tenant: Annotated[
+        str | None, typer.Option("--tenant", help="With --type: this tenant.")
+    ] = None,
+    since: selecting.SinceSel = None,
+    limit: selecting.LimitSel = None,
+    dry_run: selecting.DryRunOpt = False,
+    yes: selecting.YesOpt = False,
+    pace: selecting.PaceOpt = 5.0,
+    actor: Annotated[
+        str, typer.Option("--as", help="Operator id, for the audit.")
+    ] = "cli-operator",
+    json_output: JsonOpt = False,
 ) -> None:
     """Publish dead letters back to their original subjects (same event ids) and remove them.
-    Webhooks the gateway refused are never redriven (exit 1 when named by id)."""
+    Webhooks the gateway refused are never redriven (exit 1 when named by id). With --type, a
+    selection previewed first (--dry-run, --yes)."""
+    if workflow_type is not None:
+        if letter_ids or every or source:
+            raise usage("give letter ids or --all, or a selection with --type, not both")
+        chosen = selecting.chosen(
+            workflow_type, states=states, tenant=tenant, since=since, reason=reason, limit=limit
+        )
+        bulk_redrive(chosen, Mode(dry_run, yes, json_output, pace), operator=actor)
+        return
     if bool(letter_ids) == every:
         terminal.errors.print("give letter ids, or --all (optionally with --source/--reason)")
         raise typer.Exit(2)

@@ -11,42 +11,65 @@ reason and exits 3.
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated, Any
 
 import typer
 
-from interlock import access, queries, terminal
-from interlock.contracts.definition import WorkflowDefinition
-from interlock.contracts.envelope import Actor, Envelope, utcnow
-from interlock.contracts.errors import UnknownDefinition
+from interlock import access, terminal
+from interlock.cli import selecting
+from interlock.cli.bulk import Mode, usage
+from interlock.contracts.envelope import Actor
+from interlock.migration import migrate
 from interlock.options import JsonOpt, TenantOpt, with_database
-from interlock.plugins import installed
-from interlock.projector.engine import Context, Workflow
-from interlock.projector.engine.effects import facts_from_steps
-from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
-from interlock.projector.signing import JobSigner
-from interlock.projector.store import ConcurrencyConflict
-from interlock.projector.store.postgres import open_store
-from interlock.projector.store.types import NO_TRACE
 from interlock.settings import Settings
 
 
 def migrate_workflow(
-    workflow_id: str,
+    workflow_id: Annotated[
+        str | None, typer.Argument(help="The workflow (or select several with --type).")
+    ] = None,
     *,
     to_version: Annotated[int, typer.Option(help="The definition version to move to.")],
     state: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="The state to move to (default: the current one); with --type, the states"
+            " selected."
+        ),
+    ] = None,
+    into: Annotated[
         str | None, typer.Option(help="The state to move to (default: the current one).")
     ] = None,
     actor: Annotated[
         str, typer.Option("--as", help="Operator id, for the audit.")
     ] = "cli-operator",
     tenant: TenantOpt = None,
+    workflow_type: selecting.TypeSel = None,
+    since: selecting.SinceSel = None,
+    reason: selecting.ReasonSel = None,
+    limit: selecting.LimitSel = None,
+    dry_run: selecting.DryRunOpt = False,
+    yes: selecting.YesOpt = False,
+    pace: selecting.PaceOpt = 5.0,
     json_output: JsonOpt = False,
 ) -> None:
-    """Move a workflow to another definition version (checked, audited; exit 3 if refused)."""
+    """Move a workflow (or a selection, previewed first) to another definition version
+    (checked, audited; exit 3 if refused)."""
     operator = Actor(id=actor, role=access.OPERATOR)
+    if workflow_type is not None:
+        if workflow_id is not None:
+            raise usage("give a workflow id or a selection (--type), not both")
+        chosen = selecting.chosen(
+            workflow_type, states=state, tenant=tenant, since=since, reason=reason, limit=limit
+        )
+        mode = Mode(dry_run, yes, json_output, pace)
+        selecting.bulk_migration(chosen, mode, to_version=to_version, state=into, operator=operator)
+        return
+    if workflow_id is None:
+        raise usage("give a workflow id, or a selection with --type")
+    if len(state or []) > 1:
+        raise usage("--state: one state to move to")
+    target = into or (state[0] if state else None)
 
     async def work(s: Settings, database_url: str) -> dict[str, Any]:
         return await migrate(
@@ -54,7 +77,7 @@ def migrate_workflow(
             database_url,
             workflow_id,
             to_version=to_version,
-            state=state,
+            state=target,
             tenant=tenant,
             operator=operator,
         )
@@ -71,108 +94,3 @@ def migrate_workflow(
         terminal.errors.print(f"[red]{outcome['reason']}[/]: {outcome['detail']}")
     if not outcome["accepted"]:
         raise typer.Exit(2 if outcome["reason"] == "ambiguous_workflow" else 3)
-
-
-async def migrate(
-    s: Settings,
-    database_url: str,
-    workflow_id: str,
-    *,
-    to_version: int,
-    state: str | None,
-    tenant: str | None,
-    operator: Actor,
-) -> dict[str, Any]:
-    """Check and commit the move; the outcome as `--json` prints it."""
-    reader = queries.open_reader(database_url)
-    try:
-        view = await queries.workflow_view(reader, workflow_id, tenant)
-    except queries.AmbiguousWorkflow as exc:
-        return _refused("ambiguous_workflow", str(exc))
-    finally:
-        await reader.dispose()
-    if view is None or view["archived"]:
-        return _refused("unknown_workflow", workflow_id)
-    store = await open_store(database_url, size=1)
-    try:
-        stored = await store.load(view["tenant_id"], workflow_id)
-        if stored is None:
-            return _refused("unknown_workflow", workflow_id)
-        wf = stored.workflow
-        try:
-            source = installed().registry.get(wf.workflow_type, wf.definition_version)
-            target = installed().registry.get(wf.workflow_type, to_version)
-        except UnknownDefinition as exc:
-            return _refused("unknown_version", str(exc))
-        into = state or wf.state
-        why = refusal(source, target, wf, into)
-        if why is not None:
-            return _refused("migration_refused", why)
-        ctx = Context(
-            now=utcnow(),
-            parameters=s.parameters.get(wf.workflow_type, {}),
-            guards=installed().registry.guards(wf.workflow_type),
-        )
-        event = _event(wf, target, into, operator, ctx, effects=_effects(source, wf, view["audit"]))
-        decision = JobSigner(access.job_signing_key(s)).sign(move(target, wf, into, event, ctx))
-        try:
-            await store.commit(decision, event, NO_TRACE, ctx)
-        except ConcurrencyConflict:
-            return _refused("concurrent_change", f"{workflow_id} moved meanwhile; check it again")
-    finally:
-        await store.close()
-    return {
-        "accepted": True,
-        "workflow_id": workflow_id,
-        "event_id": event.event_id,
-        "from_version": wf.definition_version,
-        "to_version": to_version,
-        "from_state": wf.state,
-        "state": into,
-        "version": decision.workflow.version,
-    }
-
-
-def _effects(
-    source: WorkflowDefinition, wf: Workflow, audit: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """The effect facts of a workflow decided before the engine kept them, from its audit."""
-    if wf.execution.effects:
-        return {}
-    steps = [(r["from_state"], r["event_type"]) for r in audit if r["accepted"]]
-    facts = facts_from_steps(source, steps)
-    key = wf.execution.review.idempotency_key if wf.execution.review else None
-    return {
-        state: fact.model_copy(
-            update={"idempotency_key": key} if fact.status == "unknown" else {}
-        ).model_dump(mode="json")
-        for state, fact in facts.items()
-    }
-
-
-def _event(
-    wf: Workflow,
-    target: WorkflowDefinition,
-    state: str,
-    operator: Actor,
-    ctx: Context,
-    *,
-    effects: dict[str, Any],
-) -> Envelope:
-    return Envelope(
-        event_id=f"migrate-{uuid.uuid4()}",
-        type=MIGRATE_EVENT,
-        workflow_type=wf.workflow_type,
-        workflow_id=wf.workflow_id,
-        tenant_id=wf.tenant_id,
-        actor=operator,
-        correlation_id=wf.correlation_id,
-        occurred_at=ctx.now,
-        expected_version=wf.version,
-        payload={"to_version": target.version, "state": state}
-        | ({"effects": effects} if effects else {}),
-    )
-
-
-def _refused(reason: str, detail: str) -> dict[str, Any]:
-    return {"accepted": False, "reason": reason, "detail": detail}

@@ -18,6 +18,8 @@ from typing import Annotated, Any
 import typer
 
 from interlock import access, terminal
+from interlock.cli import selecting
+from interlock.cli.bulk import usage
 from interlock.commands import send_and_wait
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor
@@ -52,13 +54,16 @@ def signal_command(
     *,
     own: Own = _nothing,
     options: Sequence[Parameter] = (),
+    selectable: bool = False,
 ) -> Callable[..., None]:
     """The command `name`: send `event_type` (None: the command's EVENT argument) to a
     workflow as `--as`/`--role` (by default `sender_id`, in the type's default role for the
-    event), its payload checked against the event's model, and report the decision."""
+    event), its payload checked against the event's model, and report the decision.
+    `selectable`: instead of an id it may take a selection (`--type …`, see
+    `interlock.cli.selecting`), whose `--reason` then selects by reason."""
 
     def command(
-        workflow_id: str,
+        workflow_id: str | None,
         *,
         payload_json: str | None,
         fields: list[str] | None,
@@ -70,6 +75,28 @@ def signal_command(
         **chosen: Any,
     ) -> None:
         sent = event_type or event
+        picked = {k: chosen.pop(k) for k in selecting.SELECTION if k in chosen}
+        if picked.get("workflow_type") is not None:
+            if workflow_id is not None:
+                raise usage("give a workflow id or a selection (--type), not both")
+            selecting.signal_selection(
+                name,
+                sent,
+                picked,
+                reason=chosen.get("reason"),
+                payload_json=payload_json,
+                fields=fields,
+                signing={"actor": actor, "role": role, "tenant": tenant, "json": json_output},
+            )
+            return
+        if workflow_id is None:
+            raise usage("give a workflow id, or a selection with --type")
+        given_selection = [k for k, v in picked.items() if v and k != "pace"]
+        if selects_by_reason and chosen.pop("reason", None):
+            given_selection.append("reason")
+        if given_selection:
+            options = ", ".join(f"--{_FLAG.get(k, k).replace('_', '-')}" for k in given_selection)
+            raise usage(f"{options}: select workflows, so only with --type (not with an id)")
         try:
             given, defaults = own(**chosen)
             given = {**given, **given_values(payload_json, fields or ())}
@@ -95,12 +122,21 @@ def signal_command(
     command.__name__ = command.__qualname__ = name
     command.__doc__ = doc
     event_argument = [] if event_type else [_EVENT]
+    has_reason = any(o.name == "reason" for o in options)
+    selects_by_reason = selectable and not has_reason
+    selection = selecting.selection_options(with_reason=not has_reason) if selectable else []
     # Typer reads a command's arguments and options from its signature: this one's.
     vars(command)["__signature__"] = Signature(
         [
-            Parameter("workflow_id", Parameter.POSITIONAL_OR_KEYWORD, annotation=str),
+            Parameter(
+                "workflow_id",
+                Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=_OPTIONAL_ID if selectable else str,
+                **({"default": None} if selectable else {}),
+            ),
             *event_argument,
             *options,
+            *selection,
             option("payload_json", _PAYLOAD, None),
             option("fields", _FIELD, None),
             option("actor", _ACTOR, sender_id),
@@ -110,6 +146,12 @@ def signal_command(
         ]
     )
     return command
+
+
+_FLAG = {"states": "state"}
+_OPTIONAL_ID = Annotated[
+    str | None, typer.Argument(help="The workflow (or select several with --type).")
+]
 
 
 def _definition(view: dict[str, Any]) -> WorkflowDefinition:
@@ -229,11 +271,13 @@ COMMANDS = [
         OPERATOR_ID,
         own=_reasoned,
         options=[option("reason", _REASON, "")],
+        selectable=True,
     ),
     signal_command(
         "retry",
         "RETRY_REQUESTED",
         "Send a workflow in manual review back to the step that escalated.",
         OPERATOR_ID,
+        selectable=True,
     ),
 ]

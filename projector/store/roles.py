@@ -37,6 +37,10 @@ GRANTS: dict[str, dict[str, str]] = {
         "interlock_meta": "SELECT",
         "timers": "SELECT, INSERT, UPDATE",
         "history": "INSERT",
+        # A decision reads whether its workflow is paused (FOR SHARE, which needs an UPDATE
+        # grant on a column) and then holds its rows back instead of writing them to the outbox.
+        "pauses": "SELECT, UPDATE (paused_at)",
+        "held_outbox": "INSERT",
     },
     RELAY_ROLE: {
         "interlock_meta": "SELECT",
@@ -49,9 +53,13 @@ GRANTS: dict[str, dict[str, str]] = {
         "timers": "SELECT",
         # The reminder pass counts the reminders of waits on a person and forgets past waits.
         "human_wait_reminders": "SELECT, INSERT, UPDATE, DELETE",
+        # The sweeper leaves the jobs of paused workflows alone.
+        "pauses": "SELECT",
     },
     TIMER_ROLE: {
         "timers": "SELECT, UPDATE",
+        # Timers of a paused workflow fall due but fire only on resume.
+        "pauses": "SELECT",
     },
     SIMULATOR_ROLE: {},
     # The operator console only reads: its pages (archived workflows too), the stuck
@@ -64,6 +72,9 @@ GRANTS: dict[str, dict[str, str]] = {
         "outbox": "SELECT",
         "relay_cursor": "SELECT",
         "human_wait_reminders": "SELECT",
+        "pauses": "SELECT",
+        "held_outbox": "SELECT",
+        "operator_log": "SELECT",
     },
     GATEWAY_ROLE: {},
 }

@@ -12,6 +12,11 @@ own compare-and-set matches: no statement of its own for them. A sibling CTE's w
 invisible to the others, and another commit may be marking rows at the same moment, so
 `held` leaves out every row the projector knows it published (`published`) itself.
 
+A paused workflow (a row of `pauses` covering its type, tenant or id, migration 0018) has its
+outbox rows written to `held_outbox` instead (`kept_back`), for `resume` to release in order.
+The pause row is read `FOR SHARE`, so a resume that deletes it waits for this commit, and then
+sees the rows it held.
+
 Statements are written with `:name` placeholders and compiled once to asyncpg's `$n`.
 """
 
@@ -102,6 +107,12 @@ held AS (
                    WHERE workflow_id = :workflow_id AND published_at IS NULL
                      AND NOT id = ANY(:published::bigint[])) AS behind
 ),
+paused AS (
+    SELECT 1 FROM pauses p
+    WHERE p.workflow_type = :workflow_type AND p.tenant_id IN ('', :tenant_id)
+      AND p.workflow_id IN ('', :workflow_id)
+    FOR SHARE
+),
 published AS (
     INSERT INTO outbox (subject, headers, body, tenant_id, workflow_id, relay_after)
     SELECT o.subject, o.headers, o.body, :tenant_id, w.id,
@@ -109,8 +120,17 @@ published AS (
                 ELSE now() + make_interval(secs => :publish_grace::float8) END
     FROM w, held, unnest(:subjects::text[], :headers::jsonb[], :bodies::bytea[])
          WITH ORDINALITY AS o(subject, headers, body, n)
+    WHERE NOT EXISTS (SELECT 1 FROM paused)
     ORDER BY o.n
     RETURNING id, relay_after > now() AS deferred
+),
+kept_back AS (
+    INSERT INTO held_outbox (workflow_type, tenant_id, workflow_id, subject, headers, body)
+    SELECT :workflow_type, :tenant_id, w.id, o.subject, o.headers, o.body
+    FROM w, unnest(:subjects::text[], :headers::jsonb[], :bodies::bytea[])
+         WITH ORDINALITY AS o(subject, headers, body, n)
+    WHERE EXISTS (SELECT 1 FROM paused)
+    ORDER BY o.n
 ),
 armed AS (
     INSERT INTO timers (id, workflow_id, workflow_type, tenant_id, kind, event_type, fire_at,

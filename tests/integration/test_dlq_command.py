@@ -11,18 +11,12 @@ from typing import Any
 import pytest
 
 from interlock.contracts import subjects
-from tests.support.cli import cli_env, cli_streams
+from tests.support.cli import cli_env, cli_streams, dead_letters
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(120)
-
-
-async def _letters(env: dict[str, str], *filters: str) -> list[dict[str, Any]]:
-    code, out, err = await cli_streams(env, "dlq", "list", "--json", *filters)
-    assert code == 0, err
-    return list(json.loads(out)["letters"])
 
 
 async def test_an_operator_lists_shows_and_redrives_dead_letters(
@@ -36,7 +30,7 @@ async def test_an_operator_lists_shows_and_redrives_dead_letters(
             await h.publish(cancel, msg_id=f"cancel-{copy}")
 
         async def all_dead() -> list[dict[str, Any]] | None:
-            found = await _letters(env)
+            found = await dead_letters(env)
             return found if len(found) == 3 else None
 
         letters = await eventually(all_dead, what="three dead letters", within=30)
@@ -45,7 +39,7 @@ async def test_an_operator_lists_shows_and_redrives_dead_letters(
             "unknown_workflow",
             "unknown_workflow",
         ]
-        unknown = await _letters(env, "--reason", "unknown_workflow", "--source", "projector")
+        unknown = await dead_letters(env, "--reason", "unknown_workflow", "--source", "projector")
         assert [d["event_id"] for d in unknown] == ["c-1", "c-1"]
 
         code, out, _ = await cli_streams(env, "dlq", "show", str(unknown[0]["id"]), "--json")
@@ -64,7 +58,7 @@ async def test_an_operator_lists_shows_and_redrives_dead_letters(
         assert code == 0, err
         await _cancelled_once(h)
 
-    assert [d["reason"] for d in await _letters(env)] == ["bad_json"]
+    assert [d["reason"] for d in await dead_letters(env)] == ["bad_json"]
 
 
 async def _cancelled_once(h: Harness) -> None:

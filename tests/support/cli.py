@@ -4,6 +4,7 @@ CLI run without blocking the event loop (services the test serves keep answering
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 KEPT = ("INTERLOCK_SECRETS_DIR",)
 """The session's credentials (see tests/conftest.py): the servers of the session need them."""
@@ -93,3 +95,10 @@ async def cli(env: dict[str, str], *args: str, within: float = 120) -> tuple[int
     """Exit code and output (stdout, else stderr) of `interlock ARGS`."""
     code, out, err = await cli_streams(env, *args, within=within)
     return code, out or err
+
+
+async def dead_letters(env: dict[str, str], *filters: str) -> list[dict[str, Any]]:
+    """`interlock dlq list --json FILTERS`: the dead letters it lists (it must succeed)."""
+    code, out, err = await cli_streams(env, "dlq", "list", "--json", *filters)
+    assert code == 0, err
+    return list(json.loads(out)["letters"])
