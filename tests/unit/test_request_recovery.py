@@ -115,7 +115,8 @@ async def test_an_unknown_effect_waits_in_review_holding_its_key() -> None:
     status, key = _effect(await env.workflow(wf))
 
     assert status == "unknown"
-    assert key is not None and key.startswith("request-effect:")
+    assert key is not None
+    assert key.startswith("request-effect:")
 
 
 async def test_compensating_an_unknown_effect_found_by_its_key_reverses_it() -> None:

@@ -1,8 +1,8 @@
 """The request workflow's stages, each a thin typed handler over its ports.
 
 Only `classify_request` asks a model and only `execute_effect` (and `compensate_effect`, which
-undoes it) changes anything outside the workflow; validation, normalisation, enrichment, routing and approval binding are
-deterministic functions of the recorded data.
+undoes it) changes anything outside the workflow; validation, normalisation, enrichment,
+routing and approval binding are deterministic functions of the recorded data.
 """
 
 from __future__ import annotations
