@@ -47,9 +47,9 @@ async def _settled(stack: Stack, workflow_id: str) -> dict[str, Any]:
 
 
 async def test_an_unknown_request_effect_is_confirmed_rerun_or_compensated(
-    quiet_sweeper_stack: Stack,
+    quiet_hosted_stack: Stack,
 ) -> None:
-    stack = quiet_sweeper_stack
+    stack = quiet_hosted_stack
     confirmed, rerun, compensated = await asyncio.gather(*(_in_review(stack) for _ in range(3)))
     _, shown = await interlock(stack, "show", confirmed)
     (effect,) = [e for e in shown["effects"] if e["state"] == "executing"]
@@ -78,9 +78,9 @@ async def test_an_unknown_request_effect_is_confirmed_rerun_or_compensated(
     assert [row["workflow_id"] for row in ledger] == [rerun]  # confirming records; it acts not
 
 
-async def test_a_refused_command_is_one_line_exit_3(quiet_sweeper_stack: Stack) -> None:
+async def test_a_refused_command_is_one_line_exit_3(quiet_hosted_stack: Stack) -> None:
     """Nothing to recover: a run that completed refuses a compensation (exit 3, the reason)."""
-    stack = quiet_sweeper_stack
+    stack = quiet_hosted_stack
     (case,) = [c for c in load(SHIPPED).cases if c.id == NORMAL_CASE]
     run_id = uuid.uuid4().hex[:10]
     sub = drive.submission(case, f"fixture-{run_id}", run_id)

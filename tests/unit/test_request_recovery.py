@@ -6,22 +6,29 @@ would end there with the effect standing."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from interlock import EffectRequest, ExternalRejected, ExternalTimeout
 from interlock.contracts.definition import Transition
 from interlock.contracts.envelope import Actor
 from interlock.contracts.graphcheck import check
+from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
+from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
+from interlock.projector.engine.model import EffectFact, Execution, Review
 from interlock.testing import WorkflowTestEnv
 from interlock.workflows.request import PLUGIN
 from interlock.workflows.request.definition import REQUEST_V2, REQUEST_V3
 from interlock.workflows.request.stages.compensate import NOTHING_TO_REVERSE
 from tests.support.fake_ports import Ledger, ScriptedModel
 from tests.support.graph_issues import issue_codes
-from tests.support.request_payloads import DECISION, REQUEST
+from tests.support.payloads import envelope
+from tests.support.request_payloads import DECISION, REQUEST, request_data
 
 OPERATOR = Actor(id="olga", role="operator")
 UPSTREAM = Actor(id="up", role="upstream")
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 RECEIPT = {"operation_id": "op-found", "effect": "create_follow_up", "reconciled": True}
 
 
@@ -196,3 +203,47 @@ def test_a_table_that_ends_compensated_with_the_effect_standing_is_refused() -> 
 
     assert message.startswith("request v3: compensated promises")
     assert "-COMPENSATION_FAILED-> compensated" in message
+
+
+def _v2_run(state: str, **execution: object) -> Workflow:
+    return Workflow(
+        workflow_id="wf-1",
+        workflow_type="request",
+        tenant_id="acme",
+        state=state,
+        version=9,
+        definition_version=2,
+        data=request_data(),
+        execution=Execution(**execution),
+    )
+
+
+def test_a_v2_run_in_review_moved_to_v3_may_then_be_compensated() -> None:
+    """The migration of an in-flight run: no rule of its own is needed (every v2 state is in
+    v3); the moved run gains v3's ways out."""
+    unknown = EffectFact(status="unknown", idempotency_key="request-effect:acme:wf-1:x")
+    review = Review(reason="escalated", from_state="executing", event_type="ESCALATE")
+    in_review = _v2_run("review", review=review, effects={"executing": unknown})
+    assert refusal(REQUEST_V2, REQUEST_V3, in_review, "review") is None
+    event = envelope(MIGRATE_EVENT, payload={"to_version": 3, "state": "review"}, role="operator")
+    moved = move(REQUEST_V3, in_review, "review", event, Context(now=NOW)).workflow
+
+    compensate = envelope("COMPENSATE", workflow_type="request", payload={}, role="operator")
+    decision = resolve(REQUEST_V3, moved, compensate, Context(now=NOW))
+
+    assert isinstance(decision, Accepted)
+    assert decision.workflow.state == "compensating"
+    assert [m.subject for m in decision.messages][:1] == ["wf.job.request.compensate_effect"]
+
+
+def test_a_v2_run_moved_to_v3_refuses_the_out_of_order_command() -> None:
+    received = _v2_run("received")
+    event = envelope(MIGRATE_EVENT, payload={"to_version": 3, "state": "received"})
+    moved = move(REQUEST_V3, received, "received", event, Context(now=NOW)).workflow
+    command = envelope("EXECUTE_REQUESTED", workflow_type="request", payload={}, role="upstream")
+
+    decision = resolve(REQUEST_V3, moved, command, Context(now=NOW))
+
+    assert isinstance(decision, Rejected)
+    assert decision.reason == "invalid_transition"
+    assert resolve(REQUEST_V2, received, command, Context(now=NOW)).workflow.state == "failed"  # type: ignore[union-attr]
