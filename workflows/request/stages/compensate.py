@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from interlock import ExternalRejected, StageContext, stage
-from interlock.services.ports import EffectReverser
+from interlock import EffectReverser, ExternalRejected, StageContext, stage
 from interlock.workflows.request.payloads import Authorization, EffectDone
 from interlock.workflows.request.ports import EFFECTS
 from interlock.workflows.request.results import CompensationFailed, EffectCompensated
