@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from functools import cache
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -173,4 +173,14 @@ class EffectProvider(Protocol):
 
     async def lookup(self, idempotency_key: str) -> EffectReceipt | None:
         """The receipt of a past `execute` with this key, or None if none took effect."""
+        ...
+
+
+@runtime_checkable
+class EffectReverser(Protocol):
+    """An `EffectProvider` that can also undo an effect (the simulator's; not every one can)."""
+
+    async def reverse(self, idempotency_key: str, operation_id: str) -> str:
+        """Reverse the effect under this key, idempotently per key; returns the reversal id.
+        `ExternalRejected` when there is none under the key or the operation does not match."""
         ...

@@ -52,6 +52,19 @@ async def seed_customer(
             await set_plans(conn, customer_id, faults or {})
 
 
+async def plan_effect_faults(
+    target: Target, workflow_id: str, faults: Mapping[str, Sequence[str]]
+) -> None:
+    """Replace the internal-effects provider's fault plans (`effect`, `effect_reverse`) for
+    the effects of this workflow, from the start; `{"effect": []}` clears one. Raises
+    `ValueError` for an unknown operation or step."""
+    check_plans(faults)
+    async with connection(target) as conn:
+        await ensure_schema(conn)
+        async with conn.transaction():
+            await set_plans(conn, workflow_id, faults)
+
+
 async def publish_policy(
     target: Target,
     policy_id: str,

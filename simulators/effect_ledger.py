@@ -5,7 +5,9 @@ Each row records the workflow it belongs to and the authority it was executed un
 (`authorized_by`), so the ledger alone can be audited against the workflow store: every
 effect should point at the transition that authorised it. Guarantee: one effect per key,
 whatever the number or overlap of calls (a repeat returns the first receipt, outcome
-`duplicate`). Effects name no customer, so no fault plan applies to them.
+`duplicate`), and one reversal per key. Effects name no customer: their fault plans
+(`effect`, `effect_reverse`: `timeout`, `unavailable`, and `fail` for a reversal) are planned
+per workflow id (`plan_effect_faults`), which the call log records in place of a customer.
 """
 
 from __future__ import annotations
@@ -19,7 +21,16 @@ from pydantic import ValidationError
 from interlock.services.ports import EffectReceipt, EffectRequest
 from interlock.simulators.db import Connection, Target, connection
 from interlock.simulators.ledger import new_id
-from interlock.simulators.outcomes import BadRequest, Call, Outcome, text
+from interlock.simulators.outcomes import (
+    ACTION_NOT_FOUND,
+    OPERATION_MISMATCH,
+    REVERSAL_REFUSED,
+    BadRequest,
+    Call,
+    Outcome,
+    gate,
+    text,
+)
 from interlock.simulators.schema import ensure_schema
 from interlock.workflows.request.payloads import EFFECTS
 
@@ -31,6 +42,10 @@ ON CONFLICT (idempotency_key) DO NOTHING
 RETURNING *
 """
 _FIND = "SELECT * FROM sim.effects WHERE idempotency_key = $1"
+_FIND_FOR_UPDATE = _FIND + " FOR UPDATE"
+_REVERSE = """
+UPDATE sim.effects SET reversal_id = $2, reversed_at = now() WHERE idempotency_key = $1
+"""
 
 
 async def execute(conn: Connection, body: dict[str, Any]) -> Outcome:
@@ -41,9 +56,12 @@ async def execute(conn: Connection, body: dict[str, Any]) -> Outcome:
         request = EffectRequest.model_validate(body)
     except ValidationError as exc:
         raise BadRequest(f"not an effect request: {exc.error_count()} errors") from exc
-    call = Call("effect", None, request.idempotency_key)
+    call = Call("effect", request.workflow_id, request.idempotency_key)
     if request.effect not in EFFECTS:
         return call.rejected(UNSUPPORTED_EFFECT, f"effect must be one of {list(EFFECTS)}")
+    _, early = await gate(conn, call)
+    if early is not None:
+        return early
     row = await conn.fetchrow(
         _INSERT,
         request.idempotency_key,
@@ -65,6 +83,30 @@ async def lookup(conn: Connection, body: dict[str, Any]) -> Outcome:
     if row is None:
         return call.ok({"receipt": None}, "not_found")
     return call.ok({"receipt": _receipt(row).model_dump(mode="json")})
+
+
+async def reverse(conn: Connection, body: dict[str, Any]) -> Outcome:
+    """`sim.effect.reverse`: undo the effect under this key once; a repeat returns the same
+    reversal id (outcome `duplicate`)."""
+    key, operation_id = text(body, "idempotency_key"), text(body, "operation_id")
+    row = await conn.fetchrow(_FIND_FOR_UPDATE, key)
+    if row is None:
+        return Call("effect_reverse", None, key).rejected(
+            ACTION_NOT_FOUND, "no effect under this key"
+        )
+    call = Call("effect_reverse", row["workflow_id"], key)
+    step, early = await gate(conn, call)
+    if early is not None:
+        return early
+    if step.kind == "fail":
+        return call.rejected(REVERSAL_REFUSED, "the provider refused the reversal")
+    if row["operation_id"] != operation_id:
+        return call.rejected(OPERATION_MISMATCH, "operation id does not match the key")
+    if row["reversal_id"] is not None:
+        return call.ok({"reversal_id": row["reversal_id"]}, "duplicate")
+    reversal_id = new_id("rev")
+    await conn.execute(_REVERSE, key, reversal_id)
+    return call.ok({"reversal_id": reversal_id})
 
 
 async def effect_rows(target: Target, workflow_ids: Sequence[str]) -> list[dict[str, Any]]:

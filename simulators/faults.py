@@ -17,12 +17,14 @@ from interlock.simulators.db import Connection
 
 log = logging.getLogger("interlock.sim")
 
-OPERATIONS = ("inspect", "execute", "reverse", "notify", "policy")
+OPERATIONS = ("inspect", "execute", "reverse", "notify", "policy", "effect", "effect_reverse")
+"""`effect`/`effect_reverse`: the internal-effects provider's, planned per workflow id."""
 _COMMON = frozenset({"ok", "timeout", "unavailable"})
 _SPECIFIC: dict[str, frozenset[str]] = {
     "execute": frozenset({"lose_response", "mismatch", "refuse"}),
     "reverse": frozenset({"fail"}),
     "notify": frozenset({"fail"}),
+    "effect_reverse": frozenset({"fail"}),
 }
 
 _TAKE = """

@@ -13,7 +13,7 @@ from decimal import Decimal
 from interlock.simulators.db import Target, connection
 
 _LOCK_KEY = "interlock.sim.schema"
-_LAST_OBJECT = "sim.effects_by_workflow"
+_LAST_OBJECT = "sim.effects_by_reversal"
 """Created last, in the same transaction as the rest: if it exists, everything does."""
 
 _DDL = """
@@ -79,6 +79,10 @@ CREATE TABLE IF NOT EXISTS sim.effects (
     created_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS effects_by_workflow ON sim.effects (workflow_id);
+-- added after the table first shipped: a ledger created before gains the column here
+ALTER TABLE sim.effects ADD COLUMN IF NOT EXISTS reversal_id text;
+ALTER TABLE sim.effects ADD COLUMN IF NOT EXISTS reversed_at timestamptz;
+CREATE UNIQUE INDEX IF NOT EXISTS effects_by_reversal ON sim.effects (reversal_id);
 """
 
 # (policy_id, version, category, max_amount, allowed_actions, current)

@@ -26,6 +26,7 @@ from interlock.services.adapters.sim import (
     ACTION_REVERSE,
     EFFECT_EXECUTE,
     EFFECT_LOOKUP,
+    EFFECT_REVERSE,
     ERROR_REJECTED,
     NOTIFY_SEND,
     POLICY_CURRENT,
@@ -50,6 +51,7 @@ ROUTES: dict[str, Handler] = {
     NOTIFY_SEND: effects.notify,
     EFFECT_EXECUTE: effect_ledger.execute,
     EFFECT_LOOKUP: effect_ledger.lookup,
+    EFFECT_REVERSE: effect_ledger.reverse,
 }
 DRAIN_TIMEOUT = 10.0
 """Seconds a stopping simulator waits for calls in flight (latency steps) to finish."""

@@ -82,7 +82,7 @@ app.command()(bench)
 app.command()(chaos)
 app.command()(hostile)
 app.add_typer(dlq.app, name="dlq")
-app.add_typer(effects.app, name="effect")
+app.command()(effects.effect)
 for command in operate.COMMANDS:
     app.command()(command)
 

@@ -69,6 +69,8 @@ EFFECT_EXECUTE = "sim.effect.execute"
 """EffectRequest fields → EffectReceipt fields."""
 EFFECT_LOOKUP = "sim.effect.lookup"
 """{idempotency_key} → {receipt: EffectReceipt fields | null}."""
+EFFECT_REVERSE = "sim.effect.reverse"
+"""{idempotency_key, operation_id} → {reversal_id}."""
 ERROR_UNAVAILABLE = "unavailable"
 ERROR_REJECTED = "rejected"
 DEFAULT_TIMEOUT = 2.0
@@ -200,6 +202,10 @@ class SimEffectProvider(_SimAdapter):
     async def lookup(self, idempotency_key: str) -> EffectReceipt | None:
         request = {"idempotency_key": idempotency_key}
         return await self._call(EFFECT_LOOKUP, request, _effect_or_none)
+
+    async def reverse(self, idempotency_key: str, operation_id: str) -> str:
+        request = {"idempotency_key": idempotency_key, "operation_id": operation_id}
+        return await self._call(EFFECT_REVERSE, request, _reversal_id)
 
 
 def _result(subject: str, data: bytes) -> dict[str, Any]:

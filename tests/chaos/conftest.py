@@ -48,6 +48,47 @@ async def hosted_stack(
         yield running
 
 
+@pytest.fixture(scope="module")
+async def quiet_sweeper_stack(
+    e2e_settings: Settings,
+    module_nats: str,
+    module_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Stack]:
+    """Every stage service in its own process, the open-job sweeper's bound longer than a
+    test: a job's deliveries are the stage's own (a re-dispatched job would restart their
+    count, and a stage that keeps failing would never give up)."""
+    async with running_stack(
+        e2e_settings,
+        module_nats,
+        module_database,
+        tmp_path_factory,
+        stage_host=False,
+        sweep_after=3600,
+    ) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+async def quiet_hosted_stack(
+    e2e_settings: Settings,
+    module_nats: str,
+    module_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Stack]:
+    """As `quiet_sweeper_stack`, every stage service in the one process of the stage host
+    (a lighter stack, for a test whose point is not a stage's own process)."""
+    async with running_stack(
+        e2e_settings,
+        module_nats,
+        module_database,
+        tmp_path_factory,
+        stage_host=True,
+        sweep_after=3600,
+    ) as running:
+        yield running
+
+
 @asynccontextmanager
 async def running_stack(
     e2e_settings: Settings,

@@ -11,38 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 
-from interlock.settings import Settings
 from interlock.simulators import seed_customer
 from interlock.tools.demo.runner import Run
-from tests.chaos.conftest import running_stack
 from tests.support.chaos_stack import Stack
 from tests.support.effect_cli import in_review, interlock
 
 pytestmark = pytest.mark.timeout(300)
 UNANSWERED = ["timeout"] * 40
 """Every execution times out with nothing under its key, longer than the stage tries."""
-
-
-@pytest.fixture(scope="module")
-async def quiet_sweeper_stack(
-    e2e_settings: Settings,
-    module_nats: str,
-    module_database: str,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> AsyncIterator[Stack]:
-    async with running_stack(
-        e2e_settings,
-        module_nats,
-        module_database,
-        tmp_path_factory,
-        stage_host=False,
-        sweep_after=3600,
-    ) as running:
-        yield running
 
 
 async def _three_unknown(stack: Stack) -> list[Run]:
@@ -73,9 +52,9 @@ async def test_an_unknown_refund_is_shown_confirmed_rerun_or_compensated(
     )
 
     decisions = await asyncio.gather(
-        interlock(stack, "effect", "confirm", confirmed.workflow_id, "--receipt", receipt),
-        interlock(stack, "effect", "rerun", rerun.workflow_id),
-        interlock(stack, "effect", "compensate", compensated.workflow_id),
+        interlock(stack, "effect", confirmed.workflow_id, "confirm", "--receipt", receipt),
+        interlock(stack, "effect", rerun.workflow_id, "rerun"),
+        interlock(stack, "effect", compensated.workflow_id, "compensate"),
     )
 
     assert [(code, d.get("to_state")) for code, d in decisions] == [

@@ -188,6 +188,17 @@ def test_the_replays_and_the_conflict_left_the_first_run_alone(seed: Run) -> Non
     assert view["data"]["request"]["subject"] == "Access question"
 
 
+def test_the_out_of_order_command_was_refused_and_the_run_then_cancelled(seed: Run) -> None:
+    """Request v3: the command to execute before authorisation changes nothing (no accepted
+    row to `failed`); the case runner then cancels the run, which did nothing."""
+    view = seed.view("case-11")
+    trail = [(a["event_type"], a["accepted"], a["reason"], a["to_state"]) for a in view["audit"]]
+    assert ("EXECUTE_REQUESTED", False, "invalid_transition", None) in trail
+    assert [t for t in trail if t[1] and t[3] == "failed"] == []
+    assert (view["state"], view["definition_version"]) == ("cancelled", 3)
+    assert [e for e in seed.ledger if e["workflow_id"] == view["workflow_id"]] == []
+
+
 def test_every_run_records_the_versions_it_ran_under(seed: Run) -> None:
     versions = seed.view("case-04")["data"]["versions"]
     assert versions == {

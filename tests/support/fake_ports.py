@@ -136,6 +136,7 @@ class Ledger(Failing):
     ) -> None:
         super().__init__(*failures)
         self.rows: dict[str, EffectRequest] = {}
+        self.reversed: dict[str, str] = {}
         self.lose_answer, self.record = lose_answer, record
 
     async def execute(self, request: EffectRequest) -> EffectReceipt:
@@ -148,6 +149,11 @@ class Ledger(Failing):
 
     async def lookup(self, idempotency_key: str) -> EffectReceipt | None:
         return self._receipt(idempotency_key) if idempotency_key in self.rows else None
+
+    async def reverse(self, idempotency_key: str, operation_id: str) -> str:
+        """Reverse once per key (a repeat returns the same id); a queued failure first."""
+        self._call()
+        return self.reversed.setdefault(idempotency_key, f"rev-{len(self.reversed) + 1}")
 
     def _receipt(self, key: str) -> EffectReceipt:
         row = self.rows[key]

@@ -87,6 +87,14 @@ REQUEST_PAYLOADS: dict[str, dict[str, Any]] = {
     "APPROVED": APPROVAL,
     "RESUME": {},
     "EXECUTE_REQUESTED": {},
+    "EFFECT_RERUN_REQUESTED": {},
+    "COMPENSATE": {},
+    "CANCEL_REQUESTED": {"reason": "asked to stop"},
+    "EFFECT_COMPENSATED": {
+        "idempotency_key": "request-effect:wf-1:create_follow_up",
+        "reversal_id": "rev-1",
+    },
+    "COMPENSATION_FAILED": {"error_class": "reversal_refused"},
     "RETRY_DUE": TIMER,
     "APPROVAL_EXPIRED": TIMER,
 }

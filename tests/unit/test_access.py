@@ -316,6 +316,7 @@ def test_the_stages_with_effects_consult_the_open_jobs_record_and_keep_their_hea
 
     effectful = {name for name, worker in workers.items() if worker.effects}
     assert effectful == {
+        "request.compensate_effect",
         "request.execute_effect",
         "support.compensate",
         "support.execute_action",

@@ -102,6 +102,21 @@ def test_a_failed_run_is_named_by_the_reason_of_its_last_transition() -> None:
     assert run_outcome(view("w", "enriched")) == "unsettled:enriched"
 
 
+def test_a_run_cancelled_after_its_refused_command_is_named_by_the_refusal() -> None:
+    """Request v3 refuses an out-of-order command without touching the run; the case runner
+    then cancels it: the case's outcome is the refusal, as the case file's runner has it."""
+    refused = row("EXECUTE_REQUESTED", "received", None, reason="invalid_transition")
+    cancel = row("CANCEL_REQUESTED", "received", "cancelled", reason=None)
+    start = row("START", "received", "received", reason=None)
+    assert run_outcome(view("w", "cancelled", start, refused, cancel)) == "state_conflict"
+    assert run_outcome(view("w", "cancelled", start, cancel)) == "cancelled"
+    assert summary(["state_conflict"], [view("w", "cancelled", start, refused, cancel)], []) == {
+        **dict.fromkeys(COUNTERS, 0),
+        "cases": 1,
+        "controlled_failures": 1,
+    }
+
+
 APPROVED_RUN = view(
     "w1",
     "completed",

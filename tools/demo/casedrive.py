@@ -5,7 +5,7 @@ An upstream publishes each case's event as a `START` envelope on
 (exactly the fixture's fields; the event id goes in the envelope), with `causation_id`
 naming the case, so the projector's verdict on *this* publication can be told apart from
 an earlier one with the same event id. An upstream that jumps ahead sends
-`EXECUTE_REQUESTED`; an approver answers approval tasks from
+`EXECUTE_REQUESTED` (refused, the run is then cancelled); an approver answers approval tasks from
 `wf.out.request.approval_requested` with the case's approval facts; an operator resumes
 runs; dead letters are watched on `wf.dlq.projector`. Nothing here decides an outcome.
 """
@@ -34,7 +34,8 @@ WORKFLOW_TYPE = "request"
 UPSTREAM = Actor(id="fixture-upstream", role="upstream")
 APPROVER = Actor(id="fixture-approver", role="request_approver")
 OPERATOR = Actor(id="fixture-operator", role="operator")
-TERMINAL = ("completed", "blocked", "failed")
+TERMINAL = ("completed", "blocked", "failed", "cancelled", "compensated")
+CASE_ENDED = "the case ends at its refused command"
 POLL_S = 0.02
 T = TypeVar("T")
 
@@ -205,11 +206,20 @@ async def answer_approval(bus: Clients, listeners: Listeners, sub: Submission) -
 async def jump_to_execution(bus: Clients, engine: AsyncEngine, sub: Submission) -> None:
     """As an operator, command the run to execute before it was authorised, and wait for
     the projector's decision. (A signal's actor role must be one its client may sign for:
-    the approvals client signs for approvers and operators, never for an upstream.)"""
+    the approvals client signs for approvers and operators, never for an upstream.)
+
+    Request v3 refuses the command without touching the run (v1/v2 failed the run): the
+    refusal is the case's outcome, and the operator then cancels the run before it does
+    anything, as the case file's runner drops the record whose transition it refused."""
     assert sub.workflow_id is not None
     event_id = await signal(bus, sub, "EXECUTE_REQUESTED", {}, OPERATOR, suffix="execute")
     workflow_id = sub.workflow_id
-    await poll(lambda: queries.decision_for(engine, workflow_id, event_id))
+    decision = await poll(lambda: queries.decision_for(engine, workflow_id, event_id))
+    if decision["accepted"]:
+        return
+    reason = {"reason": CASE_ENDED}
+    cancel_id = await signal(bus, sub, "CANCEL_REQUESTED", reason, OPERATOR, suffix="cancel")
+    await poll(lambda: queries.decision_for(engine, workflow_id, cancel_id))
 
 
 async def resume(bus: Clients, engine: AsyncEngine, sub: Submission) -> None:

@@ -14,7 +14,10 @@ Two scenarios need timing that the stack's own speed would otherwise decide:
   restarted service finds it;
 - `state_conflict`: the validate service is held down likewise, and once the request is
   decided an upstream commands execution, so the command always meets the run in
-  `received` (not right behind the request, for the reason above).
+  `received` (not right behind the request, for the reason above). Request v3 refuses it
+  without touching the run (`invalid_transition`: the case's outcome, `state_conflict`), and
+  an operator then cancels the run before it does anything, so it counts as the case file's
+  runner counts it: a controlled failure, no effect.
 
 Outcomes and counters come from `verdicts`.
 """

@@ -65,17 +65,41 @@ def door_outcome(dead_letter: str | None, row: Mapping[str, Any] | None) -> str 
     return reason if reason in IDEMPOTENCY else f"refused:{reason}"
 
 
+REFUSED_AS = {"invalid_transition": "state_conflict"}
+"""A command the table has no row for in the run's state is what the case file's runner
+calls a state conflict (its table "rejects every unlisted edge")."""
+
+
 def run_outcome(view: View | None) -> str:
-    """A run's outcome: its terminal state, or for `failed` the reason of that transition."""
+    """A run's outcome: its terminal state; for `failed` the reason of that transition; for
+    `cancelled` the refusal of the command it was cancelled after, if any (request v3)."""
     if view is None:
         return "not_created"
     state = view["state"]
     if state in SETTLED_AS:
         return SETTLED_AS[state]
+    if state == "cancelled":
+        return _refused_command(view) or "cancelled"
     if state != "failed":
         return f"unsettled:{state}"
     into = [a for a in view["audit"] if a["accepted"] and a["to_state"] == "failed"]
     return str(into[-1]["detail"] or "failed") if into else "failed"
+
+
+def _refused_command(view: View) -> str | None:
+    """The outcome of the last signal refused before the run's cancellation, if it was one
+    `REFUSED_AS` names."""
+    trail = list(view["audit"])
+    cancel = max(
+        (i for i, a in enumerate(trail) if a["accepted"] and a["to_state"] == "cancelled"),
+        default=len(trail),
+    )
+    refused = [
+        REFUSED_AS[a["reason"]]
+        for a in trail[:cancel]
+        if not a["accepted"] and a["reason"] in REFUSED_AS
+    ]
+    return refused[-1] if refused else None
 
 
 def _accepted(view: View, event_type: str) -> list[Mapping[str, Any]]:

@@ -15,30 +15,29 @@ Failure rows name their reason, so a failed run says what failed: `unsupported_r
 Version 2 declares the effect and what each outcome promises about it: an effect whose
 outcome is unknown (the stage escalated from `executing`) waits in `review` with its
 idempotency key instead of failing, and an operator confirms the receipt found at the
-provider or runs the effect again under the same key.
+provider or runs the effect again under the same key. Version 3 (`recovery`) refuses an
+out-of-order `EXECUTE_REQUESTED` without mutation instead of failing the run, lets an
+operator cancel a run before its effect, and compensates an effect (looked up by its key
+first when its outcome is unknown).
 """
 
 from __future__ import annotations
 
 from interlock import (
     CONFIRM_EVENT,
-    RERUN_EVENT,
     Announcement,
-    Effect,
     Empty,
     ErrorReport,
     Escalation,
     Retry,
-    Terminal,
     Timer,
     TimerFired,
-    Transition,
     WorkflowDefinition,
-    effect_is,
 )
 from interlock.contracts.definition import DataUpdate, EventSpec, Gate, HumanWait, Stage
 from interlock.workflows.request import payloads as rp
-from interlock.workflows.request.table import OPERATOR, PRE_APPROVAL, flow_rows, recovery_rows
+from interlock.workflows.request import recovery as rec
+from interlock.workflows.request.table import PRE_APPROVAL
 
 TERMINAL = frozenset({"completed", "blocked", "failed"})
 STATES = (*PRE_APPROVAL, "approved", "executing", *sorted(TERMINAL))
@@ -168,14 +167,7 @@ PARAMETERS = {
 }
 
 
-REVIEW = "review"
-UNKNOWN = effect_is("executing", "unknown")
-EFFECT = Effect(state="executing", committed=("EFFECT_EXECUTED",), confirmed=(CONFIRM_EVENT,))
-PROMISES = (
-    Terminal(state="completed", effects="done"),
-    Terminal(state="blocked", effects="none"),
-    Terminal(state="failed", effects="none"),
-)
+REVIEW = rec.REVIEW
 
 
 APPROVAL_WAIT = HumanWait(
@@ -192,44 +184,32 @@ REVIEW_WAIT = HumanWait(
 )
 
 
-def _review_rows() -> list[Transition]:
-    """An unknown outcome waits for an operator, holding the key to check first."""
-    return [
-        Transition(source="executing", event="ESCALATE", target=REVIEW, reason="escalated"),
-        Transition(
-            source=REVIEW, event=CONFIRM_EVENT, target="completed", guards=(OPERATOR, UNKNOWN)
-        ),
-        Transition(
-            source=REVIEW, event=RERUN_EVENT, target="executing", guards=(OPERATOR, UNKNOWN)
-        ),
-    ]
-
-
 def _definition(version: int) -> WorkflowDefinition:
     recovering = version >= 2
-    rows = [*flow_rows(), *recovery_rows()]
-    if recovering:
-        rows = [r for r in rows if (r.source, r.event) != ("executing", "ESCALATE")]
-        rows += _review_rows()
-    recovery_events = (
-        EventSpec(name=CONFIRM_EVENT, source="signal", payload=rp.EffectDone),
-        EventSpec(name=RERUN_EVENT, source="signal", payload=Empty),
-    )
+    v3 = version >= 3
+    states = (*STATES, REVIEW) if recovering else STATES
+    events = (*EVENTS, *rec.RECOVERY_EVENTS_V2) if recovering else EVENTS
+    stages = STAGES
+    data = {**DATA, CONFIRM_EVENT: DataUpdate(key="effect")} if recovering else DATA
+    if v3:
+        states, events = (*STATES, *rec.NEW_STATES), (*EVENTS, *rec.RECOVERY_EVENTS_V3)
+        stages = {**STAGES, rec.COMPENSATING: rec.COMPENSATE_STAGE}
+        data = {**DATA, **rec.DATA_V3}
     return WorkflowDefinition(
         workflow_type="request",
         version=version,
         description=__doc__ or "",
-        states=(*STATES, REVIEW) if recovering else STATES,
+        states=states,
         initial_state="received",
-        terminal_states=TERMINAL,
+        terminal_states=TERMINAL | rec.NEW_TERMINALS if v3 else TERMINAL,
         waiting_states=frozenset({"approval_required", *([REVIEW] if recovering else [])}),
         effect_states=frozenset({"executing"}),
         review_state=REVIEW if recovering else None,
-        events=(*EVENTS, *recovery_events) if recovering else EVENTS,
-        effects=(EFFECT,) if recovering else (),
-        terminals=PROMISES if recovering else (),
-        transitions=tuple(rows),
-        stages=STAGES,
+        events=events,
+        effects=((rec.EFFECT_V3 if v3 else rec.EFFECT_V2),) if recovering else (),
+        terminals=(rec.PROMISES_V3 if v3 else rec.PROMISES_V2) if recovering else (),
+        transitions=tuple(rec.rows(version)),
+        stages=stages,
         # A classifier retry waits in `enriched` itself (the table has no waiting state for
         # it): the backoff timer is scoped there, so leaving `enriched` cancels it.
         retry_wait_state="enriched",
@@ -249,8 +229,8 @@ def _definition(version: int) -> WorkflowDefinition:
                 delay_param="approval_sla_seconds",
             ),
         ),
-        data_updates={**DATA, CONFIRM_EVENT: DataUpdate(key="effect")} if recovering else DATA,
-        announcements=ANNOUNCEMENTS,
+        data_updates=data,
+        announcements=(*ANNOUNCEMENTS, *rec.ANNOUNCEMENTS_V3) if v3 else ANNOUNCEMENTS,
         gates=(Gate(state="executing", events=("EFFECT_AUTHORIZED",), guard="payload_matches"),),
         human_waits=(APPROVAL_WAIT, *([REVIEW_WAIT] if recovering else [])),
         parameters=PARAMETERS,
@@ -259,3 +239,4 @@ def _definition(version: int) -> WorkflowDefinition:
 
 REQUEST_V1 = _definition(1)
 REQUEST_V2 = _definition(2)
+REQUEST_V3 = _definition(3)

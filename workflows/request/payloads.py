@@ -168,3 +168,16 @@ class EffectDone(Payload):
     effect: Effect
     reconciled: bool = False
     """True when the effect was found by key after an ambiguous call, not returned by it."""
+
+
+class Compensation(Payload):
+    """An effect reversed at the provider (`reversal_id`), or found absent by its key."""
+
+    idempotency_key: ShortText
+    reversal_id: ShortText
+
+
+class Cancellation(Payload):
+    """An operator ends a run before its effect; the reason is for the audit trail."""
+
+    reason: Text = ""

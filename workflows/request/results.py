@@ -56,3 +56,14 @@ class Refused(ErrorReport, Result):
 
     __event__ = "PERMANENT_ERROR"
     __sparse__ = True
+
+
+class EffectCompensated(rp.Compensation, Result):
+    __event__ = "EFFECT_COMPENSATED"
+
+
+class CompensationFailed(ErrorReport, Result):
+    """The provider refused the reversal (its `error_class` says why): the effect stands."""
+
+    __event__ = "COMPENSATION_FAILED"
+    __sparse__ = True
