@@ -29,9 +29,12 @@ def envelope_of(payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def start_invoice(env: dict[str, str], token: str) -> str:
-    """Publish, as the upstream client, an invoice whose total (1799.28) needs approval."""
-    request = envelope_of(document(token, amounts=LARGE))
+async def start_invoice(
+    env: dict[str, str], token: str, *, fault: str = "", amounts: dict[str, Any] = LARGE
+) -> str:
+    """Publish, as the upstream client, an invoice (by default one whose total, 1799.28,
+    needs approval; `fault`: what the finance simulator does with it, `simulator.fault_of`)."""
+    request = envelope_of(document(token, amounts=amounts, fault=fault))
     workflow_id = installed().registry.workflow_id(parse_envelope(json.dumps(request).encode()))
     _, upstream = await cli(env, "client-url", "upstream")
     nc = await nats.connect(upstream.strip(), inbox_prefix="_INBOX_upstream")
