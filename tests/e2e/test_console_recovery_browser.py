@@ -1,14 +1,18 @@
-"""The console's recovery buttons in a real headless Chromium, under `interlock up`: three
-invoices whose posting went unanswered wait in review, each page shows the posting's effect
-as unknown with its idempotency key, and clicking Confirm effect (with the number found in
-the ledger), Re-run effect and Compensate ends them posted with nothing new in the ledger,
-posted once, and reversed once."""
+"""The console's recovery buttons in a real headless Chromium, for support and invoice: three
+workflows of each whose effect's outcome stayed unknown wait in review, each page shows the
+effect as unknown with its idempotency key, and clicking Confirm effect (with the receipt found
+at the provider), Re-run effect and Compensate ends them done with nothing new at the
+provider, done with the effect once, and compensated.
+
+Invoice runs under `interlock up`; support on the chaos tier's stack with a sweeper bound
+longer than the test, so the refund stage's own deliveries run out (`effect_cli.in_review`)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -16,8 +20,13 @@ from playwright.async_api import Page, expect
 
 from interlock.console.devsecrets import ConsoleSecrets
 from interlock.settings import Settings
+from interlock.simulators import seed_customer
+from tests.chaos.conftest import running_stack
 from tests.support.browser import CHROMIUM, chromium, log_in
+from tests.support.chaos_stack import Stack
 from tests.support.cli import cli_env, free_port, interlock_up
+from tests.support.console import PASSWORD, console_settings, served
+from tests.support.effect_cli import in_review
 from tests.support.invoices import INVOICE_STAGES, invoice_in, start_invoice
 from tests.support.polling import eventually
 
@@ -30,26 +39,34 @@ pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium"),
 ]
 FAULTS = ("unanswered", "unanswered", "answers-lost")
+UNANSWERED = ["timeout"] * 40
+"""Every refund times out with nothing under its key, longer than the stage tries."""
 """How the finance simulator treats each invoice's postings until it is healed."""
 
 
-async def _recover(page: Page, url: str, workflow_id: str, action: str) -> None:
-    await page.goto(f"{url}/workflows/acme/{workflow_id}")
-    effect = page.locator('p.effect[data-effect="POSTING"]')
-    await expect(effect).to_contain_text("Effect POSTING: unknown")
-    await expect(effect.locator("code")).to_have_text(workflow_id)
-    if action == "Confirm effect":
+ACTIONS = ("Confirm effect", "Re-run effect", "Compensate")
+
+
+async def _recover(
+    page: Page, workflow: str, *, state: str, action: str, receipt: dict[str, str]
+) -> str:
+    """Open `workflow` (the URL of its page), check its effect in `state` is shown unknown,
+    fill the receipt form (with Confirm effect) and click `action`; the key the page showed."""
+    await page.goto(workflow)
+    workflow_id = workflow.rsplit("/", 1)[1]
+    effect = page.locator(f'p.effect[data-effect="{state}"]')
+    await expect(effect).to_contain_text(f"Effect {state}: unknown")
+    await expect(effect).to_contain_text("ask the provider about it first")
+    key = await effect.locator("code").inner_text()
+    if action == "Confirm effect":  # the receipt found at the provider under the key
         form = page.locator("form.action.confirm_effect")
-        found = {
-            "invoice_id": workflow_id,
-            "posting_number": "FIN-FOUND",
-            "posting_reconciled": "true",
-        }
-        for name, value in found.items():
+        for name, value in {"idempotency_key": key, **receipt}.items():
             field = form.locator(f'input[name="p.{name}"]')
-            if await field.get_attribute("type") != "hidden":
+            if await field.count() and await field.get_attribute("type") != "hidden":
                 await field.fill(value)
     await page.get_by_role("button", name=f"{action} {workflow_id}").click()
+    await expect(page.locator("#flash")).to_contain_text("accepted: MANUAL_REVIEW →")
+    return key
 
 
 async def _in_review(env: dict[str, str], workflow_id: str) -> None:
@@ -89,11 +106,20 @@ async def test_unknown_postings_are_confirmed_rerun_and_compensated_from_the_con
         async with chromium(tmp_path / "profile", errors) as context:
             page = await context.new_page()
             await log_in(page, url, "dev", password)
-            for workflow_id, action in zip(
-                ids, ("Confirm effect", "Re-run effect", "Compensate"), strict=True
-            ):
-                await _recover(page, url, workflow_id, action)
-                await expect(page.locator("#flash")).to_contain_text("accepted: MANUAL_REVIEW →")
+            for workflow_id, action in zip(ids, ACTIONS, strict=True):
+                receipt = {
+                    "invoice_id": workflow_id,
+                    "posting_number": "FIN-FOUND",
+                    "posting_reconciled": "true",
+                }
+                key = await _recover(
+                    page,
+                    f"{url}/workflows/acme/{workflow_id}",
+                    state="POSTING",
+                    action=action,
+                    receipt=receipt,
+                )
+                assert key == workflow_id
                 await expect(page.locator("#current-state")).to_have_text(
                     "REVERSED" if action == "Compensate" else "POSTED", timeout=60_000
                 )
@@ -104,4 +130,62 @@ async def test_unknown_postings_are_confirmed_rerun_and_compensated_from_the_con
         assert await ledger.count("postings", confirmed) == 0
         assert await ledger.count("postings", rerun) == 1
         assert await ledger.count("reversals", reversed_) == 1
+    assert errors == []
+
+
+@pytest.fixture(scope="module")
+async def quiet_sweeper_stack(
+    e2e_settings: Settings,
+    module_nats: str,
+    module_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Stack]:
+    async with running_stack(
+        e2e_settings,
+        module_nats,
+        module_database,
+        tmp_path_factory,
+        stage_host=True,
+        sweep_after=3600,
+    ) as running:
+        yield running
+
+
+async def test_unknown_refunds_are_confirmed_rerun_and_compensated_from_the_console(
+    quiet_sweeper_stack: Stack, tmp_path: Path
+) -> None:
+    stack = quiet_sweeper_stack
+    runs = await asyncio.gather(*(in_review(stack, {"execute": UNANSWERED}) for _ in ACTIONS))
+    for run in runs:  # the provider answers from now on
+        await seed_customer(stack.dsn, run.customer_id, faults={"execute": []})
+    errors: list[str] = []
+    settings = console_settings(stack.settings)
+    async with (
+        served(settings, stack.nats_url, stack.dsn) as url,
+        chromium(tmp_path / "profile", errors) as context,
+    ):
+        page = await context.new_page()
+        await log_in(page, url, "olga", PASSWORD)
+        for run, action in zip(runs, ACTIONS, strict=True):
+            receipt = {"provider_operation_id": "op-found-by-hand", "status": "succeeded"}
+            key = await _recover(
+                page,
+                f"{url}/workflows/{run.tenant_id}/{run.workflow_id}",
+                state="EXECUTING_ACTION",
+                action=action,
+                receipt=receipt,
+            )
+            assert key.startswith("support-action:")
+            await expect(page.locator("#current-state")).to_have_text(
+                "FAILED_COMPENSATED" if action == "Compensate" else "COMPLETED", timeout=60_000
+            )
+    confirmed, rerun, compensated = runs
+    assert (await confirmed.view() or {})["data"]["action"]["provider_operation_id"] == (
+        "op-found-by-hand"
+    )
+    assert await stack.effects(confirmed) == 0
+    assert await stack.effects(rerun) == 1
+    assert (await compensated.view() or {})["execution"]["effects"]["EXECUTING_ACTION"][
+        "status"
+    ] == "compensated"
     assert errors == []
