@@ -11,29 +11,13 @@ import json
 
 import pytest
 
-from interlock.tools.demo.plugins import PluginRun
 from tests.support.chaos_stack import Stack
 from tests.support.effect_cli import interlock
 
 pytest.importorskip("interlock_invoice")
-from interlock_invoice.scenarios import document, number
-from interlock_invoice.simulator import Ledger, ledger_path
+from tests.support.invoices import ledger_of, posting_unknown
 
 pytestmark = pytest.mark.timeout(240)
-
-
-async def _unknown(stack: Stack, fault: str) -> PluginRun:
-    """An invoice whose every posting goes unanswered (`fault`), waiting in review."""
-    run = PluginRun("unknown", "invoice", "chaos", stack.home.resolve(), stack.bus, stack.engine)
-    run.workflow_id = await run.start(document(run.token, fault=fault))
-    view = await asyncio.wait_for(run.wait_state("MANUAL_REVIEW", "POSTED"), 120)
-    assert view["state"] == "MANUAL_REVIEW", view["audit"]
-    await _ledger(stack).heal(number(run.token, fault), fault)  # the finance system answers
-    return run
-
-
-def _ledger(stack: Stack) -> Ledger:
-    return Ledger(ledger_path(stack.home.resolve()), ())
 
 
 async def test_an_unknown_posting_is_shown_confirmed_posted_again_or_reversed(
@@ -41,11 +25,11 @@ async def test_an_unknown_posting_is_shown_confirmed_posted_again_or_reversed(
 ) -> None:
     stack = hosted_stack  # the stages in one process: the lighter stack is enough here
     confirmed, rerun, reversed_ = await asyncio.gather(
-        _unknown(stack, "unanswered"),
-        _unknown(stack, "unanswered"),
-        _unknown(stack, "answers-lost"),
+        posting_unknown(stack, "unanswered"),
+        posting_unknown(stack, "unanswered"),
+        posting_unknown(stack, "answers-lost"),
     )
-    ledger = _ledger(stack)
+    ledger = ledger_of(stack)
     assert await ledger.count("postings", reversed_.workflow_id) == 1  # it did post
     _, shown = await interlock(stack, "show", rerun.workflow_id)
     (posting,) = [e for e in shown["effects"] if e["state"] == "POSTING"]
