@@ -70,6 +70,7 @@ async def test_the_invoice_plugin_is_listed_with_its_distribution(tmp_path: Path
         "validate",
         "post",
         "notify",
+        "reverse",
     ]
 
 

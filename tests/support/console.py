@@ -14,6 +14,7 @@ from pydantic import SecretStr
 from interlock.console import create_app, serve
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators, hash_password
+from interlock.contracts.registry import Registry
 from interlock.settings import ConsoleOperator, Settings
 from tests.support.cli import free_port
 from tests.support.polling import eventually
@@ -87,10 +88,13 @@ def csrf_of(html: str) -> str:
 
 
 @asynccontextmanager
-async def served(settings: Settings, nats_url: str, database_url: str) -> AsyncIterator[str]:
-    """The console served by uvicorn on `settings.console_port`; yields its URL."""
+async def served(
+    settings: Settings, nats_url: str, database_url: str, registry: Registry = REGISTRY
+) -> AsyncIterator[str]:
+    """The console served by uvicorn on `settings.console_port` (for the runtime's own types,
+    or `registry`'s); yields its URL."""
     stop = asyncio.Event()
-    task = asyncio.create_task(serve(settings, nats_url, database_url, stop, registry=REGISTRY))
+    task = asyncio.create_task(serve(settings, nats_url, database_url, stop, registry=registry))
     url = f"http://127.0.0.1:{settings.console_port}"
 
     async def answers() -> bool:

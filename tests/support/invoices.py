@@ -1,18 +1,23 @@
 """An invoice that needs approval, published as the upstream client would, and the workflow
-read back through `interlock show`: for the tests that approve a plugin's workflow."""
+read back through `interlock show`: for the tests that approve a plugin's workflow; and an
+invoice whose posting's outcome stayed unknown, on a chaos-tier stack."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 import nats
-from interlock_invoice.scenarios import LARGE, document
+from interlock_invoice.scenarios import LARGE, document, number
+from interlock_invoice.simulator import Ledger, ledger_path
 
 from interlock.contracts.envelope import parse_envelope
 from interlock.plugins import installed
+from interlock.tools.demo.plugins import PluginRun
+from tests.support.chaos_stack import Stack
 from tests.support.cli import cli
 
 
@@ -29,9 +34,12 @@ def envelope_of(payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def start_invoice(env: dict[str, str], token: str) -> str:
-    """Publish, as the upstream client, an invoice whose total (1799.28) needs approval."""
-    request = envelope_of(document(token, amounts=LARGE))
+async def start_invoice(
+    env: dict[str, str], token: str, *, fault: str = "", amounts: dict[str, Any] = LARGE
+) -> str:
+    """Publish, as the upstream client, an invoice (by default one whose total, 1799.28,
+    needs approval; `fault`: what the finance simulator does with it, `simulator.fault_of`)."""
+    request = envelope_of(document(token, amounts=amounts, fault=fault))
     workflow_id = installed().registry.workflow_id(parse_envelope(json.dumps(request).encode()))
     _, upstream = await cli(env, "client-url", "upstream")
     nc = await nats.connect(upstream.strip(), inbox_prefix="_INBOX_upstream")
@@ -50,3 +58,19 @@ async def invoice_in(env: dict[str, str], workflow_id: str, state: str) -> dict[
 
 
 INVOICE_STAGES = ("invoice.extract", "invoice.validate", "invoice.post", "invoice.notify")
+
+
+def ledger_of(stack: Stack) -> Ledger:
+    """The finance simulator's ledger of the stack's installation."""
+    return Ledger(ledger_path(stack.home.resolve()), ())
+
+
+async def posting_unknown(stack: Stack, fault: str) -> PluginRun:
+    """An invoice whose every posting goes unanswered (`fault`: `unanswered`, nothing posted;
+    `answers-lost`, posted), waiting in review; the finance system answers from then on."""
+    run = PluginRun("unknown", "invoice", "chaos", stack.home.resolve(), stack.bus, stack.engine)
+    run.workflow_id = await run.start(document(run.token, fault=fault))
+    view = await asyncio.wait_for(run.wait_state("MANUAL_REVIEW", "POSTED"), 120)
+    assert view["state"] == "MANUAL_REVIEW", view["audit"]
+    await ledger_of(stack).heal(number(run.token, fault), fault)
+    return run

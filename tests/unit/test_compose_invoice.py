@@ -34,7 +34,12 @@ def ledgers(service: str) -> dict[str, PurePosixPath]:
 
 
 def test_the_ledger_stages_are_the_ones_deployed() -> None:
-    assert LEDGER_STAGES == ["invoice-notify", "invoice-post", "invoice-validate"]
+    assert LEDGER_STAGES == [
+        "invoice-notify",
+        "invoice-post",
+        "invoice-reverse",
+        "invoice-validate",
+    ]
     assert set(LEDGER_STAGES) <= set(services())
 
 

@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from interlock.contracts.envelope import Envelope
 from interlock.projector.engine import Accepted, Context, Workflow, resolve
 from interlock.projector.engine.effects import facts_from_steps
 from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
-from interlock.projector.engine.model import Execution, OpenJob, Review
+from interlock.projector.engine.model import EffectFact, Execution, OpenJob, Review
 from tests.support.payloads import envelope
 from tests.support.workflows import REGISTRY
 
@@ -136,3 +137,44 @@ def test_a_v2_review_after_the_refund_moves_to_v3_knowing_the_refund_stands() ->
     assert moved.execution.effects["EXECUTING_ACTION"].status == "committed"
     assert isinstance(cancel, Accepted)
     assert cancel.workflow.state == "COMPENSATING"
+
+
+def test_an_invoice_pinned_to_v2_has_no_reversal_until_moved_to_v3() -> None:
+    """A v2 invoice whose posting is unknown keeps v2's meaning (no compensation); moved to
+    v3 in review, with its effect facts, an operator's COMPENSATE reverses the posting."""
+    from interlock_invoice import PLUGIN as INVOICE  # noqa: PLC0415  (a third-party plugin)
+
+    v2, v3 = INVOICE.definitions[1:]
+    unknown = EffectFact(status="unknown", idempotency_key="wf-1")
+    in_review = at("MANUAL_REVIEW", version=2).model_copy(
+        update={
+            "workflow_type": "invoice",
+            "execution": Execution(
+                review=Review(
+                    reason="posting_unconfirmed",
+                    from_state="POSTING",
+                    event_type="POSTING_UNCONFIRMED",
+                ),
+                effects={"POSTING": unknown},
+            ),
+        }
+    )
+
+    def compensate() -> Envelope:
+        return envelope("COMPENSATE", workflow_type="invoice", payload={}, role="operator")
+
+    pinned = resolve(v2, in_review, compensate(), Context(now=NOW))
+    assert refusal(v2, v3, in_review, "MANUAL_REVIEW") is None
+    event = envelope(
+        MIGRATE_EVENT,
+        workflow_type="invoice",
+        payload={"to_version": 3, "state": "MANUAL_REVIEW"},
+        role="operator",
+    )
+    moved = move(v3, in_review, "MANUAL_REVIEW", event, Context(now=NOW)).workflow
+    reversed_ = resolve(v3, moved, compensate(), Context(now=NOW))
+
+    assert not pinned.accepted
+    assert moved.execution.effects["POSTING"] == unknown
+    assert isinstance(reversed_, Accepted)
+    assert reversed_.workflow.state == "REVERSING"

@@ -237,6 +237,6 @@ def test_a_table_cancelling_after_an_effect_is_refused_at_load_with_its_path() -
 
     refused = refusal(dataclasses.replace(INVOICE, definitions=definitions))
 
-    assert refused.row == "invoice v2"
-    assert "[broken_promise] invoice v2: CANCELLED promises no effect, but RECEIVED" in str(refused)
+    assert refused.row == "invoice v3"
+    assert "[broken_promise] invoice v3: CANCELLED promises no effect, but RECEIVED" in str(refused)
     assert str(refused).count("\n") == 0

@@ -4,7 +4,7 @@ Written only against Interlock's public API; installed like any third-party work
 
 ```sh
 pip install -e examples/invoice
-interlock workflows        # invoice v1, v2: stages extract, validate, post, notify
+interlock workflows        # invoice v1, v2, v3: stages extract, validate, post, notify, reverse
 ```
 """
 
@@ -17,11 +17,12 @@ from interlock_invoice.ports import EXTRACTOR, FINANCE, NOTIFIER
 from interlock_invoice.scenarios import PARAMETERS, SCENARIOS
 
 DEFINITION_V1 = build(version=1).build()
+DEFINITION_V2 = build(version=2).build()
 DEFINITION = build().build()
 
 PLUGIN = Plugin(
     workflow_type="invoice",
-    definitions=(DEFINITION_V1, DEFINITION),
+    definitions=(DEFINITION_V1, DEFINITION_V2, DEFINITION),
     stages=STAGES,
     ports=(EXTRACTOR, FINANCE, NOTIFIER),
     description="Invoice file -> extraction -> validation -> approval -> posting -> notice",

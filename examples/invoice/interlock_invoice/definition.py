@@ -9,8 +9,6 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 
 from interlock import (
-    CONFIRM_EVENT,
-    RERUN_EVENT,
     REVIEW_TARGET,
     Announcement,
     GuardInput,
@@ -19,10 +17,19 @@ from interlock import (
     Timer,
     Workflow,
     check,
-    effect_is,
     guard,
 )
 from interlock_invoice.document import InvoiceRequest
+from interlock_invoice.recovery import (
+    OPERATOR,
+    REVERSED,
+    REVERSIBLE_FROM,
+    REVERSING,
+    REVIEW,
+    REVIEWER,
+    WAITING,
+    posting_effects,
+)
 from interlock_invoice.results import (
     Approval,
     Cancellation,
@@ -38,9 +45,9 @@ from interlock_invoice.results import (
     UnknownSupplier,
     Valid,
 )
-from interlock_invoice.stages import POST_ATTEMPTS, extract, notify, post, validate
+from interlock_invoice.stages import POST_ATTEMPTS, extract, notify, post, reverse, validate
 
-REVIEW = "MANUAL_REVIEW"
+LATEST = 3
 APPROVER = "invoice_approver"
 PARAMETERS = {
     "approval_threshold": "1000.00",
@@ -105,27 +112,26 @@ def not_posted(g: GuardInput) -> bool:
     return g.data.get("posting_number") is None
 
 
-REVIEWER = check("actor_role_in", param="reviewer_roles")
-OPERATOR = check("actor_role_in", param="operator_roles")
 WORK = ("EXTRACTING", "VALIDATING", "POSTING", "NOTIFYING")
-WAITING = ("AWAITING_APPROVAL", "APPROVAL_ESCALATED")
 TERMINAL = ("POSTED", "REJECTED", "CANCELLED")
 
 
-def build(version: int = 2) -> Workflow:
+def build(version: int = LATEST) -> Workflow:
     """Version 1 guards its review with `not_posted`; version 2 declares the posting as an
     effect, proves what each outcome promises about it, and recovers an unconfirmed posting
-    (confirm the number found in the ledger, or post again under the same key)."""
+    (confirm the number found in the ledger, or post again under the same key); version 3
+    also reverses it (`recovery`): on an operator's word, or when a cancellation comes after
+    the posting."""
     wf = Workflow("invoice", version=version, description="From invoice file to posting")
     wf.settings(parameters=dict(PARAMETERS), human_waits=HUMAN_WAITS)
     _events(wf)
-    _states(wf)
-    _rows(wf)
+    _states(wf, reversible=version >= REVERSIBLE_FROM)
+    _rows(wf, reversible=version >= REVERSIBLE_FROM)
     if version == 1:
         _cancellation_and_review(wf)
     else:
-        _effects(wf)
-    _announcements(wf)
+        posting_effects(wf, version)
+    _announcements(wf, reversible=version >= REVERSIBLE_FROM)
     return wf
 
 
@@ -154,14 +160,16 @@ def _events(wf: Workflow) -> None:
     )
 
 
-def _states(wf: Workflow) -> None:
+def _states(wf: Workflow, *, reversible: bool) -> None:
+    terminal = (*TERMINAL, REVERSED) if reversible else TERMINAL
     wf.states(
         "RECEIVED",
         *WORK,
         *WAITING,
         REVIEW,
-        *TERMINAL,
-        terminal=TERMINAL,
+        *((REVERSING,) if reversible else ()),
+        *terminal,
+        terminal=terminal,
         waiting=(*WAITING, REVIEW),
         effects=("POSTING",),
         cancellable=("RECEIVED", "EXTRACTING", "VALIDATING", *WAITING, REVIEW),
@@ -171,9 +179,11 @@ def _states(wf: Workflow) -> None:
     wf.stage("VALIDATING", validate, inputs=("invoice",))
     wf.stage("POSTING", post, inputs=("invoice",))
     wf.stage("NOTIFYING", notify, inputs=("invoice", "posting_number"))
+    if reversible:
+        wf.stage(REVERSING, reverse, inputs=("posting_number",))
 
 
-def _rows(wf: Workflow) -> None:
+def _rows(wf: Workflow, *, reversible: bool) -> None:
     wf.on("RECEIVED", "START", "EXTRACTING")
     wf.on("EXTRACTING", Extracted, "VALIDATING")
     wf.on("EXTRACTING", ExtractionFailed, REVIEW, reason="extraction_failed")
@@ -193,6 +203,9 @@ def _rows(wf: Workflow) -> None:
     # the SLA escalates to the next owner; it never approves
     wf.on("AWAITING_APPROVAL", "APPROVAL_SLA_EXPIRED", "APPROVAL_ESCALATED", reason="approval_sla")
 
+    if reversible:  # cancelled while posting, and posted: the posting is reversed
+        cancelled = (check("cancel_requested"),)
+        wf.on("POSTING", Posted, REVERSING, guards=cancelled, reason="cancelled_after_effect")
     wf.on("POSTING", Posted, "NOTIFYING")
     wf.on("POSTING", PostingUnconfirmed, REVIEW, reason="posting_unconfirmed")
     wf.retrying(
@@ -231,39 +244,7 @@ def _cancellation_and_review(wf: Workflow) -> None:
     wf.gate("POSTING", "INVOICE_VALID", "APPROVED", any_of=True)
 
 
-def _effects(wf: Workflow) -> None:
-    """The posting stands once posted; after a timeout or an unconfirmed answer nobody knows
-    until someone looks in the ledger. Nothing posted is ever cancelled or rejected."""
-    wf.event(CONFIRM_EVENT, "signal", Posted, into="posting", merge=True)
-    wf.signal(RERUN_EVENT)
-    wf.effect(
-        "POSTING",
-        committed=(Posted,),
-        unknown=(PostingUnconfirmed, "RETRYABLE_ERROR", "ESCALATE"),
-        confirmed=(CONFIRM_EVENT,),
-    )
-    wf.effect("NOTIFYING", committed=(Notified,), unknown=(), gated=False)
-    wf.terminal("POSTED", effects="done", requires=("POSTING", "NOTIFYING"))
-    wf.terminal("REJECTED", "CANCELLED", effects="none")
-    nothing, unknown = effect_is(None, "none"), effect_is("POSTING", "unknown")
-    for state in ("RECEIVED", "EXTRACTING", "VALIDATING", *WAITING):
-        wf.on(state, "CANCEL_REQUESTED", "CANCELLED")
-    wf.on("POSTING", "CANCEL_REQUESTED", "POSTING", action="defer_cancel")
-    wf.on(REVIEW, "CANCEL_REQUESTED", "CANCELLED", guards=(nothing,))
-    wf.on(
-        REVIEW,
-        "RETRY_REQUESTED",
-        REVIEW_TARGET,
-        guards=(OPERATOR, check("has_review_target")),
-        action="resume_review",
-    )
-    wf.on(REVIEW, "REJECTED_BY_REVIEWER", "REJECTED", guards=(REVIEWER, nothing))
-    wf.on(REVIEW, CONFIRM_EVENT, "NOTIFYING", guards=(OPERATOR, unknown))
-    wf.on(REVIEW, RERUN_EVENT, "POSTING", guards=(OPERATOR, unknown))
-    wf.gate("POSTING", "INVOICE_VALID", "APPROVED", any_of=True)
-
-
-def _announcements(wf: Workflow) -> None:
+def _announcements(wf: Workflow, *, reversible: bool) -> None:
     fields = {
         "supplier": "invoice.supplier",
         "invoice_number": "invoice.invoice_number",
@@ -287,7 +268,10 @@ def _announcements(wf: Workflow) -> None:
     )
     for outcome in ("REJECTED", "CANCELLED"):
         wf.announce(Announcement(state=outcome, name=outcome.lower(), fields=fields))
+    if reversible:
+        reversal = {**fields, "reversal_number": "reversal_number"}
+        wf.announce(Announcement(state=REVERSED, name="reversed", fields=reversal))
 
 
 PLUGIN_GUARDS = (needs_approval, approval_covers_total, not_posted)
-STAGES = (extract, validate, post, notify)
+STAGES = (extract, validate, post, notify, reverse)

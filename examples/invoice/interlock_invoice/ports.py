@@ -5,7 +5,8 @@ ones are for in-process tests.
 
 A finance adapter raises `ExternalTimeout` when a posting's outcome is unknown (the request
 went out, no answer came back), `ExternalUnavailable` when nothing was sent and
-`ExternalRejected` when the finance system refused the posting.
+`ExternalRejected` when the finance system refused the posting (or a reversal of a posting it
+does not hold under the key).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from interlock import AdapterContext, ExternalTimeout, Port
+from interlock import AdapterContext, ExternalRejected, ExternalTimeout, Port
 from interlock_invoice.document import as_json, parse_plain_text
 from interlock_invoice.simulator import LedgerFinance, LedgerNotifier, fault_of, ledger_of
 
@@ -77,17 +78,24 @@ class Finance(Protocol):
         first posting's number."""
         ...
 
+    async def reverse(self, invoice_id: str, posting_number: str) -> str:
+        """Reverse the posting `posting_number` of `invoice_id` once: reversing it again
+        answers the first reversal's number; `ExternalRejected` if no such posting is held."""
+        ...
+
 
 @dataclass
 class InMemoryFinance:
     """A finance system with its own ledger, for tests and the demo. Fault injection:
     `lose_responses` posts but loses the answer; `time_out` loses the request before it
-    posts (each counts down per call)."""
+    posts; `lookups_time_out` leaves lookups unanswered (each counts down per call)."""
 
     suppliers: set[str] = field(default_factory=lambda: set(DEFAULT_SUPPLIERS))
     ledger: dict[str, Posting] = field(default_factory=dict)
     lose_responses: int = 0
     time_out: int = 0
+    lookups_time_out: int = 0
+    reversals: dict[str, str] = field(default_factory=dict)
     post_calls: int = 0
     lookups: int = 0
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -107,6 +115,9 @@ class InMemoryFinance:
 
     async def lookup(self, invoice_id: str) -> str | None:
         self.lookups += 1
+        if self.lookups_time_out > 0:
+            self.lookups_time_out -= 1
+            raise ExternalTimeout("finance system: lookup unanswered")
         posting = self.ledger.get(invoice_id)
         return None if posting is None else posting.posting_number
 
@@ -124,6 +135,14 @@ class InMemoryFinance:
             self.lose_responses -= 1
             raise ExternalTimeout("finance system: posted, answer lost")
         return posting.posting_number
+
+    async def reverse(self, invoice_id: str, posting_number: str) -> str:
+        posting = self.ledger.get(invoice_id)
+        if posting is None or posting.posting_number != posting_number:
+            raise ExternalRejected(
+                "finance system: no such posting", error_class="posting_not_found"
+            )
+        return self.reversals.setdefault(invoice_id, f"REV-{len(self.reversals) + 1:06d}")
 
     def postings(self) -> Iterable[Posting]:
         return self.ledger.values()

@@ -77,6 +77,24 @@ class PostingUnconfirmed(Result):
     __event__ = "POSTING_UNCONFIRMED"
     review_reason: Literal["posting_unconfirmed"] = "posting_unconfirmed"
     detail: Detail
+    idempotency_key: str | None = None
+    """The key to look the posting up by in the finance system (the invoice id)."""
+
+
+class PostingReversed(Result):
+    """The compensation: the posting under the key is reversed, or none was found under it."""
+
+    __event__ = "POSTING_REVERSED"
+    idempotency_key: str
+    reversal_number: str
+    """`NOTHING_TO_REVERSE` when the finance system holds no posting under the key."""
+
+
+class ReversalFailed(Result):
+    __event__ = "REVERSAL_FAILED"
+    review_reason: Literal["reversal_failed"] = "reversal_failed"
+    error_class: str
+    detail: Detail
 
 
 class Notified(Result):

@@ -11,9 +11,13 @@ real number the contract's suppliers issue) asks for
 
 - ``lose-response``: the first posting is recorded but its answer is lost (a timeout);
 - ``timeout-once``: the first posting times out before it reaches the ledger;
-- ``notify-fails``: every notification of the invoice fails (the system is unavailable).
+- ``notify-fails``: every notification of the invoice fails (the system is unavailable);
+- ``unanswered``: every posting is lost before it reaches the ledger, until healed;
+- ``answers-lost``: every posting is recorded but its answer lost, and every lookup of it
+  times out, until healed.
 
-Each fault counts down in the ledger, so a retry served by another process sees it spent.
+Each fault counts down in the ledger, so a retry served by another process sees it spent;
+the lasting ones end when a test heals them (`Ledger.heal`), as a provider comes back.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from interlock import AdapterContext, ExternalTimeout, ExternalUnavailable
+from interlock import AdapterContext, ExternalRejected, ExternalTimeout, ExternalUnavailable
 
 LEDGER_FILE = "invoice-finance.sqlite3"
 FAULT_MARK = "~"
@@ -37,6 +41,11 @@ CREATE TABLE IF NOT EXISTS postings (
     supplier TEXT NOT NULL,
     invoice_number TEXT NOT NULL,
     total TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS reversals (
+    number INTEGER PRIMARY KEY AUTOINCREMENT,
+    invoice_id TEXT NOT NULL UNIQUE,
+    posting_number TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS calls (invoice_id TEXT NOT NULL, operation TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS spent_faults (
@@ -106,8 +115,24 @@ class Ledger:
         )
         return cur.rowcount == 1
 
+    @staticmethod
+    def lasting(conn: sqlite3.Connection, invoice_number: str, fault: str) -> bool:
+        """Whether lasting `fault` of this invoice holds (it does until healed)."""
+        if fault_of(invoice_number) != fault:
+            return False
+        cur = conn.execute(
+            "SELECT 1 FROM spent_faults WHERE invoice_number = ? AND fault = ?",
+            (invoice_number, fault),
+        )
+        return cur.fetchone() is None
+
+    async def heal(self, invoice_number: str, fault: str) -> None:
+        """End lasting `fault` of this invoice: the finance system answers from now on."""
+        sql = "INSERT OR IGNORE INTO spent_faults VALUES (?, ?)"
+        await self.run(lambda c: c.execute(sql, (invoice_number, fault)))
+
     async def count(self, table: str, invoice_id: str, operation: str | None = None) -> int:
-        """Rows of `table` (postings, notifications, calls) for one invoice: for checks."""
+        """Rows of `table` (postings, reversals, notifications, calls) of one invoice."""
         where, args = "invoice_id = ?", [invoice_id]
         if operation is not None:
             where, args = where + " AND operation = ?", [*args, operation]
@@ -117,7 +142,7 @@ class Ledger:
 
 class LedgerFinance:
     """The finance system on the shared ledger (see the module): suppliers, postings once per
-    `invoice_id`, lookups."""
+    `invoice_id`, lookups, reversals once per posting."""
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
@@ -140,19 +165,26 @@ class LedgerFinance:
         return await self.ledger.run(find)
 
     async def lookup(self, invoice_id: str) -> str | None:
-        def find(c: sqlite3.Connection) -> str | None:
+        def find(c: sqlite3.Connection) -> tuple[str | None, bool]:
             c.execute("INSERT INTO calls VALUES (?, 'lookup')", (invoice_id,))
             row = c.execute(
-                "SELECT number FROM postings WHERE invoice_id = ?", (invoice_id,)
+                "SELECT number, invoice_number FROM postings WHERE invoice_id = ?", (invoice_id,)
             ).fetchone()
-            return None if row is None else _number(row[0])
+            if row is None:
+                return None, False
+            return _number(row[0]), Ledger.lasting(c, str(row[1]), "answers-lost")
 
-        return await self.ledger.run(find)
+        number, lost = await self.ledger.run(find)
+        if lost:
+            raise ExternalTimeout("finance system: lookup unanswered")
+        return number
 
     async def post(self, invoice_id: str, supplier: str, invoice_number: str, total: str) -> str:
         def posting(c: sqlite3.Connection) -> tuple[str | None, bool]:
             c.execute("INSERT INTO calls VALUES (?, 'post')", (invoice_id,))
-            if Ledger.spend(c, invoice_number, "timeout-once"):
+            if Ledger.spend(c, invoice_number, "timeout-once") or Ledger.lasting(
+                c, invoice_number, "unanswered"
+            ):
                 return None, True
             c.execute(
                 "INSERT OR IGNORE INTO postings (invoice_id, supplier, invoice_number, total)"
@@ -162,7 +194,10 @@ class LedgerFinance:
             row = c.execute(
                 "SELECT number FROM postings WHERE invoice_id = ?", (invoice_id,)
             ).fetchone()
-            return _number(row[0]), Ledger.spend(c, invoice_number, "lose-response")
+            lost = Ledger.spend(c, invoice_number, "lose-response") or Ledger.lasting(
+                c, invoice_number, "answers-lost"
+            )
+            return _number(row[0]), lost
 
         number, lost = await self.ledger.run(posting)
         if number is None:
@@ -170,6 +205,30 @@ class LedgerFinance:
         if lost:
             raise ExternalTimeout("finance system: posted, answer lost")
         return number
+
+    async def reverse(self, invoice_id: str, posting_number: str) -> str:
+        def reversal(c: sqlite3.Connection) -> str | None:
+            c.execute("INSERT INTO calls VALUES (?, 'reverse')", (invoice_id,))
+            row = c.execute(
+                "SELECT number FROM postings WHERE invoice_id = ?", (invoice_id,)
+            ).fetchone()
+            if row is None or _number(row[0]) != posting_number:
+                return None
+            c.execute(
+                "INSERT OR IGNORE INTO reversals (invoice_id, posting_number) VALUES (?, ?)",
+                (invoice_id, posting_number),
+            )
+            found = c.execute(
+                "SELECT number FROM reversals WHERE invoice_id = ?", (invoice_id,)
+            ).fetchone()
+            return f"REV-{found[0]:06d}"
+
+        reversed_as = await self.ledger.run(reversal)
+        if reversed_as is None:
+            raise ExternalRejected(
+                "finance system: no such posting under the key", error_class="posting_not_found"
+            )
+        return reversed_as
 
 
 class LedgerNotifier:

@@ -1,5 +1,6 @@
 """The invoice stages: extract (the model node), validate (deterministic), post (the effect,
-reconciled by lookup), notify (after the posting number is confirmed)."""
+reconciled by lookup), notify (after the posting number is confirmed), reverse (the posting's
+compensation, looked up by its key first when its outcome is unknown)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import time
 
 from pydantic import BaseModel, ValidationError
 
-from interlock import ExternalTimeout, ModelCall, StageContext, stage
+from interlock import ExternalRejected, ExternalTimeout, ModelCall, StageContext, stage
 from interlock_invoice.document import SCHEMA_VERSION, Invoice, InvoiceRequest, decoded
 from interlock_invoice.document import sha256_of as digest
-from interlock_invoice.ports import EXTRACTOR, FINANCE, NOTIFIER
+from interlock_invoice.ports import EXTRACTOR, FINANCE, NOTIFIER, Finance
 from interlock_invoice.results import (
     DuplicateInvoice,
     Extracted,
@@ -19,7 +20,9 @@ from interlock_invoice.results import (
     ExtractionRecord,
     Notified,
     Posted,
+    PostingReversed,
     PostingUnconfirmed,
+    ReversalFailed,
     TotalsMismatch,
     UnknownSupplier,
     Valid,
@@ -28,6 +31,7 @@ from interlock_invoice.results import (
 
 POST_ATTEMPTS = 3
 """Posting attempts whose outcome stayed unknown before the workflow pauses for a person."""
+NOTHING_TO_REVERSE = "none-found-by-key"
 
 
 class ExtractInputs(BaseModel):
@@ -182,19 +186,29 @@ async def post(job: InvoiceInputs, ctx: StageContext) -> Posted | PostingUnconfi
     outcome is unknown until the finance system says otherwise, so every attempt asks first,
     and an unanswered posting is looked up before it is ever sent again."""
     finance, invoice_id, inv = ctx.port(FINANCE), ctx.workflow_id, job.invoice
-    known = await finance.lookup(invoice_id)
+    known = await _posted_as(finance, invoice_id)
     if known is not None:
         return Posted(invoice_id=invoice_id, posting_number=known, posting_reconciled=True)
     try:
         number = await finance.post(invoice_id, inv.supplier, inv.invoice_number, str(inv.total))
     except ExternalTimeout:
-        known = await finance.lookup(invoice_id)
+        known = await _posted_as(finance, invoice_id)
         if known is not None:
             return Posted(invoice_id=invoice_id, posting_number=known, posting_reconciled=True)
         if ctx.attempt >= POST_ATTEMPTS:
-            return PostingUnconfirmed(detail=f"not posted after {ctx.attempt} attempts")
-        raise  # not posted: retried after a backoff, within the bound
+            detail = f"not confirmed after {ctx.attempt} attempts"
+            return PostingUnconfirmed(detail=detail, idempotency_key=invoice_id)
+        raise  # not known to be posted: retried after a backoff, within the bound
     return Posted(invoice_id=invoice_id, posting_number=number, posting_reconciled=False)
+
+
+async def _posted_as(finance: Finance, invoice_id: str) -> str | None:
+    """The posting number under the key; None when none is found or the lookup went
+    unanswered (posting again under the key is safe either way)."""
+    try:
+        return await finance.lookup(invoice_id)
+    except ExternalTimeout:
+        return None
 
 
 class NotifyInputs(BaseModel):
@@ -208,3 +222,31 @@ async def notify(job: NotifyInputs, ctx: StageContext) -> Notified:
         ctx.workflow_id, job.invoice.supplier, job.posting_number
     )
     return Notified(notification_id=sent)
+
+
+class ReverseInputs(BaseModel):
+    posting_number: str | None = None
+    """None when the posting's outcome is unknown: it is looked up by its key first."""
+
+
+@stage(
+    "reverse",
+    reads=ReverseInputs,
+    emits=(PostingReversed, ReversalFailed),
+    ports=(FINANCE,),
+    effects=True,
+    redeliver=True,
+)
+async def reverse(job: ReverseInputs, ctx: StageContext) -> PostingReversed | ReversalFailed:
+    """Reverse the posting under the key `invoice_id`, once (the finance system answers a
+    second reversal with the first). A lookup that stays unanswered is redelivered."""
+    finance, key = ctx.port(FINANCE), ctx.workflow_id
+    number = job.posting_number or await finance.lookup(key)
+    if number is None:
+        # the finance system holds nothing under the key: there is nothing to reverse
+        return PostingReversed(idempotency_key=key, reversal_number=NOTHING_TO_REVERSE)
+    try:
+        reversal = await finance.reverse(key, number)
+    except ExternalRejected as exc:
+        return ReversalFailed(error_class=exc.error_class, detail="the finance system refused")
+    return PostingReversed(idempotency_key=key, reversal_number=reversal)

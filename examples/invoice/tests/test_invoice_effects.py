@@ -22,7 +22,7 @@ async def test_new_invoices_run_the_version_that_declares_the_posting() -> None:
     t = Env()
     wf = await t.submit(invoice())
     assert await t.state(wf) == "POSTED"
-    assert (await t.env.store.load(t.env.tenant_id, wf)).workflow.definition_version == 2
+    assert (await t.env.store.load(t.env.tenant_id, wf)).workflow.definition_version == 3
 
 
 async def test_an_unconfirmed_posting_is_confirmed_with_the_number_found_in_the_ledger() -> None:

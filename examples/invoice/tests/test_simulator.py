@@ -11,7 +11,7 @@ import pytest
 from interlock_invoice.ports import DEFAULT_SUPPLIERS, PlainTextExtractor
 from interlock_invoice.simulator import Ledger, LedgerFinance, LedgerNotifier, fault_of
 
-from interlock import ExternalTimeout, ExternalUnavailable
+from interlock import ExternalRejected, ExternalTimeout, ExternalUnavailable
 
 pytestmark = pytest.mark.unit
 
@@ -73,6 +73,49 @@ async def test_a_timeout_before_posting_posts_nothing_and_happens_once(tmp_path:
     assert await b.lookup("wf-1") is None
     assert await b.post("wf-1", "Acme Paper GmbH", "AP-1~timeout-once", "1.00")
     assert await a.ledger.count("postings", "wf-1") == 1
+
+
+async def test_a_posting_is_reversed_once_whatever_the_number_of_callers(tmp_path: Path) -> None:
+    a, b = two_processes(tmp_path)
+    number = await a.post("wf-1", "Acme Paper GmbH", "AP-1", "1.00")
+
+    reversals = await asyncio.gather(*(f.reverse("wf-1", number) for f in (a, b, a)))
+
+    assert len(set(reversals)) == 1
+    assert reversals[0].startswith("REV-")
+    assert await a.ledger.count("reversals", "wf-1") == 1
+
+
+async def test_a_reversal_of_a_posting_not_held_is_refused(tmp_path: Path) -> None:
+    a, _ = two_processes(tmp_path)
+    number = await a.post("wf-1", "Acme Paper GmbH", "AP-1", "1.00")
+
+    for invoice_id, posting in (("wf-2", number), ("wf-1", "FIN-999999")):
+        with pytest.raises(ExternalRejected) as refused:
+            await a.reverse(invoice_id, posting)
+        assert refused.value.error_class == "posting_not_found"
+    assert await a.ledger.count("reversals", "wf-1") == 0
+
+
+async def test_lasting_faults_hold_until_healed(tmp_path: Path) -> None:
+    a, b = two_processes(tmp_path)
+    for _ in range(2):
+        with pytest.raises(ExternalTimeout):
+            await a.post("wf-1", "Acme Paper GmbH", "AP-1~unanswered", "1.00")
+        with pytest.raises(ExternalTimeout):
+            await a.post("wf-2", "Acme Paper GmbH", "AP-2~answers-lost", "1.00")
+        with pytest.raises(ExternalTimeout):
+            await b.lookup("wf-2")
+    assert await b.lookup("wf-1") is None
+    assert await a.ledger.count("postings", "wf-2") == 1
+
+    await a.ledger.heal("AP-1~unanswered", "unanswered")
+    await b.ledger.heal("AP-2~answers-lost", "answers-lost")
+
+    assert await b.lookup("wf-2") == await a.post(
+        "wf-2", "Acme Paper GmbH", "AP-2~answers-lost", "1"
+    )
+    assert await a.post("wf-1", "Acme Paper GmbH", "AP-1~unanswered", "1.00")
 
 
 async def test_a_failing_notifier_never_touches_the_posting(tmp_path: Path) -> None:

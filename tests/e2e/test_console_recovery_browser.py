@@ -1,0 +1,151 @@
+"""The console's recovery buttons in a real headless Chromium, for support and invoice: three
+workflows of each whose effect's outcome stayed unknown wait in review, each page shows the
+effect as unknown with its idempotency key, and clicking Confirm effect (with the receipt found
+at the provider typed into its form), Re-run effect and Compensate ends them done with nothing
+new at the provider, done with the effect once, and compensated.
+
+One chaos-tier stack serves both, its sweeper bound longer than the test so the refund stage's
+own deliveries run out (`effect_cli.in_review`); the console runs in the test process."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from interlock.plugins import installed
+from interlock.settings import Settings
+from interlock.simulators import seed_customer
+from tests.chaos.conftest import running_stack
+from tests.support.browser import CHROMIUM, chromium, log_in
+from tests.support.chaos_stack import Stack
+from tests.support.console import PASSWORD, console_settings, served
+from tests.support.effect_cli import in_review
+
+pytest.importorskip("interlock_invoice")
+from tests.support.invoices import ledger_of, posting_unknown
+
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium"),
+]
+ACTIONS = ("Confirm effect", "Re-run effect", "Compensate")
+REGISTRY = installed().registry
+"""Every installed type's, the invoice plugin's too."""
+UNANSWERED = ["timeout"] * 40
+"""Every refund times out with nothing under its key, longer than the stage tries."""
+
+
+@pytest.fixture(scope="module")
+async def quiet_sweeper_stack(
+    e2e_settings: Settings,
+    module_nats: str,
+    module_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Stack]:
+    async with running_stack(
+        e2e_settings,
+        module_nats,
+        module_database,
+        tmp_path_factory,
+        stage_host=True,
+        sweep_after=3600,
+    ) as running:
+        yield running
+
+
+async def _recover(
+    page: Page, workflow: str, *, state: str, action: str, receipt: dict[str, str]
+) -> str:
+    """Open `workflow` (the URL of its page), check its effect in `state` is shown unknown,
+    fill the receipt form (with Confirm effect) and click `action`; the key the page showed."""
+    await page.goto(workflow)
+    workflow_id = workflow.rsplit("/", 1)[1]
+    effect = page.locator(f'p.effect[data-effect="{state}"]')
+    await expect(effect).to_contain_text(f"Effect {state}: unknown")
+    await expect(effect).to_contain_text("ask the provider about it first")
+    key = await effect.locator("code").inner_text()
+    if action == "Confirm effect":  # the receipt found at the provider under the key
+        form = page.locator("form.action.confirm_effect")
+        for name, value in {"idempotency_key": key, **receipt}.items():
+            field = form.locator(f'input[name="p.{name}"]')
+            if await field.count() and await field.get_attribute("type") != "hidden":
+                await field.fill(value)
+    await page.get_by_role("button", name=f"{action} {workflow_id}").click()
+    await expect(page.locator("#flash")).to_contain_text("accepted: MANUAL_REVIEW →")
+    return key
+
+
+async def test_unknown_postings_are_confirmed_rerun_and_compensated_from_the_console(
+    quiet_sweeper_stack: Stack, tmp_path: Path
+) -> None:
+    stack = quiet_sweeper_stack
+    runs = await asyncio.gather(
+        *(posting_unknown(stack, f) for f in ("unanswered", "unanswered", "answers-lost"))
+    )
+    errors: list[str] = []
+    async with (
+        served(console_settings(stack.settings), stack.nats_url, stack.dsn, REGISTRY) as url,
+        chromium(tmp_path / "profile", errors) as context,
+    ):
+        page = await context.new_page()
+        await log_in(page, url, "olga", PASSWORD)
+        for run, action in zip(runs, ACTIONS, strict=True):
+            found = {"invoice_id": run.workflow_id, "posting_number": "FIN-FOUND"}
+            key = await _recover(
+                page,
+                f"{url}/workflows/{run.tenant_id}/{run.workflow_id}",
+                state="POSTING",
+                action=action,
+                receipt={**found, "posting_reconciled": "true"},
+            )
+            assert key == run.workflow_id
+            await expect(page.locator("#current-state")).to_have_text(
+                "REVERSED" if action == "Compensate" else "POSTED", timeout=60_000
+            )
+    confirmed, rerun, reversed_ = runs
+    ledger = ledger_of(stack)
+    assert (await confirmed.view() or {})["data"]["posting_number"] == "FIN-FOUND"
+    assert await ledger.count("postings", confirmed.workflow_id) == 0
+    assert await ledger.count("postings", rerun.workflow_id) == 1
+    assert await ledger.count("reversals", reversed_.workflow_id) == 1
+    assert errors == []
+
+
+async def test_unknown_refunds_are_confirmed_rerun_and_compensated_from_the_console(
+    quiet_sweeper_stack: Stack, tmp_path: Path
+) -> None:
+    stack = quiet_sweeper_stack
+    runs = await asyncio.gather(*(in_review(stack, {"execute": UNANSWERED}) for _ in ACTIONS))
+    for run in runs:  # the provider answers from now on
+        await seed_customer(stack.dsn, run.customer_id, faults={"execute": []})
+    errors: list[str] = []
+    async with (
+        served(console_settings(stack.settings), stack.nats_url, stack.dsn, REGISTRY) as url,
+        chromium(tmp_path / "profile", errors) as context,
+    ):
+        page = await context.new_page()
+        await log_in(page, url, "olga", PASSWORD)
+        for run, action in zip(runs, ACTIONS, strict=True):
+            key = await _recover(
+                page,
+                f"{url}/workflows/{run.tenant_id}/{run.workflow_id}",
+                state="EXECUTING_ACTION",
+                action=action,
+                receipt={"provider_operation_id": "op-found-by-hand", "status": "succeeded"},
+            )
+            assert key.startswith("support-action:")
+            await expect(page.locator("#current-state")).to_have_text(
+                "FAILED_COMPENSATED" if action == "Compensate" else "COMPLETED", timeout=60_000
+            )
+    confirmed, rerun, compensated = runs
+    receipt = (await confirmed.view() or {})["data"]["action"]
+    assert receipt["provider_operation_id"] == "op-found-by-hand"
+    assert await stack.effects(confirmed) == 0
+    assert await stack.effects(rerun) == 1
+    facts = (await compensated.view() or {})["execution"]["effects"]
+    assert facts["EXECUTING_ACTION"]["status"] == "compensated"
+    assert errors == []
