@@ -15,6 +15,7 @@ The running side is what the `interlock up` wrote to `<home>/endpoints.json`.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -85,7 +86,7 @@ def suggestion(mine: Mapping[str, Any]) -> str:
     }
     if mine.get("models"):
         env["INTERLOCK_MODELS"] = json.dumps(mine["models"])
-    return " ".join(f"{key}='{value}'" for key, value in env.items())
+    return " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
 
 
 def scenarios_for(
