@@ -298,9 +298,14 @@ class Settings(WebSettings):
         return self.stage_host == "on"
 
     def timings(self) -> dict[str, Any]:
-        """The settings a run's timing depends on (what `interlock demo` compares with the
-        `interlock up` it attaches to)."""
-        return {"parameters": self.parameters, "external_timeout": self.external_timeout}
+        """The settings a run's timing and model answers depend on (what `interlock demo`
+        compares with the `interlock up` it attaches to, over the definitions' defaults)."""
+        return {
+            "parameters": self.parameters,
+            "external_timeout": self.external_timeout,
+            "model": self.model,
+            "models": self.models,
+        }
 
     @model_validator(mode="after")
     def _check_openai(self) -> Self:

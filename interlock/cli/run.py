@@ -38,7 +38,9 @@ def up(
 ) -> None:
     """Run projector, relay, timers, simulator, approval gateway, operator console and every
     stage service until Ctrl-C (the stage services in one process on a small machine:
-    INTERLOCK_STAGE_HOST)."""
+    INTERLOCK_STAGE_HOST). `--only` takes the names `service` takes, checked before anything
+    starts."""
+    only = [_known(name) for name in only] if only else None
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
         stop = stop_on_signals()

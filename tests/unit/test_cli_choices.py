@@ -28,6 +28,7 @@ def nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (["replay", "--type", "suport"], ["support", "request"]),
         (["demo", "--only", "nonsense"], ["happy_path", "approval_expiry"]),
         (["service", "nonsense"], ["projector", "relay"]),
+        (["up", "--only", "relay", "--only", "nonsense"], ["projector", "support.classify"]),
     ],
 )
 def test_an_unknown_value_is_refused_with_the_valid_ones(
@@ -38,3 +39,13 @@ def test_an_unknown_value_is_refused_with_the_valid_ones(
     for value in listed:
         assert value in result.output
     assert "unreachable" not in result.output
+
+
+def test_up_refuses_an_unknown_component_in_one_line_before_starting(
+    nowhere: None, tmp_path: Path
+) -> None:
+    result = CliRunner().invoke(app, ["up", "--only", "projector", "--only", "nonsense"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().count("\n") == 0, result.output
+    assert "'nonsense'" in result.output
+    assert not (tmp_path / "home" / "endpoints.json").exists()

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from contextlib import AsyncExitStack, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import nats
@@ -42,13 +42,9 @@ from interlock.signals import Clients
 from interlock.simulators import effect_rows
 from interlock.supervisor import Supervisor
 from interlock.tools.demo import casedrive as drive
-from interlock.tools.demo.casefile import Fixture
+from interlock.tools.demo.casefile import Case, Fixture
+from interlock.tools.demo.timings import HELD, attached_cases, cases_not_served
 from interlock.tools.demo.verdicts import COUNTERS, door_outcome, run_outcome, summary
-
-ROUTE = "request.route"
-HELD = {"resume": ROUTE, "state_conflict": "request.validate"}
-"""Scenarios whose timing the runner controls by holding a stage service down (killed and
-kept down) from before the first publication until the case has done its part."""
 
 
 def components() -> list[str]:
@@ -59,11 +55,6 @@ def components() -> list[str]:
 
 
 CASE_TIMEOUT = 60.0
-NOT_OURS = (
-    "components are already running elsewhere (e.g. `interlock up`); the cases need their "
-    "own, with the recorded classifier and a route service they can hold down: stop them "
-    "and run again"
-)
 
 
 class Settled(NamedTuple):
@@ -100,6 +91,9 @@ class FixtureReport:
     cases: list[CaseResult]
     summary: dict[str, int]
     skipped: str | None = None
+    """Why no case ran."""
+    skipped_cases: tuple[str, ...] = ()
+    """The cases left out on an attached `interlock up` (`attached_cases`)."""
 
     @property
     def ok(self) -> bool:
@@ -112,6 +106,8 @@ class FixtureReport:
             "cases": [c.as_json() for c in self.cases],
             "summary": self.summary,
         }
+        if self.skipped_cases:
+            found["skipped_cases"] = list(self.skipped_cases)
         return found | ({"skipped": self.skipped} if self.skipped else {})
 
 
@@ -130,11 +126,18 @@ async def play(
     database_url: str,
 ) -> FixtureReport:
     """Run every case on the running components and report what the stack did (`nats_url`:
-    the administrator's, who reads the dead letters; the cases go out as clients)."""
-    if supervisor is None or ROUTE not in supervisor.children:
-        return FixtureReport([], {}, skipped=NOT_OURS)
+    the administrator's, who reads the dead letters; the cases go out as clients). Without
+    a supervisor (attached to an `interlock up`), the cases it would hold a service for are
+    left out (`attached_cases`)."""
+    cases, left_out = fixture.cases, list[Case]()
+    if supervisor is None:
+        if why := await cases_not_served(s, nats_url):
+            return FixtureReport([], {}, skipped=why)
+        cases, left_out, why = attached_cases(fixture)
+        if why:
+            terminal.errors.print(why, soft_wrap=True, markup=False)
     run_id = uuid.uuid4().hex[:10]
-    subs = [drive.submission(c, f"fixture-{run_id}", run_id) for c in fixture.cases]
+    subs = [drive.submission(c, f"fixture-{run_id}", run_id) for c in cases]
     async with AsyncExitStack() as stack:
         nc = await nats.connect(nats_servers(nats_url), name="interlock-demo-cases")
         stack.push_async_callback(nc.drain)
@@ -147,12 +150,16 @@ async def play(
         stack.push_async_callback(listeners.stop)
         ctx = _Context(bus, engine, listeners)
         settled = await _run(ctx, supervisor, subs, run_id)
-        return await _report(ctx, subs, settled, database_url)
+        report = await _report(ctx, subs, settled, database_url)
+        return replace(report, skipped_cases=tuple(c.id for c in left_out))
 
 
 async def _run(
-    ctx: _Context, supervisor: Supervisor, subs: list[drive.Submission], run_id: str
+    ctx: _Context, supervisor: Supervisor | None, subs: list[drive.Submission], run_id: str
 ) -> list[Settled]:
+    if supervisor is None:  # attached: `play` left the held cases out
+        await _publish_in_order(ctx, subs, run_id)
+        return list(await asyncio.gather(*(_settle(ctx, sub) for sub in subs)))
     groups: dict[str, list[drive.Submission]] = {}
     for sub in subs:
         if sub.case.scenario in HELD:
