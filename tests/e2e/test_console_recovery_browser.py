@@ -5,8 +5,9 @@ found at the provider typed into its form), Re-run effect and Compensate ends th
 nothing new at the provider, done with the effect once, and compensated.
 
 One chaos-tier stack serves all three, its sweeper bound longer than the test so the effect
-stages' own deliveries run out (`effect_cli.in_review`, `effect_cli.request_in_review`); the
-console runs in the test process."""
+stages' own deliveries run out (`effect_cli.in_review`, `effect_cli.request_in_review`; the
+refunds and the requests are brought to review together, the slow part); the console runs in
+the test process."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from playwright.async_api import Page, expect
 from interlock.plugins import installed
 from interlock.settings import Settings
 from interlock.simulators import effect_rows, seed_customer
+from interlock.tools.demo.runner import Run
 from tests.chaos.conftest import running_stack
 from tests.support.browser import CHROMIUM, chromium, log_in
 from tests.support.chaos_stack import Stack
@@ -56,6 +58,18 @@ async def quiet_sweeper_stack(
         sweep_after=3600,
     ) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+async def in_review_runs(quiet_sweeper_stack: Stack) -> tuple[list[Run], list[tuple[str, str]]]:
+    """Three refunds and three requests (tenant, workflow id) whose effects' outcomes stayed
+    unknown, brought to review together: their stages give up after the same ~50 s."""
+    stack = quiet_sweeper_stack
+    refunds, requests = await asyncio.gather(
+        asyncio.gather(*(in_review(stack, {"execute": UNANSWERED}) for _ in ACTIONS)),
+        asyncio.gather(*(request_in_review(stack) for _ in ACTIONS)),
+    )
+    return list(refunds), list(requests)
 
 
 async def _recover(
@@ -124,10 +138,12 @@ async def test_unknown_postings_are_confirmed_rerun_and_compensated_from_the_con
 
 
 async def test_unknown_refunds_are_confirmed_rerun_and_compensated_from_the_console(
-    quiet_sweeper_stack: Stack, tmp_path: Path
+    quiet_sweeper_stack: Stack,
+    in_review_runs: tuple[list[Run], list[tuple[str, str]]],
+    tmp_path: Path,
 ) -> None:
     stack = quiet_sweeper_stack
-    runs = await asyncio.gather(*(in_review(stack, {"execute": UNANSWERED}) for _ in ACTIONS))
+    runs, _ = in_review_runs
     for run in runs:  # the provider answers from now on
         await seed_customer(stack.dsn, run.customer_id, faults={"execute": []})
     errors: list[str] = []
@@ -160,10 +176,12 @@ async def test_unknown_refunds_are_confirmed_rerun_and_compensated_from_the_cons
 
 
 async def test_unknown_request_effects_are_confirmed_rerun_and_compensated_from_the_console(
-    quiet_sweeper_stack: Stack, tmp_path: Path
+    quiet_sweeper_stack: Stack,
+    in_review_runs: tuple[list[Run], list[tuple[str, str]]],
+    tmp_path: Path,
 ) -> None:
     stack = quiet_sweeper_stack
-    runs = await asyncio.gather(*(request_in_review(stack) for _ in ACTIONS))
+    _, runs = in_review_runs
     code, shown = await interlock(stack, "show", runs[0][1])
     assert code == 0
     assert [set(e) for e in shown["effects"]] == [{"state", "status", "idempotency_key"}]
