@@ -10,47 +10,24 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from typing import Any
 
 import pytest
 
-from interlock.simulators import effect_rows, plan_effect_faults
+from interlock.simulators import effect_rows
 from interlock.tools.demo import casedrive as drive
 from interlock.tools.demo.casefile import SHIPPED, load
 from tests.support.chaos_stack import Stack
-from tests.support.effect_cli import interlock
+from tests.support.effect_cli import NORMAL_CASE, interlock, request_in_review, request_settled
 
 pytestmark = pytest.mark.timeout(300)
-UNANSWERED = {"effect": ["timeout"] * 40}
-"""Every execution times out with nothing done, longer than the stage tries."""
-NORMAL_CASE = "case-01"
-"""A follow-up the recorded classifier authorises with no approval."""
-
-
-async def _in_review(stack: Stack) -> str:
-    """A fresh request run whose effect's outcome is unknown, waiting in review."""
-    (case,) = [c for c in load(SHIPPED).cases if c.id == NORMAL_CASE]
-    run_id = uuid.uuid4().hex[:10]
-    sub = drive.submission(case, f"fixture-{run_id}", run_id)
-    assert sub.workflow_id is not None
-    await plan_effect_faults(stack.dsn, sub.workflow_id, UNANSWERED)
-    await drive.publish(stack.bus, sub, run_id)
-    waiting = ("review", *drive.TERMINAL)
-    view = await asyncio.wait_for(drive.state_in(stack.engine, sub.workflow_id, waiting), 150)
-    assert view["state"] == "review", [(a["event_type"], a["to_state"]) for a in view["audit"]]
-    await plan_effect_faults(stack.dsn, sub.workflow_id, {"effect": []})  # answers from now on
-    return sub.workflow_id
-
-
-async def _settled(stack: Stack, workflow_id: str) -> dict[str, Any]:
-    return await asyncio.wait_for(drive.state_in(stack.engine, workflow_id, drive.TERMINAL), 60)
 
 
 async def test_an_unknown_request_effect_is_confirmed_rerun_or_compensated(
     quiet_hosted_stack: Stack,
 ) -> None:
     stack = quiet_hosted_stack
-    confirmed, rerun, compensated = await asyncio.gather(*(_in_review(stack) for _ in range(3)))
+    runs = await asyncio.gather(*(request_in_review(stack) for _ in range(3)))
+    confirmed, rerun, compensated = (workflow_id for _, workflow_id in runs)
     _, shown = await interlock(stack, "show", confirmed)
     (effect,) = [e for e in shown["effects"] if e["state"] == "executing"]
     assert effect["status"] == "unknown"
@@ -69,7 +46,9 @@ async def test_an_unknown_request_effect_is_confirmed_rerun_or_compensated(
         (0, "executing"),
         (0, "compensating"),
     ]
-    done = await asyncio.gather(*(_settled(stack, w) for w in (confirmed, rerun, compensated)))
+    done = await asyncio.gather(
+        *(request_settled(stack, w) for w in (confirmed, rerun, compensated))
+    )
     assert [v["state"] for v in done] == ["completed", "completed", "compensated"]
     assert done[0]["data"]["effect"]["operation_id"] == "eff-found-by-hand"
     assert done[2]["data"]["compensation"]["reversal_id"] == "none-found-by-key"
@@ -86,7 +65,7 @@ async def test_a_refused_command_is_one_line_exit_3(quiet_hosted_stack: Stack) -
     sub = drive.submission(case, f"fixture-{run_id}", run_id)
     assert sub.workflow_id is not None
     await drive.publish(stack.bus, sub, run_id)
-    assert (await _settled(stack, sub.workflow_id))["state"] == "completed"
+    assert (await request_settled(stack, sub.workflow_id))["state"] == "completed"
 
     code, refused = await interlock(stack, "effect", sub.workflow_id, "compensate")
 

@@ -1,11 +1,13 @@
-"""The console's recovery buttons in a real headless Chromium, for support and invoice: three
-workflows of each whose effect's outcome stayed unknown wait in review, each page shows the
-effect as unknown with its idempotency key, and clicking Confirm effect (with the receipt found
-at the provider typed into its form), Re-run effect and Compensate ends them done with nothing
-new at the provider, done with the effect once, and compensated.
+"""The console's recovery buttons in a real headless Chromium, for support, request and invoice:
+three workflows of each whose effect's outcome stayed unknown wait in review, each page shows
+the effect as unknown with its idempotency key, and clicking Confirm effect (with the receipt
+found at the provider typed into its form), Re-run effect and Compensate ends them done with
+nothing new at the provider, done with the effect once, and compensated.
 
-One chaos-tier stack serves both, its sweeper bound longer than the test so the refund stage's
-own deliveries run out (`effect_cli.in_review`); the console runs in the test process."""
+One chaos-tier stack serves all three, its sweeper bound longer than the test so the effect
+stages' own deliveries run out (`effect_cli.in_review`, `effect_cli.request_in_review`; the
+refunds and the requests are brought to review together, the slow part); the console runs in
+the test process."""
 
 from __future__ import annotations
 
@@ -18,12 +20,13 @@ from playwright.async_api import Page, expect
 
 from interlock.plugins import installed
 from interlock.settings import Settings
-from interlock.simulators import seed_customer
+from interlock.simulators import effect_rows, seed_customer
+from interlock.tools.demo.runner import Run
 from tests.chaos.conftest import running_stack
 from tests.support.browser import CHROMIUM, chromium, log_in
 from tests.support.chaos_stack import Stack
 from tests.support.console import PASSWORD, console_settings, served
-from tests.support.effect_cli import in_review
+from tests.support.effect_cli import in_review, interlock, request_in_review, request_settled
 
 pytest.importorskip("interlock_invoice")
 from tests.support.invoices import ledger_of, posting_unknown
@@ -57,11 +60,30 @@ async def quiet_sweeper_stack(
         yield running
 
 
+@pytest.fixture(scope="module")
+async def in_review_runs(quiet_sweeper_stack: Stack) -> tuple[list[Run], list[tuple[str, str]]]:
+    """Three refunds and three requests (tenant, workflow id) whose effects' outcomes stayed
+    unknown, brought to review together: their stages give up after the same ~50 s."""
+    stack = quiet_sweeper_stack
+    refunds, requests = await asyncio.gather(
+        asyncio.gather(*(in_review(stack, {"execute": UNANSWERED}) for _ in ACTIONS)),
+        asyncio.gather(*(request_in_review(stack) for _ in ACTIONS)),
+    )
+    return list(refunds), list(requests)
+
+
 async def _recover(
-    page: Page, workflow: str, *, state: str, action: str, receipt: dict[str, str]
+    page: Page,
+    workflow: str,
+    *,
+    state: str,
+    action: str,
+    receipt: dict[str, str],
+    review: str = "MANUAL_REVIEW",
 ) -> str:
-    """Open `workflow` (the URL of its page), check its effect in `state` is shown unknown,
-    fill the receipt form (with Confirm effect) and click `action`; the key the page showed."""
+    """Open `workflow` (the URL of its page), waiting in `review`, check its effect in `state`
+    is shown unknown, fill the receipt form (with Confirm effect) and click `action`; the key
+    the page showed."""
     await page.goto(workflow)
     workflow_id = workflow.rsplit("/", 1)[1]
     effect = page.locator(f'p.effect[data-effect="{state}"]')
@@ -75,7 +97,7 @@ async def _recover(
             if await field.count() and await field.get_attribute("type") != "hidden":
                 await field.fill(value)
     await page.get_by_role("button", name=f"{action} {workflow_id}").click()
-    await expect(page.locator("#flash")).to_contain_text("accepted: MANUAL_REVIEW →")
+    await expect(page.locator("#flash")).to_contain_text(f"accepted: {review} →")
     return key
 
 
@@ -116,10 +138,12 @@ async def test_unknown_postings_are_confirmed_rerun_and_compensated_from_the_con
 
 
 async def test_unknown_refunds_are_confirmed_rerun_and_compensated_from_the_console(
-    quiet_sweeper_stack: Stack, tmp_path: Path
+    quiet_sweeper_stack: Stack,
+    in_review_runs: tuple[list[Run], list[tuple[str, str]]],
+    tmp_path: Path,
 ) -> None:
     stack = quiet_sweeper_stack
-    runs = await asyncio.gather(*(in_review(stack, {"execute": UNANSWERED}) for _ in ACTIONS))
+    runs, _ = in_review_runs
     for run in runs:  # the provider answers from now on
         await seed_customer(stack.dsn, run.customer_id, faults={"execute": []})
     errors: list[str] = []
@@ -148,4 +172,47 @@ async def test_unknown_refunds_are_confirmed_rerun_and_compensated_from_the_cons
     assert await stack.effects(rerun) == 1
     facts = (await compensated.view() or {})["execution"]["effects"]
     assert facts["EXECUTING_ACTION"]["status"] == "compensated"
+    assert errors == []
+
+
+async def test_unknown_request_effects_are_confirmed_rerun_and_compensated_from_the_console(
+    quiet_sweeper_stack: Stack,
+    in_review_runs: tuple[list[Run], list[tuple[str, str]]],
+    tmp_path: Path,
+) -> None:
+    stack = quiet_sweeper_stack
+    _, runs = in_review_runs
+    code, shown = await interlock(stack, "show", runs[0][1])
+    assert code == 0
+    assert [set(e) for e in shown["effects"]] == [{"state", "status", "idempotency_key"}]
+    (effect,) = shown["effects"]
+    assert (effect["state"], effect["status"]) == ("executing", "unknown")
+    errors: list[str] = []
+    async with (
+        served(console_settings(stack.settings), stack.nats_url, stack.dsn, REGISTRY) as url,
+        chromium(tmp_path / "profile", errors) as context,
+    ):
+        page = await context.new_page()
+        await log_in(page, url, "olga", PASSWORD)
+        for (tenant_id, workflow_id), action in zip(runs, ACTIONS, strict=True):
+            key = await _recover(
+                page,
+                f"{url}/workflows/{tenant_id}/{workflow_id}",
+                state="executing",
+                action=action,
+                receipt={"operation_id": "eff-found-by-hand", "effect": "create_follow_up"},
+                review="review",
+            )
+            assert key.startswith("request-effect:")
+            if workflow_id == runs[0][1]:
+                assert key == effect["idempotency_key"]
+            await expect(page.locator("#current-state")).to_have_text(
+                "compensated" if action == "Compensate" else "completed", timeout=60_000
+            )
+    done = [await request_settled(stack, workflow_id) for _, workflow_id in runs]
+    assert [v["state"] for v in done] == ["completed", "completed", "compensated"]
+    assert done[0]["data"]["effect"]["operation_id"] == "eff-found-by-hand"
+    assert done[2]["execution"]["effects"]["executing"]["status"] == "compensated"
+    ledger = await effect_rows(stack.dsn, [workflow_id for _, workflow_id in runs])
+    assert [row["workflow_id"] for row in ledger] == [runs[1][1]]
     assert errors == []
