@@ -63,7 +63,9 @@ class _Capture:
 
 
 @dataclass(frozen=True)
-class _Dispatched:
+class Dispatched:
+    """A job a decision dispatched, with what its stage context is built from."""
+
     job: JobPayload
     correlation_id: str | None
     workflow_type: str
@@ -105,7 +107,7 @@ async def shadow_cases(
             if dispatched is None or handler is None:
                 found.skipped["no_job"] += 1
                 continue
-            request = await _captured(handler, dispatched)
+            request = await captured_request(handler, dispatched)
             if request is None:
                 found.skipped["unreplayable"] += 1
             elif input_digest(request.inputs) != first.input_digest:
@@ -121,9 +123,9 @@ async def shadow_cases(
 
 def _replayed(
     history: Sequence[HistoryRecord], registry: Registry
-) -> tuple[dict[str, _Dispatched], Workflow | None]:
+) -> tuple[dict[str, Dispatched], Workflow | None]:
     """The jobs the history's decisions dispatched, by id, and the workflow they ended at."""
-    jobs: dict[str, _Dispatched] = {}
+    jobs: dict[str, Dispatched] = {}
     final: Workflow | None = None
     for _, _, decision in redecided(history, registry):
         if not decision.accepted:
@@ -132,7 +134,7 @@ def _replayed(
         for message in decision.messages:
             if message.envelope.type == JOB_EVENT_TYPE:
                 job = JobPayload.model_validate(message.envelope.payload)
-                jobs[job.job_id] = _Dispatched(
+                jobs[job.job_id] = Dispatched(
                     job,
                     message.envelope.correlation_id,
                     final.workflow_type,
@@ -155,7 +157,9 @@ def _by_inputs(
     return [(record, accepted.get(digest)) for digest, record in first.items()]
 
 
-async def _captured(handler: StageHandler[Any], dispatched: _Dispatched) -> ModelRequest | None:
+async def captured_request(
+    handler: StageHandler[Any], dispatched: Dispatched
+) -> ModelRequest | None:
     """The request `handler` makes on the job, with only its model ports bound; None when it
     makes none (it reached another port, failed, or answered without asking)."""
     job = dispatched.job
