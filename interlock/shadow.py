@@ -8,7 +8,8 @@ that job with a model client that only captures the request the stage makes and 
 case is kept only when the captured inputs have the recorded digest — otherwise the stage
 today would not ask what it asked then, and the case is counted as `unmatched`, never
 guessed. Nothing but the model port is bound: a stage that reaches another system before
-asking is counted `unreplayable`, and nothing outside is called.
+asking (or acts on the outside world, `effects`) is counted `unreplayable`, and nothing
+outside is called.
 
 Each case expects the fields of the recorded accepted answer to the same inputs (the last
 valid or repaired one) and, where the task names them (`ModelTask.approved`), the values a
@@ -162,6 +163,8 @@ async def captured_request(
 ) -> ModelRequest | None:
     """The request `handler` makes on the job, with only its model ports bound; None when it
     makes none (it reached another port, failed, or answered without asking)."""
+    if handler.effects:
+        return None  # a stage that acts on the outside world is never run again here
     job = dispatched.job
     ctx = StageContext(
         workflow_type=dispatched.workflow_type,
