@@ -28,6 +28,7 @@ from typing import Any
 from interlock._sdk.models import ModelTask, input_digest
 from interlock._sdk.plugin import Plugin
 from interlock._sdk.stages import StageContext, StageHandler
+from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload
 from interlock.contracts.model_calls import ACCEPTED_CALLS, ModelCallRecord
 from interlock.contracts.registry import Registry
@@ -50,17 +51,21 @@ class ShadowCases:
     workflows: int = 0
 
 
-class _Asked(Exception):
-    """Raised by the capturing client once the stage has made its request."""
+class RequestCaptured(InterlockError):
+    """Raised by a shadow run's model client once the stage has made its request: the stage
+    is stopped there, never answered."""
+
+    code = ErrorCode.REFUSED
+    retryable = False
 
     def __init__(self, request: ModelRequest) -> None:
-        super().__init__("captured")
+        super().__init__("the request was captured for a shadow run")
         self.request = request
 
 
 class _Capture:
     async def complete(self, request: ModelRequest) -> ModelReply:
-        raise _Asked(request)
+        raise RequestCaptured(request)
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,7 @@ async def captured_request(
     )
     try:
         await handler(job.inputs, ctx)
-    except _Asked as asked:
+    except RequestCaptured as asked:
         return asked.request
     except Exception:  # any other way out: no request to shadow
         return None
