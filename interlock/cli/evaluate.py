@@ -109,6 +109,12 @@ def eval_command(
         terminal.print_json(found)
     else:
         _table(target, reports)
+        if shadow:
+            skipped = ", ".join(f"{n} {why}" for why, n in extra["skipped"].items()) or "none"
+            terminal.console.print(
+                f"shadow run over {extra['workflows']} workflows' recorded calls; "
+                f"not asked again: {skipped}"
+            )
     if not found["passed"]:
         raise typer.Exit(1)
 

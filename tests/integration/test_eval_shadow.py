@@ -156,6 +156,13 @@ async def test_shadow_runs_ask_the_recorded_inputs_again_and_gate_the_candidate(
     assert code == 0, lenient
     assert lenient["agreement"] == local["agreement"]
 
+    table = await asyncio.to_thread(
+        cli.invoke, app, ["eval", "support.classify", "--shadow", "--model", "local"]
+    )
+    assert table.exit_code == 0, table.output
+    assert "shadow run over 21 workflows' recorded calls" in table.stdout
+    assert "not asked again: 1 unmatched" in table.stdout
+
 
 async def test_shadow_runs_compare_with_what_the_approver_signed(
     store: PostgresWorkflowStore, cli: CliRunner, database_url: str
