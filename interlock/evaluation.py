@@ -5,8 +5,10 @@ the inputs a stage would give the model and the fields its answer should have. E
 asked of the model under a prompt (a released version, or a candidate's words not yet
 released), and the answer is checked as the runtime checks it — against the task's output
 model — and field by field against the expectation. The figures: how many answers were
-valid, the share of cases that agree per expected field, tokens, cost and latency. A run
-passes when every ratio reaches the threshold: the gate a prompt or model change must pass.
+valid, the share of cases that agree per expected field (of the cases that expect it), tokens,
+cost and latency. A shadow run's cases (`interlock.shadow`) may also carry what a person
+approved (`approved`), reported apart as `approved_agreement`. A run passes when every ratio
+reaches the threshold: the gate a prompt or model change must pass.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import hashlib
 import json
 import statistics
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from decimal import Decimal
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,9 @@ class GoldenSetError(InterlockError):
 class Case:
     inputs: dict[str, Any]
     expected: dict[str, Any]
+    approved: dict[str, Any] = field(default_factory=dict)
+    """The values a person settled for some output fields (shadow runs only)."""
+    case_key: str | None = None
 
 
 def golden_cases(path: Path) -> list[Case]:
@@ -78,14 +84,23 @@ def candidate_version(instructions: str) -> str:
     return CANDIDATE + hashlib.sha256(instructions.encode()).hexdigest()[:12]
 
 
-def _agrees(answer: Mapping[str, Any], field: str, expected: Any) -> bool:
-    value = answer.get(field)
+def _agrees(answer: Mapping[str, Any], name: str, expected: Any) -> bool:
+    value = answer.get(name)
     if isinstance(expected, int | float) and not isinstance(expected, bool):
         try:
             return abs(float(value) - float(expected)) < 1e-9  # type: ignore[arg-type]
         except (TypeError, ValueError):
             return False
+    if isinstance(expected, str) and isinstance(value, str) and value != expected:
+        try:  # amounts: "25" and "25.00" are the same decision
+            return Decimal(value) == Decimal(expected)
+        except InvalidOperation:
+            return False
     return bool(value == expected)
+
+
+def _ratios(agreed: Mapping[str, int], asked: Mapping[str, int]) -> dict[str, float]:
+    return {f: round(agreed[f] / asked[f], 4) for f in sorted(asked) if asked[f]}
 
 
 @dataclass
@@ -109,13 +124,18 @@ async def evaluate(
     A call that fails (unavailable, rejected) counts as an invalid answer."""
     output: type[BaseModel] | None = task.output
     schema = output_schema(output) if output is not None else {}
-    fields = sorted({f for case in cases for f in case.expected})
-    agreed = dict.fromkeys(fields, 0)
+    asked = Counter(f for case in cases for f in case.expected)
+    approved = Counter(f for case in cases for f in case.approved)
+    agreed, settled = Counter[str](), Counter[str]()
     tally, latencies, cost = _Tally(), [], Decimal(0)
     models: set[str] = set()
     for case in cases:
         request = ModelRequest(
-            task=task.name, prompt_version=prompt_version, inputs=case.inputs, output_schema=schema
+            task=task.name,
+            prompt_version=prompt_version,
+            inputs=case.inputs,
+            output_schema=schema,
+            case_key=case.case_key,
         )
         started = time.perf_counter()
         try:
@@ -136,11 +156,14 @@ async def evaluate(
             except ValidationError:
                 continue
         tally.valid += 1
-        for field, expected in case.expected.items():
-            agreed[field] += _agrees(answer, field, expected)
+        for name, expected in case.expected.items():
+            agreed[name] += _agrees(answer, name, expected)
+        for name, expected in case.approved.items():
+            settled[name] += _agrees(answer, name, expected)
     n = len(cases)
-    schema_valid = round(tally.valid / n, 4)
-    agreement = {f: round(agreed[f] / n, 4) for f in fields}
+    schema_valid = round(tally.valid / n, 4) if n else 0.0
+    agreement = _ratios(agreed, asked)
+    approved_agreement = _ratios(settled, approved)
     return {
         "task": task.name,
         "prompt_version": prompt_version,
@@ -148,10 +171,16 @@ async def evaluate(
         "cases": n,
         "schema_valid": schema_valid,
         "agreement": agreement,
+        "approved_agreement": approved_agreement,
+        "approved_cases": dict(sorted(approved.items())),
         "failed_calls": tally.failed,
         "tokens": {"input": tally.tokens_in, "output": tally.tokens_out},
         "cost": float(cost),
         "latency_ms_p50": round(statistics.median(latencies), 2) if latencies else None,
         "threshold": threshold,
-        "passed": all(r >= threshold for r in (schema_valid, *agreement.values())),
+        "passed": bool(n)
+        and all(
+            r >= threshold
+            for r in (schema_valid, *agreement.values(), *approved_agreement.values())
+        ),
     }

@@ -13,7 +13,7 @@ request) are not re-decided: the engine has no say in them and they changed noth
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -77,6 +77,30 @@ def replay(history: Sequence[HistoryRecord], registry: Registry) -> Replayed:
             if decision.accepted:
                 wf = decision.workflow
     return Replayed(events=len(history))
+
+
+def redecided(
+    history: Sequence[HistoryRecord], registry: Registry
+) -> Iterator[tuple[HistoryRecord, Envelope, Decision]]:
+    """Each event of `history` the engine decides, with its decision re-made by `registry`'s
+    definitions (as `replay` does, without comparing); stops at an event whose definition is
+    not installed. A history that does not start with its request yields nothing."""
+    if not history or history[0].from_version != 0 or not history[0].accepted:
+        return
+    wf: Workflow | None = None
+    for record in in_decided_order(history):
+        event = Envelope.model_validate(record.event)
+        try:
+            definition = registry.get(record.workflow_type, _version(record, event))
+        except UnknownDefinition:
+            return
+        if wf is None:
+            wf = first_checkpoint(definition, event)
+        if record.accepted or record.reason in ENGINE_REASONS:
+            decision = _decide(definition, wf, event, _context(record, event, registry))
+            yield record, event, decision
+            if decision.accepted:
+                wf = decision.workflow
 
 
 def in_decided_order(history: Sequence[HistoryRecord]) -> list[HistoryRecord]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -72,6 +72,10 @@ class ModelTask:
     golden: Path | None = None
     """The task's golden set (JSONL, `{"inputs", "expected": {field: value}}` a line) that
     `interlock eval` checks a model and prompt against; never the training examples."""
+    approved: Mapping[str, str] = field(default_factory=dict)
+    """Output fields a person settles afterwards, each with the dotted path in the workflow's
+    data of the value they settled (`{"amount": "approval.amount"}`): what `interlock eval
+    --shadow` compares a candidate's answers with besides the recorded accepted answers."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -14,13 +15,18 @@ import typer
 from rich.table import Table
 
 from interlock import terminal
+from interlock._sdk.models import ModelTask
+from interlock._sdk.plugin import Plugin
+from interlock.cli.costs import parse_duration
+from interlock.cli.shadowing import recorded_cases
 from interlock.contracts.errors import InterlockError
 from interlock.evaluation import candidate_version, evaluate, golden_cases
 from interlock.options import JsonOpt, load_settings
 from interlock.plugins import installed
-from interlock.services.models import PromptTemplate, model_client
+from interlock.services.models import PromptTemplate, TaskCatalog, model_client
 from interlock.services.models.pricing import PricedModel
 from interlock.settings import Settings
+from interlock.shadow import ShadowCases
 from interlock.wiring import task_catalog
 
 _MODEL = Annotated[
@@ -52,6 +58,18 @@ def eval_command(
         typer.Option(help="A candidate prompt's instructions, not yet released, to evaluate."),
     ] = None,
     model: _MODEL = None,
+    shadow: Annotated[
+        bool,
+        typer.Option(
+            "--shadow",
+            help="Ask the inputs recorded in the database's histories instead of a golden set, "
+            "and compare with the recorded accepted answers and what people approved.",
+        ),
+    ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option(help="With --shadow: only calls committed within this duration (24h, 7d)."),
+    ] = None,
     threshold: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="The least share each figure must reach.")
     ] = 0.8,
@@ -60,6 +78,48 @@ def eval_command(
     """Ask a model task's golden set of a model (or several, side by side) and report schema
     validity, per-field agreement, tokens, cost and latency; exit 1 when a figure is under
     the threshold, 2 for a bad target, set or prompt."""
+    plugin, task = _task(target)
+    source = golden or task.golden
+    if shadow and golden is not None:
+        _usage("give --golden or --shadow, not both")
+    if since is not None and not shadow:
+        _usage("--since goes with --shadow")
+    if source is None and not shadow:
+        _usage(f"{target} ships no golden set: give one with --golden FILE.jsonl")
+    after = _since(since)
+    version, catalog = _prompt(target, plugin, task, prompt_version, prompt_file)
+    s = load_settings()
+    specs = model or [s.models.get(plugin.workflow_type, s.model)]
+    extra: dict[str, Any] = {}
+    try:
+        if shadow:
+            recorded = recorded_cases(plugin, task, source, after)
+            cases, extra = recorded.cases, _shadow_summary(recorded, since)
+        else:
+            assert source is not None
+            cases = golden_cases(source)
+        reports = asyncio.run(
+            _evaluate_all(s, specs, catalog, task, cases, version=version, threshold=threshold)
+        )
+    except (InterlockError, ValueError) as exc:
+        _usage(str(exc))
+    passed = all(r["passed"] for r in reports)
+    found = {**reports[0], **extra, "by_model": reports, "passed": passed}
+    if json_output:
+        terminal.print_json(found)
+    else:
+        _table(target, reports)
+        if shadow:
+            skipped = ", ".join(f"{n} {why}" for why, n in extra["skipped"].items()) or "none"
+            terminal.console.print(
+                f"shadow run over {extra['workflows']} workflows' recorded calls; "
+                f"not asked again: {skipped}"
+            )
+    if not found["passed"]:
+        raise typer.Exit(1)
+
+
+def _task(target: str) -> tuple[Plugin, ModelTask]:
     workflow_type, _, task_name = target.partition(".")
     loaded = installed()
     if workflow_type not in loaded.plugins:
@@ -68,10 +128,17 @@ def eval_command(
     tasks = {t.name: t for t in plugin.model_tasks}
     if task_name not in tasks:
         _usage(f"{workflow_type} has no model task {task_name!r} (it has: {', '.join(tasks)})")
-    task = tasks[task_name]
-    source = golden or task.golden
-    if source is None:
-        _usage(f"{target} ships no golden set: give one with --golden FILE.jsonl")
+    return plugin, tasks[task_name]
+
+
+def _prompt(
+    target: str,
+    plugin: Plugin,
+    task: ModelTask,
+    prompt_version: str | None,
+    prompt_file: Path | None,
+) -> tuple[str, TaskCatalog]:
+    """The prompt version to ask under and the catalog that holds its words."""
     catalog = task_catalog(plugin)
     version = prompt_version or task.prompts[-1].version
     if prompt_file is not None and prompt_version is not None:
@@ -84,22 +151,23 @@ def eval_command(
     elif version not in {p.version for p in task.prompts}:
         released = ", ".join(p.version for p in task.prompts)
         _usage(f"{target} has no prompt {version!r} (released: {released})")
-    s = load_settings()
-    specs = model or [s.models.get(workflow_type, s.model)]
+    return version, catalog
+
+
+def _since(since: str | None) -> datetime | None:
     try:
-        cases = golden_cases(source)
-        reports = asyncio.run(
-            _evaluate_all(s, specs, catalog, task, cases, version=version, threshold=threshold)
-        )
-    except (InterlockError, ValueError) as exc:
-        _usage(str(exc))
-    found = {**reports[0], "by_model": reports, "passed": all(r["passed"] for r in reports)}
-    if json_output:
-        terminal.print_json(found)
-    else:
-        _table(target, reports)
-    if not found["passed"]:
-        raise typer.Exit(1)
+        return datetime.now(UTC) - parse_duration(since) if since is not None else None
+    except ValueError as exc:
+        _usage(f"--since: {exc}")
+
+
+def _shadow_summary(recorded: ShadowCases, since: str | None) -> dict[str, Any]:
+    return {
+        "source": "shadow",
+        "since": since,
+        "workflows": recorded.workflows,
+        "skipped": dict(sorted(recorded.skipped.items())),
+    }
 
 
 def _read(path: Path) -> str:
@@ -147,13 +215,25 @@ async def _evaluate_all(
 
 def _table(target: str, reports: list[dict[str, Any]]) -> None:
     fields = sorted({f for r in reports for f in r["agreement"]})
-    table = Table("model", "cases", "schema valid", *fields, "tokens", "cost", "p50 ms", "passed")
+    settled = sorted({f for r in reports for f in r["approved_agreement"]})
+    table = Table(
+        "model",
+        "cases",
+        "schema valid",
+        *fields,
+        *(f"{f} (approved)" for f in settled),
+        "tokens",
+        "cost",
+        "p50 ms",
+        "passed",
+    )
     for r in reports:
         table.add_row(
             r["model"],
             str(r["cases"]),
             f"{r['schema_valid']:.0%}",
             *(f"{r['agreement'].get(f, 0):.0%}" for f in fields),
+            *(f"{r['approved_agreement'].get(f, 0):.0%}" for f in settled),
             f"{r['tokens']['input']}/{r['tokens']['output']}",
             f"{r['cost']:.4f}",
             str(r["latency_ms_p50"]),

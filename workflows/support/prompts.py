@@ -72,5 +72,7 @@ RECOMMEND = ModelTask(
         ),
     ),
     rules=recommend_rules,
+    # The approver signs the amount they approve (`Approval.amount`).
+    approved={"amount": "approval.amount"},
 )
 MODEL_TASKS = (CLASSIFY, RECOMMEND)
