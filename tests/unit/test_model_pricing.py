@@ -13,8 +13,8 @@ from pydantic import BaseModel
 
 from interlock import StageContext, ask
 from interlock.childenv import child_environment
-from interlock.cli.costs import parse_duration
 from interlock.contracts.model_calls import ModelSpend, over_budget
+from interlock.durations import parse_duration
 from interlock.selection import parse_duration as selection_duration
 from interlock.services.models.pricing import Price, PricedModel, cost_of
 from interlock.services.models.recorded import RecordedModel
