@@ -9,18 +9,16 @@ reason (or, outside review, the class of their last failure) is R. Bad input rai
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from interlock import durations
 from interlock.contracts.errors import ErrorCode, InterlockError
 
 MAX_SELECTED = 1000
 """The most workflows one command acts on (`--limit` may lower it, never raise it)."""
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_DURATION = re.compile(r"(\d+)([smhdw])")
 
 
 class InvalidSelection(InterlockError):
@@ -55,14 +53,10 @@ class Selection:
 
 def parse_duration(text: str) -> timedelta:
     """`90s`, `15m`, `2h`, `1d`, `1w` or a sum of them (`1h30m`); positive."""
-    cleaned = text.strip().lower()
-    parts = _DURATION.findall(cleaned)
-    if not parts or "".join(n + u for n, u in parts) != cleaned:
-        raise InvalidSelection(f"--since {text!r}: expected a duration such as 90s, 15m, 2h, 1d")
-    seconds = sum(int(n) * _UNITS[u] for n, u in parts)
-    if seconds <= 0:
-        raise InvalidSelection(f"--since {text!r}: the duration must be positive")
-    return timedelta(seconds=seconds)
+    try:
+        return durations.parse_duration(text)
+    except ValueError as exc:
+        raise InvalidSelection(str(exc)) from None
 
 
 def states_of(given: Iterable[str]) -> tuple[str, ...]:

@@ -19,7 +19,9 @@ from functools import cache
 import asyncpg
 
 from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.effectcheck import effects_of
 from interlock.contracts.effects import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_EVENT
+from interlock.contracts.model_calls import BUDGET_EXHAUSTED
 from interlock.contracts.progress import human_states
 from interlock.contracts.registry import Registry
 from interlock.otel import metrics
@@ -29,8 +31,6 @@ from interlock.relay.store import UNAVAILABLE, close_quietly
 
 log = logging.getLogger(__name__)
 
-BUDGET_EXHAUSTED = "budget_exhausted"
-"""The reason a model call refused by its budget is recorded with (kept as a review reason)."""
 Labels = dict[str, str]
 Points = list[tuple[float, Labels]]
 RECONCILIATIONS = {
@@ -72,7 +72,9 @@ class Facts:
             if d.review_state:
                 kinds.add((t, d.review_state, "review"))
             signals |= {(t, e.name) for e in d.events if e.source == "signal"}
-            commits |= {(t, e.state, ev) for e in d.effects for ev in e.committed}
+            # The engine's own reading of each effect (declared, or the defaults for one a
+            # definition leaves undeclared), so every effect it records is watched.
+            commits |= {(t, e.state, ev) for e in effects_of(d) for ev in e.committed}
             reasons |= {r.reason for r in d.transitions if r.reason} | {BUDGET_EXHAUSTED}
         return cls(_unzip3(kinds), _unzip2(signals), sorted(reasons), _unzip3(commits))
 

@@ -11,7 +11,9 @@ Reminders are never events: the projector does not see them, so they cannot chan
 or a replay. They are durable: a reminder's count is written in the transaction that adds its
 outbox row (`human_wait_reminders`, migration 0012), so a restart sends only what is due, and a
 pass sends at most `batch` of them. A wait that begins at a newer state version counts afresh;
-the count of a workflow that moved on is forgotten.
+the count of a workflow that moved on is forgotten. A paused workflow's waits are not reminded
+until it is resumed (`relay.paused`): its announcements are held back meanwhile, and a reminder
+must not go out before the announcement it repeats.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.ids import derive
 from interlock.contracts.progress import WaitRule
 from interlock.otel import metrics
+from interlock.relay.paused import not_paused
 
 log = logging.getLogger("interlock.reminders")
 
@@ -50,7 +53,7 @@ FROM workflows w
 JOIN {RULES} ON b.workflow_type = w.workflow_type AND b.state = w.state
 LEFT JOIN human_wait_reminders r
        ON r.tenant_id = w.tenant_id AND r.workflow_id = w.id AND r.state_version = w.version
-WHERE coalesce(r.reminders, 0) < b.most
+WHERE coalesce(r.reminders, 0) < b.most AND {not_paused("w", "id")}
   AND w.updated_at + make_interval(secs => b.deadline + coalesce(r.reminders, 0) * b.every)
       <= now()
 ORDER BY w.updated_at, w.id

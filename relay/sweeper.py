@@ -26,6 +26,7 @@ import asyncpg
 from interlock.contracts.errors import StoreUnavailable
 from interlock.otel import metrics
 from interlock.relay.clock import wait_any
+from interlock.relay.paused import not_paused
 from interlock.relay.store import UNAVAILABLE, close_quietly
 
 log = logging.getLogger("interlock.sweeper")
@@ -33,18 +34,16 @@ log = logging.getLogger("interlock.sweeper")
 # The latest outbox row of each open job of a workflow idle for `after` seconds, copied
 # when that row is itself older than `after` and already relayed (so a job is re-dispatched
 # at most once per period, and copies never pile up behind a broker outage).
-REDISPATCH = """
+REDISPATCH = f"""
 WITH idle AS (
     SELECT w.id AS workflow_id, j.job_id
     FROM workflows w,
          LATERAL jsonb_object_keys(
              CASE jsonb_typeof(w.execution -> 'open_jobs')
-                 WHEN 'object' THEN w.execution -> 'open_jobs' ELSE '{}'::jsonb END
+                 WHEN 'object' THEN w.execution -> 'open_jobs' ELSE '{{}}'::jsonb END
          ) AS j(job_id)
     WHERE w.updated_at < now() - make_interval(secs => $1)
-      AND NOT EXISTS (SELECT 1 FROM pauses p
-                      WHERE p.workflow_type = w.workflow_type
-                        AND p.tenant_id IN ('', w.tenant_id) AND p.workflow_id IN ('', w.id))
+      AND {not_paused("w", "id")}
     ORDER BY w.updated_at
     LIMIT $2
 ),

@@ -41,6 +41,7 @@ from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
 from interlock.relay.clock import Clock, seconds_until, wait_any
 from interlock.relay.errors import TimerPublishFailed
+from interlock.relay.paused import not_paused
 from interlock.relay.publish import string_headers
 from interlock.relay.store import UNAVAILABLE, close_quietly
 from interlock.relay.tracing import finish, start_publish
@@ -57,10 +58,7 @@ failing) must not make this one spin."""
 BACKOFF = Backoff(base=0.1, cap=2.0)
 """Capped low: after an outage the service is at most a couple of seconds late."""
 
-NOT_PAUSED = """NOT EXISTS (
-    SELECT 1 FROM pauses p
-    WHERE p.workflow_type = timers.workflow_type AND p.tenant_id IN ('', timers.tenant_id)
-      AND p.workflow_id IN ('', timers.workflow_id))"""
+NOT_PAUSED = not_paused("timers")
 """A timer of a paused workflow (migration 0018) stays armed: it fires once resumed."""
 CLAIM_DUE = f"""
 SELECT id, workflow_id, workflow_type, tenant_id, event_type, fire_at, branch, headers, seal

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.table import Table
 
 from interlock import queries, terminal
+from interlock.durations import parse_duration
 from interlock.model_costs import BY, By, costs
 from interlock.options import JsonOpt, TypeOpt, with_database
 from interlock.settings import Settings
-
-_DURATION = re.compile(r"^(\d+)([smhdw])$")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-def parse_duration(value: str) -> timedelta:
-    """``90s``, ``30m``, ``24h``, ``7d`` or ``2w``; `ValueError` otherwise."""
-    found = _DURATION.match(value.strip())
-    if found is None:
-        raise ValueError(f"{value!r} is not a duration like 30m, 24h or 7d")
-    return timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
 
 
 def costs_command(
@@ -43,7 +32,7 @@ def costs_command(
     try:
         after = datetime.now(UTC) - parse_duration(since) if since is not None else None
     except ValueError as exc:
-        _usage(f"--since: {exc}")
+        _usage(str(exc))
     grouping: By = by
 
     async def work(_: Settings, database_url: str) -> dict[str, Any]:

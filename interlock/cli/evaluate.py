@@ -17,9 +17,9 @@ from rich.table import Table
 from interlock import terminal
 from interlock._sdk.models import ModelTask
 from interlock._sdk.plugin import Plugin
-from interlock.cli.costs import parse_duration
 from interlock.cli.shadowing import recorded_cases
 from interlock.contracts.errors import InterlockError
+from interlock.durations import parse_duration
 from interlock.evaluation import candidate_version, evaluate, golden_cases
 from interlock.options import JsonOpt, load_settings
 from interlock.plugins import installed
@@ -158,7 +158,7 @@ def _since(since: str | None) -> datetime | None:
     try:
         return datetime.now(UTC) - parse_duration(since) if since is not None else None
     except ValueError as exc:
-        _usage(f"--since: {exc}")
+        _usage(str(exc))
 
 
 def _shadow_summary(recorded: ShadowCases, since: str | None) -> dict[str, Any]:

@@ -6,26 +6,31 @@ dead-lettered (`--since`), why (`--reason`, the dead letter's reason) and the st
 is in now (`--state`). The preview decides the letter's event on the workflow as it stands, as
 the projector would on redrive: the state it would enter and the effects it would reconcile,
 or why it would be refused (a webhook the gateway refused is never redriven; a malformed
-message would be dead-lettered again).
+message would be dead-lettered again, and so would one whose sender the door refuses: `Door`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import nats
 
-from interlock import bulk
+from interlock import access, bulk
 from interlock.cli.bulk import Mode, Preview, check_mode, report, run_previewed
+from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope, parse_envelope, utcnow
 from interlock.contracts.errors import MalformedMessage, UnknownDefinition
 from interlock.contracts.urls import nats_servers
 from interlock.messaging import letters as dlq
 from interlock.options import with_stack
 from interlock.plugins import installed
+from interlock.projector import door
+from interlock.projector.claims import ClaimVerifier
 from interlock.projector.engine import Context
-from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
+from interlock.projector.store.port import WorkflowStore
+from interlock.projector.store.postgres import open_store
 from interlock.selection import Selection
 from interlock.settings import Settings
 
@@ -43,10 +48,39 @@ def selected(letter: dlq.Letter, chosen: Selection, now: datetime) -> bool:
     return chosen.since is None or (stored is not None and stored >= now - chosen.since)
 
 
+@dataclass(frozen=True)
+class Door:
+    """What the projector checks a redriven message's sender against: the configured clients
+    and, when it verifies them, the gateway's signed sender claims."""
+
+    clients: door.Clients
+    claims: ClaimVerifier | None = None
+
+    def refusal(self, letter: dlq.Letter, event: Envelope) -> tuple[str, str] | None:
+        """(reason, detail) when the projector would refuse `event` at its door again, whatever
+        its workflow's state (a redrive keeps the subject, headers and body); None if not."""
+        try:
+            definition = installed().registry.latest(event.workflow_type)
+            inbound = subjects.parse_inbound(letter.subject)
+        except (UnknownDefinition, MalformedMessage) as exc:
+            return "malformed", f"the projector would dead-letter it again: {exc}"
+        spec = definition.event(event.type)
+        if spec is None:
+            return "malformed", f"the projector would dead-letter it again: {event.type} unknown"
+        if self.claims is not None:
+            inbound = self.claims.checked(inbound, letter.body, letter.headers)
+        refused = door.refusal(definition, spec, event, inbound, self.clients)
+        if refused is None:
+            return None
+        if refused.reason in door.WITHOUT_STANDING:
+            return refused.reason, f"the projector would dead-letter it again: {refused.detail}"
+        return refused.reason, f"the projector would refuse it at the door: {refused.detail}"
+
+
 async def preview_letter(
-    store: PostgresWorkflowStore, letter: dlq.Letter, parameters: dict[str, Any]
+    store: WorkflowStore, letter: dlq.Letter, parameters: dict[str, Any], gate: Door | None = None
 ) -> Preview:
-    """What redriving `letter` would do."""
+    """What redriving `letter` would do (`gate`: the sender checks it would meet again)."""
     summary = letter.summary()
     base = {
         "letter_id": letter.id,
@@ -66,6 +100,9 @@ async def preview_letter(
     except MalformedMessage as exc:
         detail = f"the projector would dead-letter it again: {exc}"
         return {**base, "outcome": "refused", "reason": "malformed", "detail": detail}
+    at_door = gate.refusal(letter, event) if gate is not None else None
+    if at_door is not None:
+        return {**base, "outcome": "refused", "reason": at_door[0], "detail": at_door[1]}
     stored = await store.load(event.tenant_id, event.workflow_id) if event.workflow_id else None
     if stored is None:
         if event.type == "START":
@@ -95,7 +132,10 @@ def bulk_redrive(chosen: Selection, mode: Mode, *, operator: str) -> None:
             found = [d async for d in dlq.letters(js) if selected(d, chosen, now)]
             by_id = {d.id: d for d in found}
             parameters = s.parameters.get(chosen.workflow_type, {})
-            previews = [await preview_letter(store, d, parameters) for d in found]
+            gate = Door(
+                access.client_policies(s), ClaimVerifier(access.gateway_claims_public_key(s))
+            )
+            previews = [await preview_letter(store, d, parameters, gate) for d in found]
             if chosen.states:
                 previews = [p for p in previews if p["state"] in chosen.states]
             truncated = len(previews) > chosen.limit

@@ -15,7 +15,11 @@ invisible to the others, and another commit may be marking rows at the same mome
 A paused workflow (a row of `pauses` covering its type, tenant or id, migration 0018) has its
 outbox rows written to `held_outbox` instead (`kept_back`), for `resume` to release in order.
 The pause row is read `FOR SHARE`, so a resume that deletes it waits for this commit, and then
-sees the rows it held.
+sees the rows it held. A commit that reads the pause while a resume is deleting it waits for the
+resume instead, and then writes to the outbox; its snapshot still shows the rows the resume
+released as held, so `held` counts those as behind it too and leaves its rows to the relay,
+which publishes them after the released ones (the projector would otherwise publish its own
+rows at once, ahead of what was decided before them).
 
 Statements are written with `:name` placeholders and compiled once to asyncpg's `$n`.
 """
@@ -105,7 +109,10 @@ marked AS (
 held AS (
     SELECT EXISTS (SELECT 1 FROM outbox
                    WHERE workflow_id = :workflow_id AND published_at IS NULL
-                     AND NOT id = ANY(:published::bigint[])) AS behind
+                     AND NOT id = ANY(:published::bigint[]))
+        OR EXISTS (SELECT 1 FROM held_outbox
+                   WHERE workflow_type = :workflow_type AND tenant_id = :tenant_id
+                     AND workflow_id = :workflow_id) AS behind
 ),
 paused AS (
     SELECT 1 FROM pauses p

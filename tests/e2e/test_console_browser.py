@@ -26,6 +26,8 @@ from interlock.access import UPSTREAM
 from interlock.console.devsecrets import ConsoleSecrets
 from interlock.settings import Settings
 from interlock.signals import publish
+from tests.support import browser
+from tests.support.browser import CHROMIUM, FLAGS
 from tests.support.cli import cli_env, free_port, interlock_up
 from tests.support.console import PASSWORD, console_settings, served
 from tests.support.inprocess import stack_in_process
@@ -37,17 +39,6 @@ from tests.support.workflows import REGISTRY
 pytestmark = [
     pytest.mark.timeout(240),
     pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Debian's chromium"),
-]
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
 ]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "console"
@@ -332,10 +323,7 @@ async def test_an_invoice_is_approved_in_the_browser_with_the_total_its_page_sho
         async with async_playwright() as pw:
             context = await running.browser(pw, tmp_path)
             page = await context.new_page()
-            await page.goto(f"{url}/login")
-            await page.get_by_label("Operator").fill("dev")
-            await page.get_by_label("Password").fill(password)
-            await page.get_by_role("button", name="Log in").click()
+            await browser.log_in(page, url, "dev", password)
             await page.goto(f"{url}/workflows/acme/{workflow_id}")
             approve = page.locator("form.action.approve")
             await expect(approve.locator('input[name="p.total"]')).to_have_value("1799.28")

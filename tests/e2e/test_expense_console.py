@@ -13,8 +13,9 @@ from playwright.async_api import async_playwright, expect
 
 from interlock.console.devsecrets import ConsoleSecrets
 from interlock.settings import Settings
-from tests.e2e.test_console_browser import CHROMIUM, Console, unlabelled
+from tests.e2e.test_console_browser import Console, unlabelled
 from tests.e2e.test_expense_plugin import STAGES, Stack, banked
+from tests.support.browser import CHROMIUM, log_in
 from tests.support.cli import cli_env, free_port, interlock_up
 
 pytestmark = [
@@ -45,10 +46,7 @@ async def test_an_expense_claim_is_approved_in_the_browser_and_paid_once(tmp_pat
             async with async_playwright() as pw:
                 context = await running.browser(pw, tmp_path)
                 page = await context.new_page()
-                await page.goto(f"{url}/login")
-                await page.get_by_label("Operator").fill("dev")
-                await page.get_by_label("Password").fill(password)
-                await page.get_by_role("button", name="Log in").click()
+                await log_in(page, url, "dev", password)
                 await page.goto(f"{url}/workflows/acme/{workflow_id}")
                 approve = page.locator("form.action.approve")
                 await expect(approve.locator('input[name="p.amount"]')).to_have_value("640.00")

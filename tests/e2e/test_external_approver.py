@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import nats
@@ -16,26 +15,9 @@ from nats.aio.client import Client
 
 from interlock.settings import Settings
 from tests.support.inprocess import stack_in_process
-from tests.support.payloads import REQUEST
+from tests.support.payloads import REQUEST, external_body
 
 pytestmark = pytest.mark.timeout(180)
-
-
-def _envelope(
-    type_: str, workflow_id: str, actor: dict[str, str], payload: dict[str, Any]
-) -> bytes:
-    return json.dumps(
-        {
-            "event_id": f"ext-{uuid.uuid4()}",
-            "type": type_,
-            "workflow_type": "support",
-            "workflow_id": workflow_id,
-            "tenant_id": "acme",
-            "actor": actor,
-            "occurred_at": datetime.now(UTC).isoformat(),
-            "payload": payload,
-        }
-    ).encode()
 
 
 async def _publish(nc: Client, subject: str, body: bytes) -> None:
@@ -64,7 +46,9 @@ async def _approver(nc: Client, workflow_id: str, seen: list[dict[str, Any]]) ->
     }
     approver = {"id": "alice", "role": "support_approver"}
     await _publish(
-        nc, "wf.in.signal.support.approvals", _envelope("APPROVED", workflow_id, approver, decision)
+        nc,
+        "wf.in.signal.support.approvals",
+        external_body("APPROVED", workflow_id, approver, decision),
     )
     await sub.unsubscribe()
 
@@ -81,7 +65,7 @@ async def test_a_plain_nats_client_requests_approves_and_sees_completion(
             seen: list[dict[str, Any]] = []
             approving = asyncio.create_task(_approver(nc, workflow_id, seen))
             upstream = {"id": "crm", "role": "upstream"}
-            start = _envelope("START", workflow_id, upstream, REQUEST)
+            start = external_body("START", workflow_id, upstream, REQUEST)
             await _publish(nc, "wf.in.request.support.upstream", start)
             done = await _next_for(completed, workflow_id)
             await approving

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import nats
@@ -22,25 +21,11 @@ from interlock.contracts.ids import job_id_for, result_event_id
 from interlock.contracts.urls import nats_inbox
 from interlock.settings import Settings
 from tests.support.inprocess import stack_in_process
-from tests.support.payloads import REQUEST
+from tests.support.payloads import REQUEST, external_body
 from tests.support.polling import eventually
 from tests.support.streams import messages_of
 
 pytestmark = pytest.mark.timeout(180)
-
-
-def _envelope(type_: str, workflow_id: str, actor: dict[str, str], payload: Any) -> bytes:
-    body = {
-        "event_id": f"ext-{uuid.uuid4()}",
-        "type": type_,
-        "workflow_type": "support",
-        "workflow_id": workflow_id,
-        "tenant_id": "acme",
-        "actor": actor,
-        "occurred_at": datetime.now(UTC).isoformat(),
-        "payload": payload,
-    }
-    return json.dumps(body).encode()
 
 
 async def _publish(nc: Client, subject: str, body: bytes, msg_id: str | None = None) -> bool:
@@ -81,7 +66,7 @@ async def test_a_result_id_spent_by_a_client_does_not_stall_the_refund(
             js = admin.jetstream()
             tasks = await js.subscribe("wf.out.support.approval_requested", ordered_consumer=True)
             done = await js.subscribe("wf.out.support.completed", ordered_consumer=True)
-            start = _envelope("START", workflow_id, {"id": "crm", "role": "upstream"}, REQUEST)
+            start = external_body("START", workflow_id, {"id": "crm", "role": "upstream"}, REQUEST)
             await _publish(admin, subjects.request("support", "upstream"), start)
             task = (await _next_for(tasks, workflow_id))["payload"]
 
@@ -101,7 +86,7 @@ async def test_a_result_id_spent_by_a_client_does_not_stall_the_refund(
             approval = {"recommendation_version": task["recommendation_version"]}
             approval["amount"] = task["amount"]
             approver = {"id": "alice", "role": "support_approver"}
-            signal = _envelope("APPROVED", workflow_id, approver, approval)
+            signal = external_body("APPROVED", workflow_id, approver, approval)
             await _publish(admin, subjects.signal("support", "approvals"), signal)
             completed = await _next_for(done, workflow_id)
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import asyncpg
 import pytest
 from sqlalchemy import text
 
 from interlock.contracts.envelope import parse_envelope
+from interlock.projector.store.pauses import Scope, pause, resume
 from interlock.relay.waits import HumanWaits, Waiting
 from tests.support.drive import answer, signal, start
 from tests.support.harness import Harness
@@ -142,3 +144,26 @@ async def test_the_running_pass_reports_the_age_gauges_and_reminds(
         stop.set()
         await running
     assert key not in recorded().gauge("interlock.human_waits.count")
+
+
+async def test_a_paused_wait_is_not_reminded_before_its_held_announcement(
+    h: Harness, database_url: str, db: asyncpg.Connection
+) -> None:
+    """A paused workflow's announcements are held back (`held_outbox`); its overdue wait is
+    reminded only once it is resumed, after the announcement the reminder repeats."""
+    workflow_id = await start(h)
+    await pause(db, Scope("support", workflow_id=workflow_id), "ops-1", "supplier outage")
+    await answer(h, workflow_id, "ESCALATE")
+    await h.at_state(workflow_id, "MANUAL_REVIEW")
+
+    overdue = _waits(database_url, deadline=0.0)
+    assert await overdue.pass_once() == []
+    assert await _reminders(h) == []
+
+    await resume(db, Scope("support", workflow_id=workflow_id), "ops-1")
+    assert await overdue.pass_once() == [REVIEW]
+    rows = await db.fetch(
+        "SELECT body FROM outbox WHERE subject = 'wf.out.support.manual_review' ORDER BY id"
+    )
+    sent = [parse_envelope(bytes(r["body"])).payload.get("reminder") for r in rows]
+    assert sent == [None, 1]  # the announcement first, then its reminder

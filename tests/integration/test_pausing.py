@@ -6,6 +6,7 @@ the order they were decided and the timers fire. Every pause and resume is audit
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 
@@ -15,7 +16,9 @@ from nats.js import JetStreamContext
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import utcnow
+from interlock.projector.outbox import OutboxPublisher
 from interlock.projector.service import Projector
+from interlock.projector.store import pauses
 from interlock.projector.store.pauses import Scope, pause, paused, resume
 from interlock.projector.store.postgres import open_store
 from interlock.relay import OutboxRelay
@@ -23,6 +26,7 @@ from interlock.relay.sweeper import redispatch
 from interlock.relay.timers import TimerService
 from tests.support.direct import answer
 from tests.support.payloads import PAYLOADS, envelope
+from tests.support.polling import eventually
 from tests.support.streams import messages_of
 from tests.support.timer_rows import FakeClock, retry_waiting_workflow
 from tests.support.workflows import REGISTRY
@@ -157,6 +161,50 @@ async def test_the_sweeper_leaves_a_paused_workflows_open_jobs_alone(
         assert await redispatch(database_url, after=60) == []
         await resume(db, Scope("support"), "ops-1")
         assert await redispatch(database_url, after=60) == ["wf-idle"]
+    finally:
+        await relay.close()
+        await store.close()
+
+
+async def test_a_decision_waiting_on_a_resume_goes_out_after_what_the_resume_released(
+    database_url: str, db: asyncpg.Connection, js: JetStreamContext
+) -> None:
+    """A commit that reads the pause while a resume is deleting it waits for the resume, then
+    writes to the outbox; its snapshot predates the released rows, and it must still leave its
+    own rows behind them (to the relay, in commit order), not publish them itself first."""
+    store = await open_store(database_url, size=2)
+    relay = OutboxRelay(database_url, js)
+    try:
+        store.publish_after_commit(await OutboxPublisher.open(js, store.pool, 30.0))
+        projector = Projector(store, registry=REGISTRY)
+        scope = Scope("support", workflow_id="wf-race")
+        await pause(db, scope, "ops-1")
+        start = envelope("START", workflow_id="wf-race", payload=PAYLOADS["START"])
+        assert (await projector.handle(start)).accepted
+        [classify] = await _held(db)
+
+        async with db.transaction():  # the resume, up to its commit
+            await db.fetch(pauses.UNPAUSE, scope.workflow_type, "", scope.workflow_id)
+            await db.execute(pauses.RELEASE, scope.workflow_type)
+            decided = asyncio.create_task(
+                answer(projector, store, "wf-race", "CLASSIFICATION_SUCCEEDED")
+            )
+
+            async def waiting_on_the_pause() -> bool:
+                return bool(
+                    await db.fetchval(
+                        "SELECT count(*) FROM pg_stat_activity "
+                        "WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+                    )
+                )
+
+            await eventually(waiting_on_the_pause, within=10, what="the commit waits on it")
+        assert (await decided).accepted
+        await relay.publish_pending()
+
+        jobs = await _jobs(js)
+        assert jobs[0] == classify, jobs  # the released job first, then what followed it
+        assert len(jobs) == 3
     finally:
         await relay.close()
         await store.close()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
+import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -193,3 +195,19 @@ def result_event(
         occurred_at=utcnow(),
         payload=copy.deepcopy(PAYLOADS[event_type] if payload is None else payload),
     )
+
+
+def external_body(type_: str, workflow_id: str, actor: dict[str, str], payload: Any) -> bytes:
+    """The JSON an outside client publishes for a support workflow of tenant acme: a fresh
+    event id, now, and the envelope's fields as the wire format names them."""
+    body = {
+        "event_id": f"ext-{uuid.uuid4()}",
+        "type": type_,
+        "workflow_type": "support",
+        "workflow_id": workflow_id,
+        "tenant_id": "acme",
+        "actor": actor,
+        "occurred_at": datetime.now(UTC).isoformat(),
+        "payload": payload,
+    }
+    return json.dumps(body).encode()

@@ -19,24 +19,14 @@ from interlock.runtime import Runtime
 from interlock.secrets import Secrets
 from interlock.services.runtime.stage import StageWorker
 from interlock.settings import Settings
+from tests.support.subjects import allowed as allowed_by
 from tests.support.workflows import REGISTRY, STAGES
 
 EXECUTE = stage_identity("support", "execute_action")
 
 
-def _matches(pattern: str, subject: str) -> bool:
-    """NATS subject matching: `*` is one token, a final `>` one or more."""
-    want, have = pattern.split("."), subject.split(".")
-    for i, token in enumerate(want):
-        if token == ">":
-            return len(have) > i
-        if i >= len(have) or token not in ("*", have[i]):
-            return False
-    return len(want) == len(have)
-
-
 def _may_publish(allowed: Permissions, subject: str) -> bool:
-    return any(_matches(p, subject) for p in allowed.publish)
+    return allowed_by(allowed.publish, subject)
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,7 @@ from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.messaging import permissions as broker
 from interlock.messaging.readers import announcement_reads
+from tests.support.subjects import allowed
 from tests.support.workflows import STAGES
 
 INSTALLED = ["support", "request"]
@@ -14,28 +15,13 @@ GLOBEX = ClientPolicy(publish={"signal"}, types={"support"}, tenants={"globex"})
 EVERYTHING = ClientPolicy(publish={"signal"}, types={"*"}, tenants={"*"})
 
 
-def _matches(pattern: str, subject: str) -> bool:
-    """NATS subject matching: `*` is one token, a final `>` one or more."""
-    want, have = pattern.split("."), subject.split(".")
-    for i, token in enumerate(want):
-        if token == ">":
-            return len(have) > i
-        if i >= len(have) or token not in ("*", have[i]):
-            return False
-    return len(want) == len(have)
-
-
-def _allowed(patterns: tuple[str, ...], subject: str) -> bool:
-    return any(_matches(p, subject) for p in patterns)
-
-
 def test_a_tenant_limited_client_reads_its_tenants_subjects_only() -> None:
     reads = announcement_reads("desk", GLOBEX, INSTALLED)
 
-    assert _allowed(reads.subscribe, subjects.tenant_out("globex", "support", "completed"))
-    assert not _allowed(reads.subscribe, subjects.tenant_out("acme", "support", "completed"))
-    assert not _allowed(reads.subscribe, subjects.tenant_out("globex", "request", "completed"))
-    assert not _allowed(reads.subscribe, subjects.out("support", "completed"))
+    assert allowed(reads.subscribe, subjects.tenant_out("globex", "support", "completed"))
+    assert not allowed(reads.subscribe, subjects.tenant_out("acme", "support", "completed"))
+    assert not allowed(reads.subscribe, subjects.tenant_out("globex", "request", "completed"))
+    assert not allowed(reads.subscribe, subjects.out("support", "completed"))
 
 
 def test_consumers_are_created_under_own_names_with_own_filters_only() -> None:
@@ -43,30 +29,30 @@ def test_consumers_are_created_under_own_names_with_own_filters_only() -> None:
     create = f"$JS.API.CONSUMER.CREATE.{subjects.STREAM_OUT}"
     own, own_filter = "desk-out-0", subjects.tenant_out("globex", "support", ">")
 
-    assert _allowed(reads.publish, f"{create}.{own}.{own_filter}")
-    assert not _allowed(reads.publish, f"{create}.{own}.wf.out.support.>")
-    assert not _allowed(reads.publish, f"{create}.{own}")
-    assert not _allowed(reads.publish, create)
-    assert not _allowed(reads.publish, f"{create}.other-out-0.{own_filter}")
-    assert not _allowed(reads.publish, f"{create}.desk-out-8.{own_filter}")
+    assert allowed(reads.publish, f"{create}.{own}.{own_filter}")
+    assert not allowed(reads.publish, f"{create}.{own}.wf.out.support.>")
+    assert not allowed(reads.publish, f"{create}.{own}")
+    assert not allowed(reads.publish, create)
+    assert not allowed(reads.publish, f"{create}.other-out-0.{own_filter}")
+    assert not allowed(reads.publish, f"{create}.desk-out-8.{own_filter}")
     delete = f"$JS.API.CONSUMER.DELETE.{subjects.STREAM_OUT}"
-    assert _allowed(reads.publish, f"{delete}.{own}")
-    assert not _allowed(reads.publish, f"{delete}.other-out-0")
+    assert allowed(reads.publish, f"{delete}.{own}")
+    assert not allowed(reads.publish, f"{delete}.other-out-0")
 
 
 def test_a_client_allowed_everything_keeps_the_stable_subjects_and_unnamed_consumers() -> None:
     reads = announcement_reads("approvals", EVERYTHING, INSTALLED)
 
-    assert _allowed(reads.subscribe, subjects.out("support", "approval_requested"))
-    assert _allowed(reads.subscribe, subjects.tenant_out("acme", "invoice", "completed"))
-    assert _allowed(reads.publish, f"$JS.API.CONSUMER.CREATE.{subjects.STREAM_OUT}")
+    assert allowed(reads.subscribe, subjects.out("support", "approval_requested"))
+    assert allowed(reads.subscribe, subjects.tenant_out("acme", "invoice", "completed"))
+    assert allowed(reads.publish, f"$JS.API.CONSUMER.CREATE.{subjects.STREAM_OUT}")
 
 
 def test_only_the_outbox_publishers_announce_for_a_tenant() -> None:
-    allowed = broker.permissions(STAGES, {"desk": GLOBEX}, INSTALLED)
+    given = broker.permissions(STAGES, {"desk": GLOBEX}, INSTALLED)
     announcement = subjects.tenant_out("globex", "support", "completed")
 
-    publishers = {name for name, p in allowed.items() if _allowed(p.publish, announcement)}
+    publishers = {name for name, p in given.items() if allowed(p.publish, announcement)}
     assert publishers == {broker.ADMIN, broker.PROJECTOR, broker.RELAY}
 
 

@@ -13,8 +13,9 @@ from pydantic import BaseModel
 
 from interlock import StageContext, ask
 from interlock.childenv import child_environment
-from interlock.cli.costs import parse_duration
 from interlock.contracts.model_calls import ModelSpend, over_budget
+from interlock.durations import parse_duration
+from interlock.selection import parse_duration as selection_duration
 from interlock.services.models.pricing import Price, PricedModel, cost_of
 from interlock.services.models.recorded import RecordedModel
 from interlock.services.ports import ModelReply, ModelRequest
@@ -135,13 +136,14 @@ def test_one_more_call_is_over_budget_when_spent_plus_the_largest_call_exceeds_i
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("90s", 90), ("30m", 1800), ("24h", 86400), ("7d", 604800), ("2w", 1209600)],
+    [("90s", 90), ("30m", 1800), ("24h", 86400), ("7d", 604800), ("2w", 1209600), ("1h30m", 5400)],
 )
-def test_costs_since_takes_a_duration(text: str, seconds: int) -> None:
+def test_costs_since_takes_a_duration_as_the_bulk_selections_do(text: str, seconds: int) -> None:
     assert parse_duration(text).total_seconds() == seconds
+    assert parse_duration(text) == selection_duration(text)
 
 
-@pytest.mark.parametrize("text", ["yesterday", "1.5h", "-1d", "10"])
+@pytest.mark.parametrize("text", ["yesterday", "1.5h", "-1d", "10", "0s"])
 def test_costs_refuses_what_is_not_a_duration(text: str) -> None:
     with pytest.raises(ValueError, match="duration"):
         parse_duration(text)

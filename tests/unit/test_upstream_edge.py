@@ -26,6 +26,7 @@ from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.settings import Settings
 from tests.support.payloads import envelope
+from tests.support.subjects import allowed as allowed_by
 from tests.support.workflows import REGISTRY
 
 NOW = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
@@ -151,15 +152,7 @@ def test_the_gateway_may_publish_requests_and_only_as_itself() -> None:
 
 
 def _may_publish(allowed: tuple[str, ...], subject: str) -> bool:
-    return any(_matches(pattern.split("."), subject.split(".")) for pattern in allowed)
-
-
-def _matches(pattern: list[str], tokens: list[str]) -> bool:
-    if not pattern:
-        return not tokens
-    if pattern[0] == ">":
-        return bool(tokens)
-    return bool(tokens) and pattern[0] in ("*", tokens[0]) and _matches(pattern[1:], tokens[1:])
+    return allowed_by(allowed, subject)
 
 
 def _projector() -> tuple[Projector, InMemoryWorkflowStore]:
