@@ -65,6 +65,13 @@ BAD_VALUES = {
     "console_redact": "body",
     "console_redrive": "maybe",
     "jaeger_url": "jaeger:16686",
+    "gateway_claims_key": "not a key",
+    "gateway_claims_public_key": "not a key",
+    "slo_window": "0",
+    "metrics_interval": "-1",
+    "metrics_host": "",
+    "metrics_port": "70000",
+    "model_prices": '{"gpt": {"input_per_1m": "-1"}}',
 }
 """A bad value for every setting; a new setting without one here fails the test below."""
 
