@@ -104,10 +104,17 @@ async def _drive(driver: Driver, w: Workload) -> dict[str, Any]:
 
 
 async def _leader(admin: Client, stream: str) -> str:
-    info = await admin.jetstream().stream_info(stream)
-    assert info.cluster is not None
-    assert info.cluster.leader
-    return info.cluster.leader
+    """The stream's leader, asked until the cluster answers: right after a node is killed the
+    admin's connection may still be moving to another node, or the meta leader electing."""
+
+    async def probe() -> str | None:
+        try:
+            info = await admin.jetstream().stream_info(stream)
+        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+            return None
+        return info.cluster.leader if info.cluster is not None else None
+
+    return await eventually(probe, within=60, every=0.5, what=f"the leader of {stream}")
 
 
 async def test_workflows_complete_once_each_when_the_inbound_streams_leader_is_killed(
