@@ -38,9 +38,10 @@ GRANTS: dict[str, dict[str, str]] = {
         "timers": "SELECT, INSERT, UPDATE",
         "history": "INSERT",
         # A decision reads whether its workflow is paused (FOR SHARE, which needs an UPDATE
-        # grant on a column) and then holds its rows back instead of writing them to the outbox.
+        # grant on a column) and then holds its rows back instead of writing them to the outbox;
+        # it reads whether rows of its workflow are still held (they go out before its own).
         "pauses": "SELECT, UPDATE (paused_at)",
-        "held_outbox": "INSERT",
+        "held_outbox": "SELECT (workflow_type, tenant_id, workflow_id), INSERT",
     },
     RELAY_ROLE: {
         "interlock_meta": "SELECT",

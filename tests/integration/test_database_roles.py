@@ -165,3 +165,15 @@ async def test_the_relay_reminds_and_samples_waits_and_stuck_workflows_as_its_ow
     assert await waits.pass_once() == [("support", "MANUAL_REVIEW")]
     gauges = Gauges(role_urls[RELAY_ROLE], registry=REGISTRY, stuck_after=3600)
     assert (await gauges.sample()).stuck == {}
+
+
+async def test_the_projector_may_ask_whether_rows_of_its_workflow_are_held(
+    as_role: dict[str, asyncpg.Connection],
+) -> None:
+    """The commit statement asks this for every decision (a paused workflow's rows go out
+    before its next); without the grant every decision failed with InsufficientPrivilege."""
+    held = await as_role[PROJECTOR_ROLE].fetchval(
+        "SELECT EXISTS (SELECT 1 FROM held_outbox WHERE workflow_type = 'support'"
+        " AND tenant_id = 'acme' AND workflow_id = 'x')"
+    )
+    assert held is False
