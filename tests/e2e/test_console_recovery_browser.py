@@ -12,17 +12,15 @@ the test process."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Page, expect
 
 from interlock.plugins import installed
-from interlock.settings import Settings
 from interlock.simulators import effect_rows, seed_customer
 from interlock.tools.demo.runner import Run
-from tests.chaos.conftest import running_stack
+from tests.chaos import conftest as chaos
 from tests.support.browser import CHROMIUM, chromium, log_in
 from tests.support.chaos_stack import Stack
 from tests.support.console import PASSWORD, console_settings, served
@@ -42,29 +40,16 @@ UNANSWERED = ["timeout"] * 40
 """Every refund times out with nothing under its key, longer than the stage tries."""
 
 
-@pytest.fixture(scope="module")
-async def quiet_sweeper_stack(
-    e2e_settings: Settings,
-    module_nats: str,
-    module_database: str,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> AsyncIterator[Stack]:
-    async with running_stack(
-        e2e_settings,
-        module_nats,
-        module_database,
-        tmp_path_factory,
-        stage_host=True,
-        sweep_after=3600,
-    ) as running:
-        yield running
+quiet_hosted_stack = chaos.quiet_hosted_stack
+"""The chaos tier's stage-hosted stack with the sweeper's bound longer than a test (a
+re-dispatched job would restart the stage's deliveries and it would never give up)."""
 
 
 @pytest.fixture(scope="module")
-async def in_review_runs(quiet_sweeper_stack: Stack) -> tuple[list[Run], list[tuple[str, str]]]:
+async def in_review_runs(quiet_hosted_stack: Stack) -> tuple[list[Run], list[tuple[str, str]]]:
     """Three refunds and three requests (tenant, workflow id) whose effects' outcomes stayed
     unknown, brought to review together: their stages give up after the same ~50 s."""
-    stack = quiet_sweeper_stack
+    stack = quiet_hosted_stack
     refunds, requests = await asyncio.gather(
         asyncio.gather(*(in_review(stack, {"execute": UNANSWERED}) for _ in ACTIONS)),
         asyncio.gather(*(request_in_review(stack) for _ in ACTIONS)),
@@ -102,9 +87,9 @@ async def _recover(
 
 
 async def test_unknown_postings_are_confirmed_rerun_and_compensated_from_the_console(
-    quiet_sweeper_stack: Stack, tmp_path: Path
+    quiet_hosted_stack: Stack, tmp_path: Path
 ) -> None:
-    stack = quiet_sweeper_stack
+    stack = quiet_hosted_stack
     runs = await asyncio.gather(
         *(posting_unknown(stack, f) for f in ("unanswered", "unanswered", "answers-lost"))
     )
@@ -138,11 +123,11 @@ async def test_unknown_postings_are_confirmed_rerun_and_compensated_from_the_con
 
 
 async def test_unknown_refunds_are_confirmed_rerun_and_compensated_from_the_console(
-    quiet_sweeper_stack: Stack,
+    quiet_hosted_stack: Stack,
     in_review_runs: tuple[list[Run], list[tuple[str, str]]],
     tmp_path: Path,
 ) -> None:
-    stack = quiet_sweeper_stack
+    stack = quiet_hosted_stack
     runs, _ = in_review_runs
     for run in runs:  # the provider answers from now on
         await seed_customer(stack.dsn, run.customer_id, faults={"execute": []})
@@ -176,11 +161,11 @@ async def test_unknown_refunds_are_confirmed_rerun_and_compensated_from_the_cons
 
 
 async def test_unknown_request_effects_are_confirmed_rerun_and_compensated_from_the_console(
-    quiet_sweeper_stack: Stack,
+    quiet_hosted_stack: Stack,
     in_review_runs: tuple[list[Run], list[tuple[str, str]]],
     tmp_path: Path,
 ) -> None:
-    stack = quiet_sweeper_stack
+    stack = quiet_hosted_stack
     _, runs = in_review_runs
     code, shown = await interlock(stack, "show", runs[0][1])
     assert code == 0
