@@ -9,11 +9,12 @@ import logging
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
+from rich.markup import escape
 
 from interlock import access, terminal
 from interlock.embedded import resolve_urls
@@ -226,3 +227,9 @@ TypeOpt = Annotated[
         "--type", help="Only workflows of this type.", callback=one_of(known_types, "workflow type")
     ),
 ]
+
+
+def usage_error(message: str) -> NoReturn:
+    """Refuse bad usage: `usage: <message>` in one line on stderr, exit 2."""
+    terminal.errors.print(f"[red]usage:[/] {escape(message)}", highlight=False)
+    raise typer.Exit(2)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -11,7 +11,7 @@ from rich.table import Table
 from interlock import queries, terminal
 from interlock.durations import parse_duration
 from interlock.model_costs import BY, By, costs
-from interlock.options import JsonOpt, TypeOpt, with_database
+from interlock.options import JsonOpt, TypeOpt, usage_error, with_database
 from interlock.settings import Settings
 
 
@@ -28,11 +28,11 @@ def costs_command(
 ) -> None:
     """Tokens and cost of the committed model calls, by type, tenant, task, model or workflow."""
     if by not in BY:
-        _usage(f"--by {by!r}: one of {', '.join(BY)}")
+        usage_error(f"--by {by!r}: one of {', '.join(BY)}")
     try:
         after = datetime.now(UTC) - parse_duration(since) if since is not None else None
     except ValueError as exc:
-        _usage(str(exc))
+        usage_error(str(exc))
     grouping: By = by
 
     async def work(_: Settings, database_url: str) -> dict[str, Any]:
@@ -51,11 +51,6 @@ def costs_command(
 
     report = with_database(work)
     terminal.print_json(report) if json_output else _print(report)
-
-
-def _usage(message: str) -> NoReturn:
-    terminal.errors.print(f"[red]usage:[/] {message}", markup=True, highlight=False)
-    raise typer.Exit(2)
 
 
 def _print(report: dict[str, Any]) -> None:

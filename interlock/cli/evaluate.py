@@ -9,7 +9,7 @@ import asyncio
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -21,7 +21,7 @@ from interlock.cli.shadowing import recorded_cases
 from interlock.contracts.errors import InterlockError
 from interlock.durations import parse_duration
 from interlock.evaluation import candidate_version, evaluate, golden_cases
-from interlock.options import JsonOpt, load_settings
+from interlock.options import JsonOpt, load_settings, usage_error
 from interlock.plugins import installed
 from interlock.services.models import PromptTemplate, TaskCatalog, model_client
 from interlock.services.models.pricing import PricedModel
@@ -37,11 +37,6 @@ _MODEL = Annotated[
         "compare models side by side. Default: the one configured for the type.",
     ),
 ]
-
-
-def _usage(message: str) -> NoReturn:
-    terminal.errors.print(f"[red]usage:[/] {message}")
-    raise typer.Exit(2)
 
 
 def eval_command(
@@ -81,11 +76,11 @@ def eval_command(
     plugin, task = _task(target)
     source = golden or task.golden
     if shadow and golden is not None:
-        _usage("give --golden or --shadow, not both")
+        usage_error("give --golden or --shadow, not both")
     if since is not None and not shadow:
-        _usage("--since goes with --shadow")
+        usage_error("--since goes with --shadow")
     if source is None and not shadow:
-        _usage(f"{target} ships no golden set: give one with --golden FILE.jsonl")
+        usage_error(f"{target} ships no golden set: give one with --golden FILE.jsonl")
     after = _since(since)
     version, catalog = _prompt(target, plugin, task, prompt_version, prompt_file)
     s = load_settings()
@@ -102,7 +97,7 @@ def eval_command(
             _evaluate_all(s, specs, catalog, task, cases, version=version, threshold=threshold)
         )
     except (InterlockError, ValueError) as exc:
-        _usage(str(exc))
+        usage_error(str(exc))
     passed = all(r["passed"] for r in reports)
     found = {**reports[0], **extra, "by_model": reports, "passed": passed}
     if json_output:
@@ -123,11 +118,11 @@ def _task(target: str) -> tuple[Plugin, ModelTask]:
     workflow_type, _, task_name = target.partition(".")
     loaded = installed()
     if workflow_type not in loaded.plugins:
-        _usage(f"no workflow type {workflow_type!r} (installed: {', '.join(loaded.plugins)})")
+        usage_error(f"no workflow type {workflow_type!r} (installed: {', '.join(loaded.plugins)})")
     plugin = loaded.plugins[workflow_type].plugin
     tasks = {t.name: t for t in plugin.model_tasks}
     if task_name not in tasks:
-        _usage(f"{workflow_type} has no model task {task_name!r} (it has: {', '.join(tasks)})")
+        usage_error(f"{workflow_type} has no model task {task_name!r} (it has: {', '.join(tasks)})")
     return plugin, tasks[task_name]
 
 
@@ -142,7 +137,7 @@ def _prompt(
     catalog = task_catalog(plugin)
     version = prompt_version or task.prompts[-1].version
     if prompt_file is not None and prompt_version is not None:
-        _usage("give --prompt-version or --prompt-file, not both")
+        usage_error("give --prompt-version or --prompt-file, not both")
     if prompt_file is not None:
         words = _read(prompt_file)
         version = candidate_version(words)
@@ -150,7 +145,7 @@ def _prompt(
         catalog = replace(catalog, templates={**catalog.templates, version: template})
     elif version not in {p.version for p in task.prompts}:
         released = ", ".join(p.version for p in task.prompts)
-        _usage(f"{target} has no prompt {version!r} (released: {released})")
+        usage_error(f"{target} has no prompt {version!r} (released: {released})")
     return version, catalog
 
 
@@ -158,7 +153,7 @@ def _since(since: str | None) -> datetime | None:
     try:
         return datetime.now(UTC) - parse_duration(since) if since is not None else None
     except ValueError as exc:
-        _usage(str(exc))
+        usage_error(str(exc))
 
 
 def _shadow_summary(recorded: ShadowCases, since: str | None) -> dict[str, Any]:
@@ -174,9 +169,9 @@ def _read(path: Path) -> str:
     try:
         words = path.read_text().strip()
     except (OSError, UnicodeDecodeError):
-        _usage(f"--prompt-file: {path} cannot be read as text")
+        usage_error(f"--prompt-file: {path} cannot be read as text")
     if not words:
-        _usage(f"--prompt-file: {path} is empty")
+        usage_error(f"--prompt-file: {path} is empty")
     return words
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
 from interlock import terminal
 from interlock.contracts.registry import Registry
-from interlock.options import JsonOpt, TypeOpt, with_database
+from interlock.options import JsonOpt, TypeOpt, usage_error, with_database
 from interlock.plugins import installed
 from interlock.projector.replay import Replayed, replay
 from interlock.projector.store.histories import read_histories
@@ -94,10 +94,5 @@ def _time(text: str) -> datetime:
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        _usage(f"--since: {text!r} is not an ISO 8601 time")
+        usage_error(f"--since: {text!r} is not an ISO 8601 time")
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
-def _usage(message: str) -> NoReturn:
-    terminal.errors.print(f"[red]usage:[/] {message}")
-    raise typer.Exit(2)
