@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from interlock.access import as_operator
-from interlock.commands import send_and_wait
+from interlock.config.access import as_operator
+from interlock.config.settings import ConsoleRole, Settings
 from interlock.console.operators import (
     CAN_APPROVE,
     CAN_OPERATE,
@@ -31,8 +31,8 @@ from interlock.console.signal_forms import FormField, form_fields, submitted
 from interlock.contracts.effects import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_EVENT
 from interlock.contracts.envelope import Actor
 from interlock.contracts.registry import Registry
-from interlock.settings import ConsoleRole, Settings
-from interlock.signal_payloads import InvalidSignal, payload_for, signal_model
+from interlock.ops.commands import send_and_wait
+from interlock.ops.signal_payloads import InvalidSignal, payload_for, signal_model
 
 
 @dataclass(frozen=True)

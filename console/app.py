@@ -15,13 +15,13 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from interlock import queries
+from interlock.config.settings import Settings
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators
 from interlock.console.pages import login, operations, slos, tasks, workflows
 from interlock.console.web import HERE, Console
 from interlock.contracts.registry import Registry
-from interlock.settings import Settings
+from interlock.ops import queries
 
 SESSION_COOKIE = "interlock_console"
 SESSION_AGE = timedelta(hours=8)

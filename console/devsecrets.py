@@ -1,5 +1,5 @@
 """The console's own secrets, kept with the installation's (`<home>/secrets/console.json`,
-see `interlock.secrets`): the key that signs session cookies, and the development operator's
+see `interlock.config.secrets`): the key that signs session cookies, and the development operator's
 password for an embedded stack. Each is generated on first need, under the secrets' lock, so
 the console process and `interlock up`, starting together, agree on them."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interlock.secrets import CONSOLE_FILE, Secrets
+from interlock.config.secrets import CONSOLE_FILE, Secrets
 
 DEV_OPERATOR = "dev"
 

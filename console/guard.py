@@ -16,8 +16,8 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 
+from interlock.config.settings import ConsoleRole
 from interlock.console.operators import Operator, Operators
-from interlock.settings import ConsoleRole
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 CSRF_FIELD = "csrf_token"

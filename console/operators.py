@@ -17,9 +17,9 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import SecretStr
 
+from interlock.config.settings import ConsoleOperator, ConsoleRole, Settings
 from interlock.console.devsecrets import DEV_OPERATOR, ConsoleSecrets
 from interlock.contracts.registry import Registry
-from interlock.settings import ConsoleOperator, ConsoleRole, Settings
 
 log = logging.getLogger("interlock.console")
 _hasher = PasswordHasher()

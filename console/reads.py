@@ -17,9 +17,9 @@ from sqlalchemy import ColumnElement, false, func, select
 from sqlalchemy import tuple_ as row
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import queries
 from interlock.contracts.progress import Overrides
 from interlock.contracts.registry import Registry
+from interlock.ops import queries
 from interlock.projector.store.schema import audit, workflows
 from interlock.relay.gauges import human_waiting_states
 from interlock.relay.store import LAG

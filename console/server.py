@@ -11,12 +11,12 @@ from urllib.parse import urlsplit
 
 import uvicorn
 
+from interlock.config.settings import Settings
+from interlock.config.stackfile import StackRecord
 from interlock.console.app import create_app
 from interlock.console.devsecrets import DEV_OPERATOR, ConsoleSecrets
 from interlock.console.operators import configured_operators
 from interlock.contracts.registry import Registry
-from interlock.embedded import StackRecord
-from interlock.settings import Settings
 
 log = logging.getLogger("interlock.console")
 

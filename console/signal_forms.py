@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from interlock.contracts.definition import WorkflowDefinition
-from interlock.signal_payloads import bound_fields, field_value, shown, signal_model
+from interlock.ops.signal_payloads import bound_fields, field_value, shown, signal_model
 
 PREFIX = "p."
 

@@ -13,12 +13,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
-from interlock import queries
+from interlock.config.settings import Settings
 from interlock.console.guard import csrf_token, current_operator
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators
 from interlock.contracts.registry import Registry
-from interlock.settings import Settings
+from interlock.ops import queries
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")

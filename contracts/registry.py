@@ -4,7 +4,7 @@ A workflow records the definition version it started with and is always decided 
 version, so a deployment never silently reinterprets an in-flight workflow.
 
 A `Registry` is a value: the composition root builds it from the installed plugins
-(`interlock.plugins`) and hands it to whatever needs to know the workflow types (projector,
+(`interlock.config.plugins`) and hands it to whatever needs to know the workflow types (projector,
 gateway, stream topology, gauges, tools). Nothing here knows any particular workflow.
 """
 

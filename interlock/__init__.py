@@ -43,13 +43,14 @@ if TYPE_CHECKING:
     from interlock._sdk.scenarios import Scenario, ScenarioRun
     from interlock._sdk.stages import StageContext, StageHandler, Transient, stage
     from interlock.client import Client
-    from interlock.client_views import (
+    from interlock.client.views import (
         InvalidPayload,
         NotConnected,
         StartRefused,
         UnknownWorkflowType,
         WorkflowView,
     )
+    from interlock.config.plugins import PluginError, validate
     from interlock.contracts.definition import (
         REVIEW_TARGET,
         Announcement,
@@ -88,7 +89,6 @@ if TYPE_CHECKING:
         TimerFired,
         TokenUsage,
     )
-    from interlock.plugins import PluginError, validate
     from interlock.services.adapters.http import (
         HttpEffectConfig,
         HttpEffects,
@@ -247,7 +247,7 @@ _WHERE = {
         "typed_guard",
     ),
     "interlock._sdk.process": ("Approval", "Cancellation", "Rejection"),
-    "interlock.plugins": ("PluginError", "validate"),
+    "interlock.config.plugins": ("PluginError", "validate"),
     "interlock._sdk.models": ("Answer", "ModelTask", "Prompt", "Rules", "ask"),
     "interlock.contracts.guards": ("GuardInput", "PluginGuard"),
     "interlock._sdk.ports": ("Adapter", "AdapterContext", "Port"),
@@ -268,7 +268,7 @@ _WHERE = {
     "interlock.contracts.envelope": ("Actor", "summarise"),
     "interlock.contracts.errors": ("InterlockError", "PublishFailed"),
     "interlock.client": ("Client",),
-    "interlock.client_views": (
+    "interlock.client.views": (
         "InvalidPayload",
         "NotConnected",
         "StartRefused",

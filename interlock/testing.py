@@ -31,19 +31,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from interlock._sdk.plugin import Plugin
+from interlock.app.wiring import worker
+from interlock.config.plugins import PluginError, validate
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, parse_envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.jobs import JobPayload
 from interlock.contracts.registry import Registry
-from interlock.plugins import PluginError, validate
 from interlock.projector.door import OccurredWindow
 from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.projector.store.records import AuditRecord
 from interlock.relay.timers import firing
 from interlock.services.runtime.stage import StageResult, StageWorker, after_failure, result_event
-from interlock.wiring import worker
 
 __all__ = ["EventOutcome", "MalformedMessage", "PluginError", "WorkflowTestEnv"]
 

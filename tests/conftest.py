@@ -21,13 +21,13 @@ from sqlalchemy.engine import make_url
 # Shared suites (the store contract) assert in tests/support: show their failures in full.
 pytest.register_assert_rewrite("tests.support")
 
-from interlock import access, natsconf  # noqa: E402
-from interlock.embedded import EmbeddedNats, EmbeddedPostgres  # noqa: E402
-from interlock.embedded.postgres import SUPERUSER  # noqa: E402
+from interlock.app.embedded import EmbeddedNats, EmbeddedPostgres  # noqa: E402
+from interlock.app.embedded.postgres import SUPERUSER  # noqa: E402
+from interlock.config import access, natsconf  # noqa: E402
+from interlock.config.secrets import Secrets  # noqa: E402
+from interlock.config.settings import Settings, asyncpg_dsn  # noqa: E402
 from interlock.messaging.permissions import ADMIN  # noqa: E402
 from interlock.projector.store.migrate import upgrade  # noqa: E402
-from interlock.secrets import Secrets  # noqa: E402
-from interlock.settings import Settings, asyncpg_dsn  # noqa: E402
 from interlock.tools.demo import demo_environment as demo_env  # noqa: E402
 
 _TIERS = ("unit", "integration", "e2e", "chaos")

@@ -15,15 +15,16 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import queries, terminal
-from interlock.composition import default_stack
+from interlock.app import terminal
+from interlock.app.bootstrap import default_components, supervised
+from interlock.app.composition import default_stack
+from interlock.app.embedded import broker_sync
+from interlock.app.health import attached
+from interlock.app.options import JsonOpt, load_settings, with_stack
+from interlock.config.settings import Settings
 from interlock.contracts.errors import ErrorCode, InterlockError
-from interlock.embedded import broker_sync
-from interlock.health import attached
-from interlock.options import JsonOpt, load_settings, with_stack
-from interlock.runtime import default_components, supervised
-from interlock.settings import Settings
-from interlock.signals import Clients
+from interlock.ops import queries
+from interlock.ops.signals import Clients
 from interlock.tools.bench_driver import Driver
 from interlock.tools.bench_plugin import NoWorkload, measure, run_plugin_bench, workload
 from interlock.tools.bench_servers import ServerWindow, partition_shares

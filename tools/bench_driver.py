@@ -14,7 +14,7 @@ from nats.aio.msg import Msg
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.signals import Clients
+from interlock.ops.signals import Clients
 
 APPROVER = Actor(id="bench-approver", role="support_approver")
 REQUEST = {

@@ -15,12 +15,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import queries
-from interlock.composition import default_stack
+from interlock.app.bootstrap import supervised
+from interlock.app.composition import default_stack
+from interlock.config.settings import Settings
 from interlock.contracts.errors import ErrorCode, InterlockError
-from interlock.runtime import supervised
-from interlock.settings import Settings
-from interlock.signals import Clients
+from interlock.ops import queries
+from interlock.ops.signals import Clients
 from interlock.tools.bench_servers import ServerWindow
 from interlock.tools.bench_stats import ResourceSampler
 from interlock.tools.demo.plugins import Announcements, PluginRun, PluginScenario, plugin_scenarios

@@ -13,7 +13,7 @@ from typing import Any
 import psutil
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import queries
+from interlock.ops import queries
 
 
 async def hop_latencies(engine: AsyncEngine, workflow_ids: list[str]) -> dict[str, Any]:

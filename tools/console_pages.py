@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
+from interlock.config.plugins import installed
+from interlock.config.settings import ConsoleOperator, Settings
 from interlock.console import create_app
 from interlock.console.operators import Operators, hash_password
-from interlock.plugins import installed
-from interlock.settings import ConsoleOperator, Settings
 
 PAGES = ("/", "/?human=1", "/?stuck=1", "/tasks", "/operations", "/slos")
 ROUNDS = 5

@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from interlock import queries
+from interlock.config.telemetry import traces_dir
 from interlock.console import actions, reads
 from interlock.console.drawing import layout, taken_edges
 from interlock.console.guard import requires
@@ -20,8 +20,8 @@ from interlock.console.web import console_of, find_workflow, render
 from interlock.contracts.diagram import diagram
 from interlock.contracts.effectcheck import effects_view
 from interlock.contracts.errors import ErrorCode, InterlockError
-from interlock.telemetry import traces_dir
-from interlock.traceview import assemble
+from interlock.ops import queries
+from interlock.ops.traceview import assemble
 
 
 class BadFilter(InterlockError):

@@ -6,7 +6,7 @@ Exit codes: 0 success, 1 failure or mismatch, 2 bad usage or configuration, 3 a 
 projector refused (the reason is printed).
 
 This module only assembles the app: the commands live in `run`, `inspect` and `operate`, and
-in the tools (`demo`, `bench`), which share their options through `interlock.options`.
+in the tools (`demo`, `bench`), which share their options through `interlock.app.options`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from interlock import failures
+from interlock.app import failures
 from interlock.cli import (
     costs,
     credentials,
@@ -34,7 +34,7 @@ from interlock.cli import (
     web,
     workflows,
 )
-from interlock.plugins import installed
+from interlock.config.plugins import installed
 from interlock.tools.bench import bench
 from interlock.tools.chaos import chaos
 from interlock.tools.demo import demo

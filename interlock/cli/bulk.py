@@ -1,7 +1,7 @@
 """Bulk operator commands: `retry`, `cancel` and `migrate-workflow` given a selection
-(`interlock.selection`) instead of an id.
+(`interlock.ops.selection`) instead of an id.
 
-Nothing is sent before the preview (`interlock.bulk`) has been made: `--dry-run` prints it and
+Nothing is sent before the preview (`interlock.ops.bulk`) has been made: `--dry-run` prints it and
 stops; `--yes` (or, on a terminal, typing the number of workflows) applies it — paced, with
 progress on stderr, each workflow's outcome in the operator's log with the operator and the
 selection. Without either a selection is refused at once (exit 2, one line). Workflows the
@@ -20,10 +20,11 @@ from typing import Any, Protocol
 
 import typer
 
-from interlock import bulk, terminal
+from interlock.app import terminal
+from interlock.ops import bulk
+from interlock.ops.selection import Selection
 from interlock.projector.engine import Workflow
 from interlock.projector.store.operator_log import Entry, opened, record
-from interlock.selection import Selection
 
 Preview = dict[str, Any]
 Applier = Callable[[Preview], Awaitable[dict[str, Any]]]

@@ -8,11 +8,12 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from interlock import queries, terminal
-from interlock.durations import parse_duration
-from interlock.model_costs import BY, By, costs
-from interlock.options import JsonOpt, TypeOpt, usage_error, with_database
-from interlock.settings import Settings
+from interlock.app import terminal
+from interlock.app.options import JsonOpt, TypeOpt, usage_error, with_database
+from interlock.config.durations import parse_duration
+from interlock.config.settings import Settings
+from interlock.ops import queries
+from interlock.ops.model_costs import BY, By, costs
 
 
 def costs_command(

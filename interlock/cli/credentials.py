@@ -8,9 +8,10 @@ from typing import Annotated
 
 import typer
 
-from interlock import access, natsconf, terminal
-from interlock.embedded import running_record
-from interlock.options import load_settings
+from interlock.app import terminal
+from interlock.app.embedded import running_record
+from interlock.app.options import load_settings
+from interlock.config import access, natsconf
 
 
 def nats_config(

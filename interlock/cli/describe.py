@@ -6,12 +6,12 @@ from typing import Annotated
 
 import typer
 
-from interlock import terminal
+from interlock.app import terminal
+from interlock.app.options import JsonOpt
 from interlock.cli.history import installed_registry
+from interlock.config.plugins import installed
 from interlock.contracts.diagram import FORMATS, Format, diagram, render
 from interlock.contracts.graphjson import graph_json
-from interlock.options import JsonOpt
-from interlock.plugins import installed
 
 
 def graph(

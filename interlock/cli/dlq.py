@@ -13,13 +13,13 @@ import nats
 import typer
 from nats.js import JetStreamContext
 
-from interlock import terminal
+from interlock.app import terminal
+from interlock.app.options import JsonOpt, with_stack
 from interlock.cli import selecting
 from interlock.cli.bulk import Mode, usage
 from interlock.cli.redriving import bulk_redrive
 from interlock.contracts.urls import nats_servers
 from interlock.messaging import letters as dlq
-from interlock.options import JsonOpt, with_stack
 
 T = TypeVar("T")
 app = typer.Typer(help="Dead letters: list, show and redrive them.", no_args_is_help=True)

@@ -18,11 +18,11 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import terminal
+from interlock.app import terminal
+from interlock.app.options import JsonOpt, TenantOpt
 from interlock.cli.operate import OPERATOR_ID, option, signal_command
 from interlock.contracts.effects import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_EVENT
-from interlock.options import JsonOpt, TenantOpt
-from interlock.signal_payloads import json_object
+from interlock.ops.signal_payloads import json_object
 
 Values = dict[str, Any]
 _REASON = Annotated[str, typer.Option(help="Why, for the audit trail.")]

@@ -1,6 +1,6 @@
 """`interlock eval TYPE.TASK`: a model task's golden set asked of one or more models under a
 prompt, the answers checked (schema, then per expected field), with a threshold that exits 1:
-the gate a prompt or model change passes before it is released (see `interlock.evaluation`).
+the gate a prompt or model change passes before it is released (see `interlock.ops.evaluation`).
 """
 
 from __future__ import annotations
@@ -14,20 +14,20 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from interlock import terminal
 from interlock._sdk.models import ModelTask
 from interlock._sdk.plugin import Plugin
+from interlock.app import terminal
+from interlock.app.options import JsonOpt, load_settings, usage_error
+from interlock.app.wiring import task_catalog
 from interlock.cli.shadowing import recorded_cases
+from interlock.config.durations import parse_duration
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts.errors import InterlockError
-from interlock.durations import parse_duration
-from interlock.evaluation import candidate_version, evaluate, golden_cases
-from interlock.options import JsonOpt, load_settings, usage_error
-from interlock.plugins import installed
+from interlock.ops.evaluation import candidate_version, evaluate, golden_cases
+from interlock.ops.shadow import ShadowCases
 from interlock.services.models import PromptTemplate, TaskCatalog, model_client
 from interlock.services.models.pricing import PricedModel
-from interlock.settings import Settings
-from interlock.shadow import ShadowCases
-from interlock.wiring import task_catalog
 
 _MODEL = Annotated[
     list[str] | None,

@@ -9,14 +9,14 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import terminal
+from interlock.app import terminal
+from interlock.app.options import JsonOpt, TypeOpt, usage_error, with_database
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts.registry import Registry
-from interlock.options import JsonOpt, TypeOpt, usage_error, with_database
-from interlock.plugins import installed
 from interlock.projector.replay import Replayed, replay
 from interlock.projector.store.histories import read_histories
 from interlock.projector.store.records import HistoryRecord
-from interlock.settings import Settings
 
 
 def installed_registry() -> Registry:

@@ -7,11 +7,8 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from interlock import queries, terminal
-from interlock.contracts.effectcheck import effects_view
-from interlock.contracts.errors import UnknownDefinition
-from interlock.contracts.model_calls import calls_view, spend_view
-from interlock.options import (
+from interlock.app import terminal
+from interlock.app.options import (
     JsonOpt,
     TenantOpt,
     TypeOpt,
@@ -20,9 +17,13 @@ from interlock.options import (
     one_of,
     with_stack,
 )
-from interlock.plugins import installed
-from interlock.telemetry import traces_dir
-from interlock.traceview import assemble, render
+from interlock.config.plugins import installed
+from interlock.config.telemetry import traces_dir
+from interlock.contracts.effectcheck import effects_view
+from interlock.contracts.errors import UnknownDefinition
+from interlock.contracts.model_calls import calls_view, spend_view
+from interlock.ops import queries
+from interlock.ops.traceview import assemble, render
 
 T = TypeVar("T")
 

@@ -15,13 +15,14 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import access, terminal
+from interlock.app import terminal
+from interlock.app.options import JsonOpt, TenantOpt, with_database
 from interlock.cli import selecting
 from interlock.cli.bulk import Mode, usage
+from interlock.config import access
+from interlock.config.settings import Settings
 from interlock.contracts.envelope import Actor
-from interlock.migration import migrate
-from interlock.options import JsonOpt, TenantOpt, with_database
-from interlock.settings import Settings
+from interlock.ops.migration import migrate
 
 
 def migrate_workflow(

@@ -6,7 +6,7 @@ One factory makes them all: they differ in the event they send, the role they si
 default, and the options of their own. The payload is the type's: the event's payload model
 (of the definition version the workflow is pinned to) is filled with what the workflow shows
 and the operator's `--payload`/`--field` values, and checked before anything is sent (exit 2,
-one line); see `interlock.signal_payloads`."""
+one line); see `interlock.ops.signal_payloads`."""
 
 from __future__ import annotations
 
@@ -17,17 +17,18 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import access, terminal
+from interlock.app import terminal
+from interlock.app.options import JsonOpt, TenantOpt, with_stack
 from interlock.cli import selecting
 from interlock.cli.bulk import usage
-from interlock.commands import send_and_wait
+from interlock.config import access
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor
 from interlock.contracts.errors import UnknownDefinition
-from interlock.options import JsonOpt, TenantOpt, with_stack
-from interlock.plugins import installed
-from interlock.settings import Settings
-from interlock.signal_payloads import InvalidSignal, default_role, given_values, payload_for
+from interlock.ops.commands import send_and_wait
+from interlock.ops.signal_payloads import InvalidSignal, default_role, given_values, payload_for
 
 Values = dict[str, Any]
 Own = Callable[..., tuple[Values, Values]]

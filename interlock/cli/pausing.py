@@ -11,13 +11,13 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import terminal
+from interlock.app import terminal
+from interlock.app.options import JsonOpt, with_database
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts.urls import asyncpg_dsn
-from interlock.options import JsonOpt, with_database
-from interlock.plugins import installed
 from interlock.projector.store import pauses
 from interlock.projector.store.operator_log import opened
-from interlock.settings import Settings
 
 TypeOpt = Annotated[str, typer.Option("--type", help="The workflow type.")]
 ScopeTenantOpt = Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")]

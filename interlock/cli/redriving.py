@@ -17,22 +17,23 @@ from typing import Any
 
 import nats
 
-from interlock import access, bulk
+from interlock.app.options import with_stack
 from interlock.cli.bulk import Mode, Preview, check_mode, report, run_previewed
+from interlock.config import access
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope, parse_envelope, utcnow
 from interlock.contracts.errors import MalformedMessage, UnknownDefinition
 from interlock.contracts.urls import nats_servers
 from interlock.messaging import letters as dlq
-from interlock.options import with_stack
-from interlock.plugins import installed
+from interlock.ops import bulk
+from interlock.ops.selection import Selection
 from interlock.projector import door
 from interlock.projector.claims import ClaimVerifier
 from interlock.projector.engine import Context
 from interlock.projector.store.port import WorkflowStore
 from interlock.projector.store.postgres import open_store
-from interlock.selection import Selection
-from interlock.settings import Settings
 
 
 def selected(letter: dlq.Letter, chosen: Selection, now: datetime) -> bool:

@@ -13,24 +13,26 @@ from typing import Annotated
 import typer
 
 import interlock
-from interlock import console, telemetry, terminal
-from interlock.access import component_roles
-from interlock.composition import CONSOLE, GATEWAY, default_stack, resolve_name
-from interlock.contracts.partitions import is_projector, partition_of_component
-from interlock.devsender import with_dev_sender
-from interlock.endpoints import ENDPOINTS, write_endpoints
-from interlock.failures import ConfigurationError
-from interlock.health import healthy
-from interlock.options import load_settings, with_component, with_stack
-from interlock.runtime import Runtime, prepare, supervised
-from interlock.settings import Settings
-from interlock.startup import (
+from interlock import console
+from interlock.app import terminal
+from interlock.app.bootstrap import Runtime, prepare, supervised
+from interlock.app.composition import CONSOLE, GATEWAY, default_stack, resolve_name
+from interlock.app.devsender import with_dev_sender
+from interlock.app.endpoints import ENDPOINTS, write_endpoints
+from interlock.app.failures import ConfigurationError
+from interlock.app.health import healthy
+from interlock.app.options import load_settings, with_component, with_stack
+from interlock.app.startup import (
     require_free_ports,
     shadowing_directory,
     without_taken_metrics_port,
 )
-from interlock.telemetry import SCRAPED
-from interlock.uplock import only_up
+from interlock.app.uplock import only_up
+from interlock.config import telemetry
+from interlock.config.access import component_roles
+from interlock.config.settings import Settings
+from interlock.config.telemetry import SCRAPED
+from interlock.contracts.partitions import is_projector, partition_of_component
 
 
 def up(
@@ -98,7 +100,7 @@ def service(
     component_name = _known(name)
     # What runs the components brings in every library they use (FastStream, aiohttp, the
     # stages and their clients): ~0.3 s that every other command would pay at start-up.
-    from interlock.components import component as runnable  # noqa: PLC0415
+    from interlock.app.runners import component as runnable  # noqa: PLC0415
 
     component = runnable(component_name)
 
@@ -130,8 +132,8 @@ def _check_adapters(s: Settings) -> None:
     `INTERLOCK_ADAPTERS` that names an unknown type, port or adapter, or configures one
     wrongly."""
     # The plugins are loaded only by the commands that run the stack.
-    from interlock.bindings import check_adapters  # noqa: PLC0415
-    from interlock.plugins import installed  # noqa: PLC0415
+    from interlock.app.bindings import check_adapters  # noqa: PLC0415
+    from interlock.config.plugins import installed  # noqa: PLC0415
 
     check_adapters(s.adapters, installed())
 

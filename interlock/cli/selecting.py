@@ -10,26 +10,27 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import access, bulk
+from interlock.app.options import with_database, with_stack
 from interlock.cli.bulk import Mode, Preview, check_mode, report, run, usage
-from interlock.commands import send_and_wait
+from interlock.config import access
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor, utcnow
 from interlock.contracts.errors import UnknownDefinition
-from interlock.migration import migrate
-from interlock.options import with_database, with_stack
-from interlock.plugins import installed
-from interlock.projector.engine import Context, Workflow
-from interlock.selection import InvalidSelection, Selection, selection
-from interlock.settings import Settings
-from interlock.signal_payloads import (
+from interlock.ops import bulk
+from interlock.ops.commands import send_and_wait
+from interlock.ops.migration import migrate
+from interlock.ops.selection import InvalidSelection, Selection, selection
+from interlock.ops.signal_payloads import (
     InvalidSignal,
     NotAccepted,
     default_role,
     given_values,
     payload_for,
 )
-from interlock.signals import signal_envelope
+from interlock.ops.signals import signal_envelope
+from interlock.projector.engine import Context, Workflow
 
 TypeSel = Annotated[
     str | None, typer.Option("--type", help="Select the workflows of this type (not one id).")

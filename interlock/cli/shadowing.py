@@ -7,11 +7,11 @@ from pathlib import Path
 
 from interlock._sdk.models import ModelTask
 from interlock._sdk.plugin import Plugin
-from interlock.evaluation import golden_cases
-from interlock.options import with_database
-from interlock.plugins import installed
-from interlock.settings import Settings
-from interlock.shadow import ShadowCases, compared_fields, shadow_cases
+from interlock.app.options import with_database
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
+from interlock.ops.evaluation import golden_cases
+from interlock.ops.shadow import ShadowCases, compared_fields, shadow_cases
 
 
 def recorded_cases(

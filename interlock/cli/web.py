@@ -7,13 +7,15 @@ from typing import Annotated
 
 import typer
 
-from interlock import console, telemetry, terminal
-from interlock.access import CONSOLE
+from interlock import console
+from interlock.app import terminal
+from interlock.app.options import load_settings, with_component
 from interlock.cli.history import installed_registry
 from interlock.cli.run import stop_on_signals
+from interlock.config import telemetry
+from interlock.config.access import CONSOLE
+from interlock.config.settings import Settings
 from interlock.console.operators import hash_password
-from interlock.options import load_settings, with_component
-from interlock.settings import Settings
 
 
 def console_command(

@@ -7,9 +7,9 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from interlock import terminal
-from interlock.options import JsonOpt
-from interlock.plugins import Installed, installed
+from interlock.app import terminal
+from interlock.app.options import JsonOpt
+from interlock.config.plugins import Installed, installed
 
 
 def workflows(json_output: JsonOpt = False) -> None:

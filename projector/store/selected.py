@@ -1,4 +1,4 @@
-"""The workflows a bulk operator command selects, read in one query (`interlock.bulk`)."""
+"""The workflows a bulk operator command selects, read in one query (`interlock.ops.bulk`)."""
 
 from __future__ import annotations
 

@@ -10,12 +10,12 @@ from contextlib import asynccontextmanager
 import nats
 import pytest
 
-from interlock.composition import default_stack
+from interlock.app.bootstrap import supervised
+from interlock.app.composition import default_stack
+from interlock.config.settings import Settings
 from interlock.messaging.crashpoints import ENV as CRASHPOINTS
+from interlock.ops.signals import Clients
 from interlock.projector.store.database import database_pool
-from interlock.runtime import supervised
-from interlock.settings import Settings
-from interlock.signals import Clients
 from interlock.tools.demo.runner import ApprovalDesk
 from tests.support.chaos_stack import Stack, chaos_environment
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from interlock.access import job_signing_key
+from interlock.config.access import job_signing_key
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
 from interlock.contracts.registry import Registry

@@ -18,16 +18,17 @@ import pytest
 from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import access, queries
-from interlock.composition import default_stack
+from interlock.app.bootstrap import supervised
+from interlock.app.composition import default_stack
+from interlock.config import access
+from interlock.config.secrets import Secrets
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_servers
 from interlock.messaging.letters import letters
 from interlock.messaging.permissions import ADMIN
-from interlock.runtime import supervised
-from interlock.secrets import Secrets
-from interlock.settings import Settings
-from interlock.signals import Clients
+from interlock.ops import queries
+from interlock.ops.signals import Clients
 from interlock.simulators import action_count
 from interlock.tools.chaos.drive import Driver, Scenario, Workload
 from interlock.tools.chaos.invariants import Started, check

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from interlock import access
+from interlock.app.embedded import EmbeddedNats
+from interlock.config import access
+from interlock.config.secrets import Secrets
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
-from interlock.embedded import EmbeddedNats
 from interlock.messaging.permissions import ADMIN
-from interlock.secrets import Secrets
-from interlock.settings import Settings
 from interlock.tools.demo.runner import Run, approve
 from tests.conftest import nats_config
 from tests.support.chaos_stack import Stack

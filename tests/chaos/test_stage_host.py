@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from interlock.health import attached, healthy
+from interlock.app.health import attached, healthy
 from interlock.messaging.crashpoints import arm, armed
 from interlock.messaging.permissions import STAGE_HOST
 from interlock.simulators import notification_count

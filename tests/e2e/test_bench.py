@@ -15,9 +15,9 @@ from typing import Any
 import nats
 import pytest
 
-from interlock import access
+from interlock.app.bootstrap import prepare
+from interlock.config import access
 from interlock.contracts import subjects
-from interlock.runtime import prepare
 from tests.support.cli import cli_env
 from tests.support.polling import eventually
 

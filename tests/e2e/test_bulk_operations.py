@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import asyncpg
 import pytest
 
-from interlock.settings import Settings
+from interlock.config.settings import Settings
 from interlock.tools.demo import run_demo
 from interlock.tools.demo.scenarios import SCENARIOS
 from tests.support.cli import cli_env

@@ -15,9 +15,9 @@ from typing import Any
 import nats
 import pytest
 
-from interlock import access
+from interlock.config import access
+from interlock.config.settings import Settings
 from interlock.contracts.ids import workflow_id_for
-from interlock.settings import Settings
 from tests.support.cli import cli_env, interlock_up
 from tests.support.polling import eventually
 

@@ -10,9 +10,9 @@ import psutil
 import pytest
 from pydantic import SecretStr
 
+from interlock.app.bootstrap import supervised
+from interlock.config.settings import GatewaySender, Settings
 from interlock.contracts.urls import nats_user
-from interlock.runtime import supervised
-from interlock.settings import GatewaySender, Settings
 
 pytestmark = pytest.mark.timeout(120)
 OPENAI_KEY = "sk-test-openai-key-0123456789"

@@ -21,11 +21,11 @@ import nats
 import pytest
 from playwright.async_api import BrowserContext, Page, Playwright, async_playwright, expect
 
-from interlock import queries
-from interlock.access import UPSTREAM
+from interlock.config.access import UPSTREAM
+from interlock.config.settings import Settings
 from interlock.console.devsecrets import ConsoleSecrets
-from interlock.settings import Settings
-from interlock.signals import publish
+from interlock.ops import queries
+from interlock.ops.signals import publish
 from tests.support import browser
 from tests.support.browser import CHROMIUM, FLAGS
 from tests.support.cli import cli_env, free_port, interlock_up

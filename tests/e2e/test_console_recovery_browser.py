@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page, expect
 
-from interlock.plugins import installed
+from interlock.config.plugins import installed
 from interlock.simulators import effect_rows, seed_customer
 from interlock.tools.demo.runner import Run
 from tests.chaos import conftest as chaos

@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from interlock.config.settings import Settings
 from interlock.console.devsecrets import ConsoleSecrets
-from interlock.settings import Settings
 from tests.support.cli import cli_env, free_port, interlock_up
 from tests.support.console import csrf_of
 from tests.support.invoices import INVOICE_STAGES, invoice_in, start_invoice

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from interlock.composition import default_stack
+from interlock.app.composition import default_stack
 from interlock.tools.demo import casefile, demo_environment
 from interlock.tools.demo.timings import suggestion
 from tests.support.cli import cli_env, cli_streams, interlock_up

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import async_playwright, expect
 
+from interlock.config.settings import Settings
 from interlock.console.devsecrets import ConsoleSecrets
-from interlock.settings import Settings
 from tests.e2e.test_console_browser import Console, unlabelled
 from tests.e2e.test_expense_plugin import STAGES, Stack, banked
 from tests.support.browser import CHROMIUM, log_in

@@ -13,7 +13,7 @@ import nats
 import pytest
 from nats.aio.client import Client
 
-from interlock.settings import Settings
+from interlock.config.settings import Settings
 from tests.support.inprocess import stack_in_process
 from tests.support.payloads import REQUEST, external_body
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from interlock import access
-from interlock.settings import Settings
+from interlock.config import access
+from interlock.config.settings import Settings
 from tests.support.cli import free_port, interlock_up
 from tests.support.gateway_webhooks import APPROVAL, PATH, signed
 from tests.support.polling import eventually

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from interlock import access
+from interlock.config import access
+from interlock.config.settings import Settings
 from interlock.services.gateway.reads import signed_content
-from interlock.settings import Settings
 from tests.support.cli import free_port, interlock_up
 from tests.support.gateway_webhooks import signed
 from tests.support.polling import eventually

@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from interlock import access, natsconf
-from interlock.embedded import EmbeddedNats
+from interlock.app.embedded import EmbeddedNats
+from interlock.app.supervisor import Supervisor
+from interlock.config import access, natsconf
+from interlock.config.secrets import Secrets
+from interlock.config.settings import Settings
 from interlock.messaging.permissions import ADMIN
-from interlock.secrets import Secrets
-from interlock.settings import Settings
-from interlock.supervisor import Supervisor
 from interlock.tools.hostile import hostile_stack, with_read_clients
 from interlock.tools.hostile.account import ACCEPTED, UNACCOUNTED
 from interlock.tools.hostile.reads import READ_FORGERS

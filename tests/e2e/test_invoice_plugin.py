@@ -18,8 +18,8 @@ import nats
 import pytest
 from interlock_invoice.scenarios import LARGE, document
 
+from interlock.config.plugins import installed
 from interlock.contracts.envelope import parse_envelope
-from interlock.plugins import installed
 from tests.support.cli import cli, cli_env, interlock_up
 from tests.support.polling import eventually
 

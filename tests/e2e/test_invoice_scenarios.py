@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from interlock.settings import Settings
+from interlock.config.settings import Settings
 from interlock.tools.demo import ScenarioResult, run_demo
 from interlock.tools.demo.plugins import plugin_scenarios
 from tests.support.cli import cli, cli_env

@@ -17,9 +17,9 @@ import nats
 import pytest
 from nats.aio.client import Client
 
+from interlock.config.settings import Settings
 from interlock.otel.model_metrics import COST, TOKENS
 from interlock.services.models.pricing import Price, cost_of
-from interlock.settings import Settings
 from tests.support.cli import cli, cli_env
 from tests.support.console import asgi_client, console_settings, log_in
 from tests.support.fake_openai import FakeOpenAI, completion

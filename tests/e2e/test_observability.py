@@ -11,7 +11,7 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
-from interlock.settings import Settings
+from interlock.config.settings import Settings
 from interlock.tools.demo import ScenarioResult, run_demo
 from interlock.tools.demo.scenarios import SCENARIOS
 from tests.support.inprocess import stack_in_process

@@ -14,14 +14,14 @@ from typing import Any
 import nats
 import pytest
 
-from interlock import queries
-from interlock.composition import default_stack
+from interlock.app.bootstrap import supervised
+from interlock.app.composition import default_stack
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
+from interlock.ops import queries
 from interlock.projector.store.database import database_pool
-from interlock.runtime import supervised
-from interlock.settings import Settings
 from tests.support.payloads import REQUEST
 from tests.support.polling import eventually
 

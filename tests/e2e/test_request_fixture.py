@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from interlock import access
+from interlock.config import access
 from interlock.simulators import effect_rows
 from interlock.tools.demo.casefile import SHIPPED
 from tests.conftest import clean_broker

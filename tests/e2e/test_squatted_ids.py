@@ -16,10 +16,10 @@ import nats
 import pytest
 from nats.aio.client import Client
 
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.ids import job_id_for, result_event_id
 from interlock.contracts.urls import nats_inbox
-from interlock.settings import Settings
 from tests.support.inprocess import stack_in_process
 from tests.support.payloads import REQUEST, external_body
 from tests.support.polling import eventually

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from interlock.settings import Settings
+from interlock.config.settings import Settings
 from interlock.tools.demo import ScenarioResult, run_demo
 from interlock.tools.demo.scenarios import SCENARIOS
 from tests.support.workflow_rows import workflow_views

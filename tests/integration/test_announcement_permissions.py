@@ -18,14 +18,14 @@ from nats.aio.client import Client
 from nats.aio.subscription import Subscription
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
-from interlock import access, natsconf
+from interlock.app.embedded import EmbeddedNats
+from interlock.config import access, natsconf
+from interlock.config.secrets import Secrets
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.contracts.urls import nats_inbox
-from interlock.embedded import EmbeddedNats
 from interlock.messaging import permissions as broker
 from interlock.messaging.streams import provision
-from interlock.secrets import Secrets
 from tests.support.workflows import REGISTRY, STAGES
 
 pytestmark = pytest.mark.timeout(90)

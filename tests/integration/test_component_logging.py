@@ -16,7 +16,7 @@ ISO_WITH_OFFSET = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d
 def test_log_lines_start_with_an_iso_timestamp_and_its_offset() -> None:
     code = (
         "import logging\n"
-        "from interlock.options import configure_logging\n"
+        "from interlock.app.options import configure_logging\n"
         "configure_logging('INFO')\n"
         "logging.getLogger('interlock.test').warning('hello')\n"
     )
@@ -31,10 +31,10 @@ def test_log_lines_start_with_an_iso_timestamp_and_its_offset() -> None:
 _BROKER = """
 import asyncio, logging, sys
 import nats
-from interlock import connections
-from interlock.options import configure_logging
-from interlock.runtime import Runtime
-from interlock.settings import Settings
+from interlock.app import connections
+from interlock.app.options import configure_logging
+from interlock.app.bootstrap import Runtime
+from interlock.config.settings import Settings
 
 configure_logging("INFO")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from interlock.settings import Settings
+from interlock.config.settings import Settings
 from tests.support.cli import cli_env, free_port
 
 pytestmark = pytest.mark.timeout(120)

@@ -13,10 +13,10 @@ import httpx
 import nats
 import pytest
 
+from interlock.config.settings import Settings
 from interlock.console import deadletters
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_inbox
-from interlock.settings import Settings
 from tests.support.console import console_settings, csrf_of, signed_in
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import envelope

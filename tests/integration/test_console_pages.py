@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
+from interlock.config.settings import Settings
 from interlock.console.limiter import LoginLimiter
-from interlock.settings import Settings
 from tests.support.console import (
     PASSWORD,
     ManualClock,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
+from interlock.config.settings import Settings
 from interlock.projector.store.pauses import Scope, pause, resume
-from interlock.settings import Settings
 from tests.support.console import console_settings, signed_in
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from interlock import queries
+from interlock.config.settings import Settings
 from interlock.console import reads
-from interlock.settings import Settings
+from interlock.ops import queries
 from tests.support.console import asgi_client, console_settings, log_in
 from tests.support.plans import captured, explain, sequential_scans
 from tests.support.workflows import REGISTRY

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from interlock.settings import Settings
+from interlock.config.settings import Settings
 from tests.support.audit_rows import APPROVED, DONE, EXECUTED, MOVED, START, TO_APPROVAL, trail
 from tests.support.console import console_settings, signed_in
 

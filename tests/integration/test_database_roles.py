@@ -11,7 +11,8 @@ import asyncpg
 import pytest
 from nats.js import JetStreamContext
 
-from interlock.access import DATABASE_ROLES, with_credentials
+from interlock.config.access import DATABASE_ROLES, with_credentials
+from interlock.config.secrets import Secrets
 from interlock.projector.store.roles import (
     CONSOLE_ROLE,
     GATEWAY_ROLE,
@@ -24,7 +25,6 @@ from interlock.relay.gauges import Gauges
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.timers import TimerService
 from interlock.relay.waits import HumanWaits
-from interlock.secrets import Secrets
 from tests.support.drive import answer, start
 from tests.support.harness import projector_running
 from tests.support.payloads import envelope

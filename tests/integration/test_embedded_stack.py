@@ -19,8 +19,8 @@ import psutil
 import pytest
 from nats.aio.client import Client
 
-from interlock.embedded import EmbeddedNats, EmbeddedPostgres, EmbeddedStack
-from interlock.embedded._process import port_accepts
+from interlock.app.embedded import EmbeddedNats, EmbeddedPostgres, EmbeddedStack
+from interlock.app.embedded._process import port_accepts
 from tests.support.cli import free_port
 
 pytestmark = pytest.mark.timeout(60)
@@ -31,7 +31,7 @@ PASSWORD = "superuser-password"
 _HOLD_STACK = """
 import json, sys, threading
 from pathlib import Path
-from interlock.embedded import EmbeddedStack
+from interlock.app.embedded import EmbeddedStack
 stack = EmbeddedStack(Path(sys.argv[1]))
 starter = threading.Thread(target=stack.start)
 if sys.argv[2] == "worker thread":

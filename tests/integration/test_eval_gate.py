@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from interlock.cli import app
-from interlock.evaluation import golden_cases
+from interlock.ops.evaluation import golden_cases
 from interlock.workflows.support.prompts import CLASSIFY
 from tests.support.fake_openai import FakeOpenAI, Reply, completion
 

@@ -18,14 +18,14 @@ import pytest
 from typer.testing import CliRunner
 
 from interlock import StageContext
+from interlock.app.wiring import task_catalog
 from interlock.cli import app
 from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload
 from interlock.contracts.urls import asyncpg_dsn
-from interlock.evaluation import golden_cases
+from interlock.ops.evaluation import golden_cases
 from interlock.projector.service import Projector
 from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
 from interlock.services.models import model_client
-from interlock.wiring import task_catalog
 from interlock.workflows.support import PLUGIN
 from interlock.workflows.support.prompts import CLASSIFY
 from tests.support.direct import accepted, answer, checkpoint

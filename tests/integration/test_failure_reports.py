@@ -19,17 +19,17 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from interlock import ModelReply, ModelRequest, Result, StageContext, stage
-from interlock.components import components
+from interlock.app.bootstrap import Runtime
+from interlock.app.runners import components
+from interlock.app.wiring import typed
+from interlock.config.secrets import Secrets
+from interlock.config.settings import Settings
 from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.jobs import JobPayload
+from interlock.ops.queries import open_reader, workflow_view
 from interlock.projector.service import Projector
 from interlock.projector.store.postgres import open_store
-from interlock.queries import open_reader, workflow_view
-from interlock.runtime import Runtime
-from interlock.secrets import Secrets
 from interlock.services.models.rules import RulesModel
-from interlock.settings import Settings
-from interlock.wiring import typed
 from tests.support.cli import cli, cli_env
 from tests.support.console import console_settings, signed_in
 from tests.support.direct import accepted, answer, checkpoint

@@ -19,14 +19,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
-from interlock.components import components
+from interlock.app.bootstrap import Runtime
+from interlock.app.runners import components
+from interlock.config.secrets import Secrets
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import canonical_json, fingerprint
 from interlock.contracts.jobs import JOB_EVENT_TYPE, SIGNATURE_SCHEME, JobPayload, signed_claims
-from interlock.runtime import Runtime
-from interlock.secrets import Secrets
-from interlock.settings import Settings
 from interlock.simulators import action_count, ensure_schema, seed_customer
 from tests.support.payloads import PAYLOADS
 from tests.support.polling import eventually

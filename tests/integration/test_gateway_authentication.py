@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from nats.aio.client import Client
 
+from interlock.config.settings import GatewaySender
 from interlock.contracts import subjects
 from interlock.services.gateway import SenderRegistry
-from interlock.settings import GatewaySender
 from tests.support.gateway_webhooks import (
     APPROVAL,
     SECRET,

@@ -13,10 +13,10 @@ from aiohttp.test_utils import TestClient, TestServer
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import parse_envelope
 from interlock.services.gateway import Limits
-from interlock.settings import Settings
 from tests.support.gateway_webhooks import (
     APPROVAL,
     WRONG_SECRET,

@@ -11,11 +11,11 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from nats.aio.client import Client
 
-from interlock.components import components
+from interlock.app.bootstrap import Runtime
+from interlock.app.embedded._process import free_port
+from interlock.app.runners import components
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
-from interlock.embedded._process import free_port
-from interlock.runtime import Runtime
-from interlock.settings import Settings
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.gateway_webhooks import (
     APPROVAL,

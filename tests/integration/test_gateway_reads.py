@@ -17,13 +17,13 @@ from aiohttp.test_utils import TestClient, TestServer
 from nats.aio.client import Client
 from yarl import URL
 
-from interlock.access import DATABASE_ROLES, with_credentials
+from interlock.config.access import DATABASE_ROLES, with_credentials
+from interlock.config.secrets import Secrets
+from interlock.config.settings import GatewaySender, Settings
 from interlock.projector.store.roles import GATEWAY_ROLE, provision_roles
 from interlock.projector.store.status import StatusReader
-from interlock.secrets import Secrets
 from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
 from interlock.services.gateway.reads import signed_content
-from interlock.settings import GatewaySender, Settings
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.gateway_webhooks import (
     APPROVAL,

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from interlock.config.settings import GatewaySender, Settings
 from interlock.console import deadletters
 from interlock.contracts import subjects
 from interlock.messaging import letters
 from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
 from interlock.services.gateway.refusal import HEADER_SENDER
-from interlock.settings import GatewaySender, Settings
 from tests.support.cli import cli_env
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.gateway_webhooks import installation_claims, signed

@@ -13,13 +13,13 @@ import nats
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.clients import relayed_event_id
 from interlock.contracts.envelope import Actor
 from interlock.contracts.sender_claims import HEADER_SENDER_CLAIM
 from interlock.contracts.urls import nats_inbox
 from interlock.messaging import letters
-from interlock.settings import Settings
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.gateway_webhooks import APPROVAL, SENDERS, gateway_app, post
 from tests.support.harness import projector_running

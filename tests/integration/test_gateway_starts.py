@@ -12,10 +12,10 @@ from aiohttp.test_utils import TestClient, TestServer
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from interlock.config.settings import GatewaySender, Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import parse_envelope
 from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
-from interlock.settings import GatewaySender, Settings
 from tests.support.gateway_webhooks import (
     SECRET,
     SENDERS,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from interlock.endpoints import write_endpoints
-from interlock.settings import Settings
-from interlock.startup import without_taken_metrics_port
+from interlock.app.endpoints import write_endpoints
+from interlock.app.startup import without_taken_metrics_port
+from interlock.config.settings import Settings
 from tests.support.cli import free_port
 
 NATS = "nats://127.0.0.1:4222"

@@ -14,14 +14,14 @@ from pathlib import Path
 import nats
 import pytest
 
-from interlock import access
+from interlock.app.embedded._process import free_port, wait_until
+from interlock.app.embedded.nats import nats_server_binary
+from interlock.config import access
+from interlock.config.secrets import Secrets
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_inbox, nats_servers
-from interlock.embedded._process import free_port, wait_until
-from interlock.embedded.nats import nats_server_binary
 from interlock.messaging.permissions import ADMIN
 from interlock.messaging.streams import provision
-from interlock.secrets import Secrets
 from tests.support.cli import cli_env, run_cli
 from tests.support.workflows import STAGES
 

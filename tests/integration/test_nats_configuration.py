@@ -12,15 +12,15 @@ from pathlib import Path
 import nats
 import pytest
 
-from interlock import access
+from interlock.app.embedded import EmbeddedNats
+from interlock.app.embedded._process import free_port, port_accepts, wait_until
+from interlock.app.embedded.nats import nats_server_binary
+from interlock.config import access
+from interlock.config.secrets import Secrets
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_inbox
-from interlock.embedded import EmbeddedNats
-from interlock.embedded._process import free_port, port_accepts, wait_until
-from interlock.embedded.nats import nats_server_binary
 from interlock.messaging.permissions import ADMIN
 from interlock.messaging.streams import provision
-from interlock.secrets import Secrets
 from tests.support.cli import cli_env, run_cli
 from tests.support.workflows import STAGES
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from interlock.access import DATABASE_ROLES, with_credentials
+from interlock.config.access import DATABASE_ROLES, with_credentials
+from interlock.config.secrets import Secrets
 from interlock.projector.store.roles import RELAY_ROLE, provision_roles
 from interlock.relay.outcomes import Outcomes, Sample
-from interlock.secrets import Secrets
 from tests.support.audit_rows import (
     APPROVED,
     DONE,

@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.messaging import letters
-from interlock.settings import Settings
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import envelope

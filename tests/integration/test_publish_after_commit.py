@@ -16,13 +16,13 @@ import asyncpg
 from nats.js import JetStreamContext
 from opentelemetry.trace import SpanKind
 
-from interlock.access import job_signing_key
+from interlock.config.access import job_signing_key
+from interlock.config.settings import Settings
 from interlock.projector.outbox import Message, OutboxPublisher
 from interlock.projector.service import Projector
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import open_store
 from interlock.relay import OutboxRelay
-from interlock.settings import Settings
 from tests.support.direct import to_gathering_evidence
 from tests.support.relay_rows import TRACEPARENT, Recorder, published_ids, stream_messages
 from tests.support.telemetry import recorded

@@ -10,12 +10,12 @@ from datetime import timedelta
 import asyncpg
 import pytest
 
-from interlock import queries
-from interlock.access import DATABASE_ROLES, with_credentials
+from interlock.config.access import DATABASE_ROLES, with_credentials
+from interlock.config.secrets import Secrets
 from interlock.contracts.envelope import utcnow
+from interlock.ops import queries
 from interlock.projector.store.roles import RELAY_ROLE, provision_roles
 from interlock.relay.retention import Pruned, Retention
-from interlock.secrets import Secrets
 from tests.support.timer_rows import T0, arm
 from tests.support.workflow_rows import insert_workflow
 from tests.support.workflows import REGISTRY

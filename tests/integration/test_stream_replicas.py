@@ -14,13 +14,13 @@ import nats
 import pytest
 from nats.aio.client import Client
 
-from interlock import access
+from interlock.config import access
+from interlock.config.secrets import Secrets
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_servers
 from interlock.messaging.permissions import ADMIN
 from interlock.messaging.streams import STREAMS, ReplicasRefused, provision
-from interlock.secrets import Secrets
-from interlock.settings import Settings
 from tests.support.nats_cluster import NatsCluster
 from tests.support.polling import eventually
 from tests.support.workflows import STAGES

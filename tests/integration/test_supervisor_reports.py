@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from interlock.supervisor import Supervisor
+from interlock.app.supervisor import Supervisor
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(60)
@@ -20,7 +20,7 @@ async def test_a_child_that_exits_is_reported_with_its_last_log_lines(
 ) -> None:
     env = {**os.environ, "INTERLOCK_HOME": str(tmp_path), "INTERLOCK_LOG_LEVEL": "loud"}
     supervisor = Supervisor({"relay": env}, tmp_path / "logs")
-    caplog.set_level(logging.WARNING, logger="interlock.supervisor")
+    caplog.set_level(logging.WARNING, logger="interlock.app.supervisor")
     await supervisor.start()
     try:
 

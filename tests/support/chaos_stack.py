@@ -12,10 +12,10 @@ import pytest
 from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock.settings import Settings
-from interlock.signals import Clients
+from interlock.app.supervisor import Supervisor
+from interlock.config.settings import Settings
+from interlock.ops.signals import Clients
 from interlock.simulators import action_count, seed_customer
-from interlock.supervisor import Supervisor
 from interlock.tools.demo.casefile import SHIPPED, environment, load
 from interlock.tools.demo.runner import ApprovalDesk, Run, start_request
 from interlock.tools.demo.scenarios import REQUEST

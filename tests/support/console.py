@@ -11,11 +11,11 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
+from interlock.config.settings import ConsoleOperator, Settings
 from interlock.console import create_app, serve
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators, hash_password
 from interlock.contracts.registry import Registry
-from interlock.settings import ConsoleOperator, Settings
 from tests.support.cli import free_port
 from tests.support.polling import eventually
 from tests.support.workflows import REGISTRY

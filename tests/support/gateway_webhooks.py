@@ -22,11 +22,11 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from standardwebhooks.webhooks import Webhook
 
-from interlock import access
+from interlock.config import access
+from interlock.config.settings import GatewaySender, Settings
 from interlock.contracts import subjects
 from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
 from interlock.services.gateway.claims import ClaimSigner
-from interlock.settings import GatewaySender, Settings
 from tests.support.workflows import REGISTRY
 
 

@@ -16,12 +16,13 @@ from nats.aio.client import Client
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import queries
-from interlock.access import client_policies, gateway_claims_public_key, job_signing_key
+from interlock.config.access import client_policies, gateway_claims_public_key, job_signing_key
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.partitions import Partition
 from interlock.messaging.streams import provision
+from interlock.ops import queries
 from interlock.projector.claims import ClaimVerifier
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as run_projector
@@ -30,7 +31,6 @@ from interlock.projector.service import Projector
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.database import database_pool
 from interlock.projector.store.postgres import open_store
-from interlock.settings import Settings
 from tests.support.polling import eventually
 from tests.support.workflows import REGISTRY, STAGES
 

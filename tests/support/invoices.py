@@ -14,8 +14,8 @@ import nats
 from interlock_invoice.scenarios import LARGE, document, number
 from interlock_invoice.simulator import Ledger, ledger_path
 
+from interlock.config.plugins import installed
 from interlock.contracts.envelope import parse_envelope
-from interlock.plugins import installed
 from interlock.tools.demo.plugins import PluginRun
 from tests.support.chaos_stack import Stack
 from tests.support.cli import cli

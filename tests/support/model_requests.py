@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from interlock.plugins import installed
+from interlock.app.wiring import task_catalog
+from interlock.config.plugins import installed
 from interlock.services.models import RulesModel, TaskCatalog
 from interlock.services.ports import ModelRequest
-from interlock.wiring import task_catalog
 from interlock.workflows.request.prompts import REQUEST_CLASSIFY_V1
 from interlock.workflows.support.prompts import SUPPORT_CLASSIFY_V1, SUPPORT_RECOMMEND_V1
 

@@ -13,11 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from interlock import access, natsconf
-from interlock.embedded._process import wait_until
-from interlock.embedded.nats import EmbeddedNats
-from interlock.secrets import Secrets
-from interlock.settings import Settings
+from interlock.app.embedded._process import wait_until
+from interlock.app.embedded.nats import EmbeddedNats
+from interlock.config import access, natsconf
+from interlock.config.secrets import Secrets
+from interlock.config.settings import Settings
 from tests.support.cli import free_port
 
 READY_WITHIN_S = 60.0

@@ -8,7 +8,7 @@ from typing import Any
 
 import asyncpg
 
-from interlock import queries
+from interlock.ops import queries
 from interlock.projector.store.database import database_pool
 
 

@@ -7,8 +7,8 @@ installed beside them (the invoice example) is tested by its own suite instead.
 
 from __future__ import annotations
 
+from interlock.config.plugins import installed
 from interlock.contracts.registry import Registry
-from interlock.plugins import installed
 
 _OWN = [
     loaded.plugin

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from interlock import failures
-from interlock.bindings import check_adapters
+from interlock.app import failures
+from interlock.app.bindings import check_adapters
+from interlock.app.bootstrap import Runtime
+from interlock.app.wiring import bind
 from interlock.cli import app
-from interlock.plugins import installed
-from interlock.runtime import Runtime
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.services.adapters.http import HttpEffects
 from interlock.services.adapters.sim import SimEffectProvider
 from interlock.services.errors import AdapterConfigurationError
-from interlock.settings import Settings
-from interlock.wiring import bind
 
 HTTP = {"adapter": "http", "base_url": "http://127.0.0.1:9/v1/", "timeout_s": 3}
 

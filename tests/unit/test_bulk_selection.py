@@ -12,13 +12,10 @@ from typing import Any
 import pytest
 import typer
 
-from interlock.bulk import preview_migration, preview_signal, view_of
 from interlock.cli.bulk import Mode, check_mode, confirmed
 from interlock.contracts.envelope import Actor, utcnow
-from interlock.projector.engine import Context, Workflow
-from interlock.projector.service import Projector
-from interlock.projector.store.memory import InMemoryWorkflowStore
-from interlock.selection import (
+from interlock.ops.bulk import preview_migration, preview_signal, view_of
+from interlock.ops.selection import (
     InvalidSelection,
     Selection,
     matches,
@@ -26,8 +23,11 @@ from interlock.selection import (
     reason_of,
     selection,
 )
-from interlock.signal_payloads import payload_for
-from interlock.signals import signal_envelope
+from interlock.ops.signal_payloads import payload_for
+from interlock.ops.signals import signal_envelope
+from interlock.projector.engine import Context, Workflow
+from interlock.projector.service import Projector
+from interlock.projector.store.memory import InMemoryWorkflowStore
 from tests.support.direct import answer, checkpoint, to_executing_action, to_gathering_evidence
 from tests.support.payloads import PAYLOADS
 from tests.support.workflows import REGISTRY

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import pairwise
 
-from interlock.composition import default_stack
+from interlock.app.composition import default_stack
 from interlock.tools.chaos.schedule import (
     KINDS,
     LONG_NATS_STOP_S,

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from interlock.app.connections import CLOSED_GRACE, EXIT_CONNECTION_LOST, connection_options
+from interlock.app.health import healthy
+from interlock.app.supervisor import exit_reason
 from interlock.cli.run import within_grace
-from interlock.connections import CLOSED_GRACE, EXIT_CONNECTION_LOST, connection_options
-from interlock.health import healthy
+from interlock.config.settings import Settings
 from interlock.messaging.progress import Progress, Report
-from interlock.settings import Settings
-from interlock.supervisor import exit_reason
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -39,7 +39,7 @@ async def test_a_connection_closed_for_good_exits_the_process_unless_stopping(
         exited.set()
 
     monkeypatch.setattr("os._exit", exit_)
-    monkeypatch.setattr("interlock.connections.CLOSED_GRACE", 0.01)
+    monkeypatch.setattr("interlock.app.connections.CLOSED_GRACE", 0.01)
     stop = asyncio.Event()
     closed = connection_options("relay", stop)["closed_cb"]
 

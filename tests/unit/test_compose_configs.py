@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from interlock import natsconf
+from interlock.config import natsconf
 from tests.support.compose_files import (
     DOCKERFILE,
     ROOT,

@@ -11,8 +11,8 @@ from pathlib import PurePosixPath
 import pytest
 from interlock_invoice import PLUGIN
 
-from interlock.bindings import check_adapters
-from interlock.plugins import installed
+from interlock.app.bindings import check_adapters
+from interlock.config.plugins import installed
 from tests.support.compose_files import compose, environment, mounts, services
 
 pytestmark = pytest.mark.unit

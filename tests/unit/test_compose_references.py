@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 import opentelemetry.sdk.environment_variables as otel_variables
 import pytest
 
-from interlock.access import database_role
-from interlock.components import components
+from interlock.app.runners import components
+from interlock.config.access import database_role
+from interlock.config.settings import Settings
 from interlock.contracts.urls import nats_servers
-from interlock.settings import Settings
 from interlock.tools.demo import demo_environment
 from tests.support.compose_files import (
     COMPOSE,

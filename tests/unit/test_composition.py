@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from interlock.components import components
-from interlock.composition import EXTRAS, GATEWAY, SIMULATOR, default_stack, names, resolve_name
+from interlock.app.bootstrap import CORE
+from interlock.app.composition import EXTRAS, GATEWAY, SIMULATOR, default_stack, names, resolve_name
+from interlock.app.runners import components
+from interlock.config.settings import Settings
 from interlock.messaging.permissions import STAGE_HOST
-from interlock.runtime import CORE
-from interlock.settings import Settings
 
 
 def test_every_component_name_has_a_runner_and_every_runner_a_name() -> None:

@@ -14,10 +14,10 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from interlock.config.settings import ConsoleOperator, Settings
 from interlock.console import create_app
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operator, Operators, hash_password
-from interlock.settings import ConsoleOperator, Settings
 from tests.support.console import ManualClock, csrf_of
 from tests.support.workflows import REGISTRY
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from interlock.config.settings import ConsoleOperator, Settings
 from interlock.console import banner
 from interlock.console.actions import offered, signer
 from interlock.console.devsecrets import ConsoleSecrets
@@ -28,7 +29,6 @@ from interlock.console.operators import (
 from interlock.console.pages.operations import bars, every_minute
 from interlock.console.presenting import REDACTED, model_calls, redact, waterfall
 from interlock.contracts.diagram import diagram
-from interlock.settings import ConsoleOperator, Settings
 from interlock.workflows.support.definition import SUPPORT_V2
 from tests.support.workflows import REGISTRY
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from interlock.endpoints import write_endpoints
-from interlock.plugins import installed
-from interlock.settings import Settings
+from interlock.app.endpoints import write_endpoints
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.tools.demo import casefile, demo_environment, scenarios_for
 from interlock.tools.demo.casefile import SHIPPED
 from interlock.tools.demo.plugins import plugin_scenarios

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from interlock import terminal
-from interlock.traceview import render
+from interlock.app import terminal
+from interlock.ops.traceview import render
 
 LAST_ERROR = {
     "state": "GREETING",

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr
 
+from interlock.config.settings import GatewaySender
 from interlock.contracts.clients import relayed_event_id, relayed_sender
 from interlock.messaging.letters import Letter, NotRedrivable, redrive
 from interlock.services.gateway import SenderRegistry
-from interlock.settings import GatewaySender
 
 SECRET = "whsec_" + "A" * 43 + "="
 

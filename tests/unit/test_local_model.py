@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from interlock.app.wiring import task_catalog
 from interlock.services.errors import RecordedFixtureError
 from interlock.services.models import LocalModel, LocalTask, model_client
 from interlock.services.models.rules import RulesModel
 from interlock.services.ports import ModelRequest
-from interlock.wiring import task_catalog
 from interlock.workflows.support import PLUGIN
 from interlock.workflows.support.definition import PARAMETERS
 from interlock.workflows.support.prompts import CLASSIFY, SUPPORT_CLASSIFY_V1, ClassifierOutput

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from interlock.app.wiring import task_catalog
 from interlock.services.models import model_client
 from interlock.services.ports import ModelClient, ModelRequest
 from interlock.tools.demo.scenarios import SCENARIOS, Scenario
-from interlock.wiring import task_catalog
 from interlock.workflows.support import PLUGIN
 from interlock.workflows.support.definition import PARAMETERS
 from interlock.workflows.support.prompts import SUPPORT_CLASSIFY_V1, ClassifierOutput

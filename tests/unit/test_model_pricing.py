@@ -12,14 +12,14 @@ from opentelemetry.sdk.trace import TracerProvider
 from pydantic import BaseModel
 
 from interlock import StageContext, ask
-from interlock.childenv import child_environment
+from interlock.app.childenv import child_environment
+from interlock.config.durations import parse_duration
+from interlock.config.settings import Settings
 from interlock.contracts.model_calls import ModelSpend, over_budget
-from interlock.durations import parse_duration
-from interlock.selection import parse_duration as selection_duration
+from interlock.ops.selection import parse_duration as selection_duration
 from interlock.services.models.pricing import Price, PricedModel, cost_of
 from interlock.services.models.recorded import RecordedModel
 from interlock.services.ports import ModelReply, ModelRequest
-from interlock.settings import Settings
 
 PRICES = {"big": Price(input_per_1m=Decimal("2.50"), output_per_1m=Decimal("10"))}
 

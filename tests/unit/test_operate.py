@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from interlock import access
 from interlock.cli import app, operate
+from interlock.config import access
 from interlock.contracts.envelope import Actor
-from interlock.signal_payloads import InvalidSignal, NotAccepted
+from interlock.ops.signal_payloads import InvalidSignal, NotAccepted
 
 VIEW = {
     "workflow_type": "support",

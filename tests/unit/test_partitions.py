@@ -6,9 +6,10 @@ from collections import Counter
 
 import pytest
 
-from interlock.access import database_role, nats_identity
-from interlock.childenv import settings_of
-from interlock.composition import default_stack, resolve_name
+from interlock.app.bootstrap import with_partitions
+from interlock.app.childenv import settings_of
+from interlock.app.composition import default_stack, resolve_name
+from interlock.config.access import database_role, nats_identity
 from interlock.contracts import subjects
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.partitions import (
@@ -20,10 +21,9 @@ from interlock.contracts.partitions import (
     partition_of_component,
 )
 from interlock.messaging.permissions import PROJECTOR, permissions
+from interlock.ops.signal_watch import consumer_decides
 from interlock.projector.partitioning import Owner
 from interlock.projector.store.roles import PROJECTOR_ROLE
-from interlock.runtime import with_partitions
-from interlock.signal_watch import consumer_decides
 from tests.support.payloads import envelope
 from tests.support.workflows import REGISTRY, STAGES
 

@@ -14,8 +14,8 @@ import pytest
 from pydantic import BaseModel
 
 from interlock import GuardInput, Plugin, Result, StageContext, Transition, check, guard, stage
-from interlock.bindings import check_adapters
-from interlock.plugins import PluginError, installed, load
+from interlock.app.bindings import check_adapters
+from interlock.config.plugins import PluginError, installed, load
 
 
 def refusal(*plugins: object) -> PluginError:
@@ -205,8 +205,8 @@ def test_importing_the_cli_and_the_components_loads_no_plugin() -> None:
     """Wiring happens when a command runs: a module that validated plugins at import would
     turn one broken plugin into a traceback of every command, `--help` included."""
     probe = (
-        "import interlock.cli, interlock.components, interlock.tools.demo.fixture\n"
-        "from interlock.plugins import installed\n"
+        "import interlock.cli, interlock.app.runners, interlock.tools.demo.fixture\n"
+        "from interlock.config.plugins import installed\n"
         "print(installed.cache_info().misses)\n"
     )
     done = subprocess.run(

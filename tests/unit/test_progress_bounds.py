@@ -3,6 +3,8 @@ deployment's overrides (pure: no database)."""
 
 from __future__ import annotations
 
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts.definition import HumanWait
 from interlock.contracts.graphcheck import check
 from interlock.contracts.progress import (
@@ -12,8 +14,6 @@ from interlock.contracts.progress import (
     progress_bounds,
     wait_rules,
 )
-from interlock.plugins import installed
-from interlock.settings import Settings
 from interlock.workflows.support.definition import SUPPORT_V2 as SUPPORT
 
 

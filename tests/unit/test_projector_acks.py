@@ -9,13 +9,13 @@ from typing import Any, cast
 
 import pytest
 
-from interlock.access import client_policies
+from interlock.config.access import client_policies
+from interlock.config.settings import Settings
 from interlock.contracts.envelope import parse_envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.projector.consumer import consume
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
-from interlock.settings import Settings
 from tests.support.fake_msg import FakeBroker, FakeMsg
 from tests.support.payloads import envelope
 from tests.support.workflows import REGISTRY

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from interlock.childenv import child_environment
-from interlock.settings import Settings
+from interlock.app.childenv import child_environment
+from interlock.config.settings import Settings
 
 
 def test_the_relay_is_given_the_parameters_and_its_metrics_settings(

@@ -13,13 +13,13 @@ import pytest
 from pydantic import ValidationError
 
 from interlock import StageHandler
+from interlock.app.wiring import TypedHandler
 from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.ids import fingerprint, result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.services.errors import ExternalTimeout, OutcomeUnknown
 from interlock.services.models import RecordedModel
 from interlock.services.ports import ModelReply, ModelRequest
-from interlock.wiring import TypedHandler
 from interlock.workflows.request.payloads import InboundRequest
 from interlock.workflows.request.stages.classify import classify_request
 from interlock.workflows.request.stages.execute import effect_key, execute_effect

@@ -12,12 +12,12 @@ import pytest
 from pydantic import BaseModel
 
 from interlock import ModelTask, Prompt
-from interlock.plugins import PluginError, installed, validate
+from interlock.app.wiring import task_catalog
+from interlock.config.plugins import PluginError, installed, validate
 from interlock.services.errors import ExternalRejected
 from interlock.services.models import model_client
 from interlock.services.models.prompts import render_messages
 from interlock.services.ports import ModelRequest
-from interlock.wiring import task_catalog
 
 
 class _Greeting(BaseModel):

@@ -20,10 +20,10 @@ from interlock import (
     ask,
     stage,
 )
+from interlock.app.wiring import typed
 from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
-from interlock.wiring import typed
 
 ENVELOPE = Envelope(
     event_id="job-1",

@@ -7,8 +7,8 @@ from pydantic import BaseModel
 
 from interlock import ModelClient, ModelRequest, Port, StageContext, stage
 from interlock.contracts.jobs import JobPayload
-from interlock.evaluation import Case
-from interlock.shadow import Dispatched, captured_request, compared_fields
+from interlock.ops.evaluation import Case
+from interlock.ops.shadow import Dispatched, captured_request, compared_fields
 from interlock.workflows.support.prompts import CLASSIFY, RECOMMEND
 from interlock.workflows.support.results import Classified
 from interlock.workflows.support.stages.classify import classify

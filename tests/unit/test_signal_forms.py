@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.console import actions
 from interlock.console.actions import forms, offered
 from interlock.console.operators import Operator
 from interlock.console.signal_forms import FormField, form_fields, submitted
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.registry import Registry
-from interlock.plugins import installed
-from interlock.settings import Settings
-from interlock.signal_payloads import payload_for, signal_model
+from interlock.ops.signal_payloads import payload_for, signal_model
 
 pytestmark = pytest.mark.unit
 REGISTRY: Registry = installed().registry

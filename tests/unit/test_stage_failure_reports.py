@@ -16,11 +16,11 @@ from opentelemetry.trace import StatusCode
 from pydantic import BaseModel
 
 from interlock import Result, StageContext, Transient, Workflow, stage
+from interlock.app.wiring import typed
 from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.services.runtime.failing import error_class, failure_text
 from interlock.services.runtime.stage import StageResult, StageWorker, _run
-from interlock.wiring import typed
 from tests.support.fake_msg import FakeMsg
 from tests.support.telemetry import recorded
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import interlock
-from interlock.startup import shadowing_directory
+from interlock.app.startup import shadowing_directory
 
 INSTALLED = Path(interlock.__file__).parent
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from interlock.supervisor import Supervisor
+from interlock.app.supervisor import Supervisor
 
 
 async def test_killing_a_child_that_already_exited_says_it_is_not_running(

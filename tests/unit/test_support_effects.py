@@ -3,8 +3,8 @@ its tenant's only: another tenant's workflow of the same id gets a refund of its
 
 from __future__ import annotations
 
+from interlock.app.wiring import TypedHandler
 from interlock.contracts.jobs import JobPayload
-from interlock.wiring import TypedHandler
 from interlock.workflows.support.stages.act import execute_action
 from tests.support.fake_ports import Actions
 from tests.support.payloads import PAYLOADS, REQUEST, envelope

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from interlock import terminal
+from interlock.app import terminal
 from interlock.tools.demo import fixture
 from interlock.tools.demo.fixture import CaseResult, FixtureReport
 from interlock.tools.demo.verdicts import COUNTERS

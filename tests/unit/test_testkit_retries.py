@@ -10,12 +10,12 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from interlock import ExternalTimeout, ExternalUnavailable, OutcomeUnknown
+from interlock.app.wiring import worker
 from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.contracts.subjects import STAGE_MAX_DELIVER
 from interlock.services.runtime.stage import _run
 from interlock.testing import WorkflowTestEnv
-from interlock.wiring import worker
 from tests.support.fake_msg import FakeMsg
 from tests.unit.testkit_plugins import Sender, plugin
 

@@ -3,7 +3,7 @@ the person in manual review checks the provider before anything else."""
 
 from __future__ import annotations
 
-from interlock.commands import caution
+from interlock.ops.commands import caution
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.services.errors import ExternalUnavailable, OutcomeUnknown

@@ -13,18 +13,18 @@ from typing import Any
 import pytest
 
 import interlock
-from interlock import access
 from interlock.client import Client, InvalidPayload, UnknownWorkflowType
+from interlock.config import access
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.clients import relayed_event_id
 from interlock.contracts.envelope import Actor, parse_envelope
 from interlock.contracts.errors import InterlockError, MalformedMessage
 from interlock.contracts.subjects import Inbound
 from interlock.messaging.permissions import ADMIN
-from interlock.plugins import installed
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
-from interlock.settings import Settings
 from tests.support.payloads import envelope
 from tests.support.subjects import allowed as allowed_by
 from tests.support.workflows import REGISTRY

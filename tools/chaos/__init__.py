@@ -26,8 +26,8 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import terminal
-from interlock.options import JsonOpt, load_settings
+from interlock.app import terminal
+from interlock.app.options import JsonOpt, load_settings
 from interlock.tools.chaos.run import ChaosReport, run_chaos
 
 log = logging.getLogger("interlock.chaos")

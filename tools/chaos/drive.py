@@ -21,11 +21,11 @@ from typing import Any, TypeVar
 from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.signals import Clients, approval_payload, signal_envelope
+from interlock.ops import queries
+from interlock.ops.signals import Clients, approval_payload, signal_envelope
 from interlock.simulators import seed_customer
 from interlock.tools.demo import casedrive
 from interlock.tools.demo.casefile import Case

@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock.supervisor import Supervisor
+from interlock.app.supervisor import Supervisor
 from interlock.tools.chaos.drive import Driver, Workload
 from interlock.tools.chaos.schedule import Fault, kind_of
 from interlock.tools.chaos.servers import Servers

@@ -27,9 +27,9 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from interlock.config.plugins import installed
 from interlock.contracts.envelope import parse_envelope
 from interlock.contracts.errors import MalformedMessage
-from interlock.plugins import installed
 
 EFFECT_RESULTS = {
     "support": ("ACTION_EXECUTED", "POST_ACTION_INVARIANT_FAILED"),

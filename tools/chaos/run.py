@@ -20,15 +20,16 @@ from nats.aio.client import Client
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import access, queries
-from interlock.composition import default_stack
+from interlock.app.bootstrap import supervised
+from interlock.app.composition import default_stack
+from interlock.config import access
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.messaging.letters import letters
-from interlock.plugins import installed
-from interlock.runtime import supervised
-from interlock.settings import Settings
-from interlock.signals import Clients
+from interlock.ops import queries
+from interlock.ops.signals import Clients
 from interlock.tools.chaos.drive import TENANT, Driver, Workload, persist, workloads
 from interlock.tools.chaos.faults import FaultRunner
 from interlock.tools.chaos.invariants import Findings, Started, check

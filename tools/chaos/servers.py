@@ -16,8 +16,8 @@ import signal
 from contextlib import suppress
 from urllib.parse import urlsplit
 
-from interlock.embedded import broker_sync, embedded_servers
-from interlock.settings import Settings
+from interlock.app.embedded import broker_sync, embedded_servers
+from interlock.config.settings import Settings
 
 
 class Servers:

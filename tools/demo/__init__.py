@@ -14,14 +14,17 @@ from typing import Annotated, Any
 
 import typer
 
-from interlock import queries, telemetry, terminal
-from interlock.access import component_roles
-from interlock.composition import default_stack
-from interlock.health import attached
-from interlock.options import JsonOpt, each_of, load_settings, with_stack
-from interlock.runtime import prepare, supervised
-from interlock.settings import Settings
-from interlock.signals import Clients
+from interlock.app import terminal
+from interlock.app.bootstrap import prepare, supervised
+from interlock.app.composition import default_stack
+from interlock.app.health import attached
+from interlock.app.options import JsonOpt, each_of, load_settings, with_stack
+from interlock.app.supervisor import Supervisor
+from interlock.config import telemetry
+from interlock.config.access import component_roles
+from interlock.config.settings import Settings
+from interlock.ops import queries
+from interlock.ops.signals import Clients
 from interlock.simulators import (
     action_count,
     notification_count,
@@ -29,7 +32,6 @@ from interlock.simulators import (
     seed_customer,
 )
 from interlock.simulators.db import connection
-from interlock.supervisor import Supervisor
 from interlock.tools.demo import casefile, fixture
 from interlock.tools.demo.display import Progress
 from interlock.tools.demo.plugins import (

@@ -23,11 +23,11 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import queries
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.signals import Clients
+from interlock.ops import queries
+from interlock.ops.signals import Clients
 from interlock.tools.demo.casefile import Case
 
 WORKFLOW_TYPE = "request"

@@ -10,7 +10,7 @@ from typing import Protocol
 from rich.live import Live
 from rich.table import Table
 
-from interlock.terminal import console
+from interlock.app.terminal import console
 
 
 class Named(Protocol):

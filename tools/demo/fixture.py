@@ -34,13 +34,14 @@ import nats
 from rich.table import Column, Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import queries, terminal
-from interlock.composition import default_stack
+from interlock.app import terminal
+from interlock.app.composition import default_stack
+from interlock.app.supervisor import Supervisor
+from interlock.config.settings import Settings
 from interlock.contracts.urls import nats_servers
-from interlock.settings import Settings
-from interlock.signals import Clients
+from interlock.ops import queries
+from interlock.ops.signals import Clients
 from interlock.simulators import effect_rows
-from interlock.supervisor import Supervisor
 from interlock.tools.demo import casedrive as drive
 from interlock.tools.demo.casefile import Case, Fixture
 from interlock.tools.demo.timings import HELD, attached_cases, cases_not_served

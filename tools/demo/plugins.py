@@ -20,12 +20,12 @@ import nats
 from nats.aio.msg import Msg
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import queries
 from interlock._sdk.scenarios import Scenario
+from interlock.config.plugins import installed
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
-from interlock.plugins import installed
-from interlock.signals import Clients
+from interlock.ops import queries
+from interlock.ops.signals import Clients
 from interlock.tools.demo.results import ScenarioResult
 
 SCENARIO_TIMEOUT = 120.0

@@ -19,10 +19,10 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
-from interlock.composition import default_stack
-from interlock.health import attached
-from interlock.plugins import installed
-from interlock.settings import Settings
+from interlock.app.composition import default_stack
+from interlock.app.health import attached
+from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.tools.demo.casefile import Case, Fixture
 from interlock.tools.demo.plugins import PluginScenario, scenario_parameters
 from interlock.tools.demo.scenarios import Scenario

@@ -26,14 +26,15 @@ from typing import Annotated, Any
 import typer
 from pydantic import SecretStr
 
-from interlock import access, terminal
-from interlock.composition import GATEWAY, default_stack
-from interlock.embedded._process import free_port
-from interlock.health import attached
-from interlock.options import JsonOpt, load_settings, with_stack
-from interlock.runtime import prepare, supervised
-from interlock.settings import GatewaySender, Settings
-from interlock.supervisor import Supervisor
+from interlock.app import terminal
+from interlock.app.bootstrap import prepare, supervised
+from interlock.app.composition import GATEWAY, default_stack
+from interlock.app.embedded._process import free_port
+from interlock.app.health import attached
+from interlock.app.options import JsonOpt, load_settings, with_stack
+from interlock.app.supervisor import Supervisor
+from interlock.config import access
+from interlock.config.settings import GatewaySender, Settings
 from interlock.tools.hostile import reads
 from interlock.tools.hostile.forge import SENDER
 from interlock.tools.hostile.round import TENANT, Report, Stack, play

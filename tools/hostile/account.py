@@ -11,8 +11,8 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import queries
 from interlock.contracts import subjects
+from interlock.ops import queries
 from interlock.tools.hostile.forge import HEADER, Hostile
 
 ACCEPTED = "ACCEPTED"

@@ -19,13 +19,14 @@ import nats.errors
 from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from interlock import access, queries
+from interlock.config import access
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
 from interlock.contracts.urls import nats_inbox, nats_servers
-from interlock.settings import Settings
-from interlock.signals import Clients
+from interlock.ops import queries
+from interlock.ops.signals import Clients
 from interlock.simulators import action_count, seed_customer
 from interlock.tools.demo.runner import ApprovalDesk, Run, approve
 from interlock.tools.hostile import account, redrive

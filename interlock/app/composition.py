@@ -1,0 +1,48 @@
+"""The components a stack is made of, by name.
+
+The runtime's own components are `runtime.CORE` and the stage services of the installed
+workflow types. The composition root adds three extras: the simulator of the outside systems
+the stage services call (which `up`, the demo and the bench start by default), and the
+approval/webhook gateway and the operator console (which `up` starts). What runs under each
+name is in `components`.
+"""
+
+from __future__ import annotations
+
+from interlock.app.bootstrap import default_components
+from interlock.config.plugins import installed
+from interlock.contracts.partitions import is_projector
+from interlock.messaging.permissions import STAGE_HOST
+
+SIMULATOR = "sim"
+GATEWAY = "gateway"
+CONSOLE = "console"
+EXTRAS = (SIMULATOR, GATEWAY, CONSOLE)
+
+
+def default_stack(*workflow_types: str, partitions: int = 1, stage_host: bool = False) -> list[str]:
+    """What `up`, the demo and the bench start: the runtime's components for
+    `workflow_types` (default: all), with `partitions` projector partitions, and the
+    simulator their stage services call; with `stage_host`, every stage service in one
+    process (see `Settings.hosts_stages`)."""
+    return default_components(
+        *workflow_types, extras=[SIMULATOR], partitions=partitions, stage_host=stage_host
+    )
+
+
+def names() -> list[str]:
+    """Every component name `interlock service` accepts (and `projector.<k>`, a partition)."""
+    return [*default_components(extras=EXTRAS), STAGE_HOST]
+
+
+def resolve_name(name: str) -> str:
+    """Accept `classify` for `support.classify` when unambiguous."""
+    known = names()
+    if name in known or is_projector(name):
+        return name
+    matches = [k for k in known if k.split(".", 1)[-1] == name]
+    if len(matches) == 1:
+        return matches[0]
+    installed().require(name)  # a stage of a refused plugin: that plugin's problem, exit 2
+    hint = f"one of: {', '.join(sorted(known))}"
+    raise ValueError(f"unknown or ambiguous component {name!r}; {hint}")
