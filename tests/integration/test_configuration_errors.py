@@ -5,14 +5,13 @@ INTERLOCK_LOG_LEVEL=debug) shows the trace."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from interlock.config.settings import Settings
-from tests.support.cli import cli_env, free_port
+from tests.support.cli import cli_env, free_port, one_line_refusal, run_cli
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -84,20 +83,7 @@ EXPLAINED = {
 
 
 def _interlock(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "interlock", *args],
-        env=cli_env(home, **env),
-        text=True,
-        capture_output=True,
-        timeout=90,
-        check=False,
-    )
-
-
-def _one_line(result: subprocess.CompletedProcess[str]) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert (result.returncode, len(lines)) == (2, 1), result.stderr
-    return lines[0]
+    return run_cli(cli_env(home, **env), *args, timeout=90)
 
 
 def test_every_setting_has_a_bad_value_below() -> None:
@@ -107,7 +93,7 @@ def test_every_setting_has_a_bad_value_below() -> None:
 @pytest.mark.parametrize("name", sorted(BAD_VALUES))
 def test_a_bad_setting_is_one_line_naming_it_and_exit_2(name: str, tmp_path: Path) -> None:
     variable = f"INTERLOCK_{name.upper()}"
-    line = _one_line(_interlock(tmp_path / "home", "list", **{variable: BAD_VALUES[name]}))
+    line = one_line_refusal(_interlock(tmp_path / "home", "list", **{variable: BAD_VALUES[name]}))
     assert variable in line
     assert EXPLAINED.get(name, "") in line
 
@@ -116,7 +102,7 @@ def test_a_bad_setting_is_one_line_naming_it_and_exit_2(name: str, tmp_path: Pat
 def test_a_projector_of_another_partition_layout_is_refused_by_up(
     only: str, partitions: str, tmp_path: Path
 ) -> None:
-    line = _one_line(
+    line = one_line_refusal(
         _interlock(
             tmp_path / "home", "up", "--only", only, INTERLOCK_PROJECTOR_PARTITIONS=partitions
         )
@@ -126,7 +112,7 @@ def test_a_projector_of_another_partition_layout_is_refused_by_up(
 
 
 def test_openai_without_its_settings_names_what_is_missing(tmp_path: Path) -> None:
-    line = _one_line(_interlock(tmp_path / "home", "list", INTERLOCK_MODEL="openai"))
+    line = one_line_refusal(_interlock(tmp_path / "home", "list", INTERLOCK_MODEL="openai"))
     assert "INTERLOCK_OPENAI_BASE_URL" in line
     assert "INTERLOCK_OPENAI_MODEL" in line
 
@@ -144,7 +130,7 @@ def test_unreachable_servers_fail_after_a_bounded_deadline(
         ),
     ):
         began = time.monotonic()
-        line = _one_line(_interlock(tmp_path / "home", "list", **env))
+        line = one_line_refusal(_interlock(tmp_path / "home", "list", **env))
         assert time.monotonic() - began < 30
         assert resource in line
         assert "127.0.0.1" in line

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import asyncpg
-import pytest
 from typer.testing import CliRunner
 
 from interlock import StageContext
@@ -24,7 +21,7 @@ from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload
 from interlock.contracts.urls import asyncpg_dsn
 from interlock.ops.evaluation import golden_cases
 from interlock.projector.service import Projector
-from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
+from interlock.projector.store.postgres import PostgresWorkflowStore
 from interlock.services.models import model_client
 from interlock.workflows.support import PLUGIN
 from interlock.workflows.support.prompts import CLASSIFY
@@ -34,21 +31,6 @@ from tests.support.workflows import REGISTRY
 
 RULES = model_client("rules", tasks=task_catalog(PLUGIN))
 STAGES = {s.name: s for s in PLUGIN.stages}
-
-
-@pytest.fixture
-async def store(database_url: str) -> AsyncIterator[PostgresWorkflowStore]:
-    opened = await open_store(database_url, size=2)
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
-def cli(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("INTERLOCK_DATABASE_URL", database_url)
-    monkeypatch.setenv("INTERLOCK_HOME", str(tmp_path))
-    monkeypatch.delenv("INTERLOCK_MODEL", raising=False)
-    return CliRunner()
 
 
 async def _last_job(database_url: str, workflow_id: str, stage: str) -> JobPayload:

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import asyncpg
-import pytest
 from typer.testing import CliRunner
 
 from interlock.cli import app
@@ -20,26 +17,12 @@ from interlock.projector.engine import Accepted, Context, resolve
 from interlock.projector.replay import replay
 from interlock.projector.service import Projector, first_checkpoint, validated
 from interlock.projector.store.histories import read_histories
-from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
+from interlock.projector.store.postgres import PostgresWorkflowStore
 from interlock.projector.store.types import NO_TRACE
 from tests.support.decisions import T0
 from tests.support.direct import accepted, answer, checkpoint
 from tests.support.payloads import PAYLOADS, envelope
 from tests.support.workflows import REGISTRY
-
-
-@pytest.fixture
-async def store(database_url: str) -> AsyncIterator[PostgresWorkflowStore]:
-    opened = await open_store(database_url, size=2)
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
-def cli(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("INTERLOCK_DATABASE_URL", database_url)
-    monkeypatch.setenv("INTERLOCK_HOME", str(tmp_path))
-    return CliRunner()
 
 
 async def _v1_at_retrieving_policy(store: PostgresWorkflowStore, projector: Projector) -> None:

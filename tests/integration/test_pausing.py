@@ -21,7 +21,7 @@ from interlock.projector.outbox import OutboxPublisher
 from interlock.projector.service import Projector
 from interlock.projector.store import pauses
 from interlock.projector.store.pauses import Scope, pause, paused, resume
-from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
+from interlock.projector.store.postgres import PostgresWorkflowStore
 from interlock.relay import OutboxRelay
 from interlock.relay.sweeper import redispatch
 from interlock.relay.timers import TimerService
@@ -40,13 +40,6 @@ async def _jobs(js: JetStreamContext) -> list[str]:
     return [
         json.loads(m.data or b"")["event_id"] for m in await messages_of(js, subjects.STREAM_JOBS)
     ]
-
-
-@pytest.fixture
-async def store(database_url: str) -> AsyncIterator[PostgresWorkflowStore]:
-    opened = await open_store(database_url, size=2)
-    yield opened
-    await opened.close()
 
 
 @pytest.fixture

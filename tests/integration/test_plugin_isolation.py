@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import cli_env, interlock_up
+from tests.support.cli import cli_env, interlock_up, run_cli
 
 pytestmark = pytest.mark.timeout(180)
 HELLO = Path(__file__).parents[1] / "fixtures" / "plugins" / "hello"
@@ -57,14 +56,7 @@ def _env(home: Path, site: Path, **env: str) -> dict[str, str]:
 
 
 def _interlock(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "interlock", *args],
-        env=env,
-        text=True,
-        capture_output=True,
-        timeout=90,
-        check=False,
-    )
+    return run_cli(env, *args, timeout=90)
 
 
 def _names_both_broken_plugins_once(output: str) -> None:

@@ -16,27 +16,14 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, one_line_refusal, run_cli
 
 pytestmark = pytest.mark.timeout(180)
 HELLO = Path(__file__).parents[1] / "fixtures" / "plugins" / "hello"
 
 
 def _interlock(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "interlock", *args],
-        env=cli_env(home, **env),
-        text=True,
-        capture_output=True,
-        timeout=90,
-        check=False,
-    )
-
-
-def _one_line(result: subprocess.CompletedProcess[str]) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert (result.returncode, len(lines)) == (2, 1), result.stderr
-    return lines[0]
+    return run_cli(cli_env(home, **env), *args, timeout=90)
 
 
 @pytest.fixture
@@ -65,7 +52,7 @@ def test_a_database_without_the_schema_is_one_line_naming_migrate(
         INTERLOCK_DATABASE_URL=unmigrated_database,
     )
 
-    line = _one_line(done)
+    line = one_line_refusal(done)
     assert "no Interlock schema" in line
     assert "interlock migrate" in line
 
@@ -90,7 +77,7 @@ def test_a_console_port_in_use_is_one_line_and_no_foreign_url(
             **_stack(nats_url, database_url, INTERLOCK_CONSOLE_PORT=port),
         )
 
-    line = _one_line(done)
+    line = one_line_refusal(done)
     assert time.monotonic() - began < 30
     assert "INTERLOCK_CONSOLE_PORT" in line
     assert port in line
@@ -105,7 +92,7 @@ def test_a_missing_database_is_one_line_naming_it(
 
     done = _interlock(tmp_path / "home", "list", **_stack(nats_url, f"{base}/t_nowhere"))
 
-    line = _one_line(done)
+    line = one_line_refusal(done)
     assert time.monotonic() - began < 8  # at once: waiting will not create it
     assert "t_nowhere" in line
     assert "does not exist" in line
@@ -192,7 +179,7 @@ def test_a_component_refusing_to_start_stops_up_with_its_line(
         **_stack(nats_url, database_url),
     )
 
-    line = _one_line(done)
+    line = one_line_refusal(done)
     assert time.monotonic() - began < 60
     assert "hello.greet" in line
 
@@ -252,7 +239,7 @@ def test_an_adapter_configuration_its_stage_refuses_is_one_line_naming_it(
         **_stack(nats_url, database_url, INTERLOCK_ADAPTERS=adapters, INTERLOCK_STAGE_HOST="off"),
     )
 
-    line = _one_line(done)
+    line = one_line_refusal(done)
     assert time.monotonic() - began < 60
     assert "request.execute_effect cannot start" in line
     assert "NOPE_EFFECTS_TOKEN" in line

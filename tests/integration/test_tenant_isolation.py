@@ -6,22 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-
-from interlock.projector.store.postgres import PostgresWorkflowStore, open_store
+from interlock.projector.store.postgres import PostgresWorkflowStore
 from tests.support.cli import cli_env
 from tests.support.decisions import TRACE, started
 from tests.support.payloads import REQUEST
-
-
-@pytest.fixture
-async def store(database_url: str) -> AsyncIterator[PostgresWorkflowStore]:
-    opened = await open_store(database_url, size=2)
-    yield opened
-    await opened.close()
 
 
 async def _create(store: PostgresWorkflowStore, workflow_id: str, tenant_id: str) -> str:

@@ -63,16 +63,27 @@ def interlock_up(home: Path, *only: str, **env: str) -> Iterator[str]:
         up.wait(60)
 
 
-def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """`interlock ARGS` run to completion (60 s at most), its output captured as text."""
+def run_cli(
+    env: dict[str, str], *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """`interlock ARGS` run to completion (`timeout` seconds at most), its output captured as
+    text."""
     return subprocess.run(
         [sys.executable, "-m", "interlock", *args],
         env=env,
         text=True,
         capture_output=True,
-        timeout=60,
+        timeout=timeout,
         check=False,
     )
+
+
+def one_line_refusal(result: subprocess.CompletedProcess[str]) -> str:
+    """The one line a refused command printed on stderr (it must have exited 2 with exactly
+    one line)."""
+    lines = result.stderr.strip().splitlines()
+    assert (result.returncode, len(lines)) == (2, 1), result.stderr
+    return lines[0]
 
 
 async def cli_streams(env: dict[str, str], *args: str, within: float = 120) -> tuple[int, str, str]:
@@ -83,6 +94,7 @@ async def cli_streams(env: dict[str, str], *args: str, within: float = 120) -> t
         "interlock",
         *args,
         env=env,
+        stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
