@@ -5,12 +5,17 @@ claim exactly once."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from playwright.async_api import async_playwright, expect
 
+from interlock.config.settings import Settings
+from interlock.console.devsecrets import ConsoleSecrets
+from tests.e2e.test_console_browser import Console, unlabelled
 from tests.e2e.test_expense_plugin import STAGES, Stack, banked
-from tests.support.browser import CHROMIUM, approve_in_console
+from tests.support.browser import CHROMIUM, log_in
 from tests.support.cli import cli_env, free_port, interlock_up
 
 pytestmark = [
@@ -33,17 +38,26 @@ async def test_an_expense_claim_is_approved_in_the_browser_and_paid_once(tmp_pat
             INTERLOCK_ADAPTERS=adapters,
         ):
             stack = Stack(cli_env(home), bank)
+            url = json.loads((home / "endpoints.json").read_text())["console_url"]
+            password = ConsoleSecrets(home, Settings(home=home).secrets_dir).dev_password()
             workflow_id = await stack.claim("Flight to Lisbon", "640.00")
             await stack.reaches(workflow_id, "AWAITING_APPROVAL")
-            errors = await approve_in_console(
-                home,
-                tmp_path / "profile",
-                workflow_id,
-                ("amount", "640.00"),
-                "APPROVED accepted: AWAITING_APPROVAL → PAYING",
-            )
+            running = Console(url, Settings(home=home), "")
+            async with async_playwright() as pw:
+                context = await running.browser(pw, tmp_path)
+                page = await context.new_page()
+                await log_in(page, url, "dev", password)
+                await page.goto(f"{url}/workflows/acme/{workflow_id}")
+                approve = page.locator("form.action.approve")
+                await expect(approve.locator('input[name="p.amount"]')).to_have_value("640.00")
+                assert await unlabelled(page) == []
+                await page.get_by_role("button", name=f"Approve {workflow_id}").click()
+                await expect(page.locator("#flash")).to_contain_text(
+                    "APPROVED accepted: AWAITING_APPROVAL → PAYING"
+                )
+                await context.close()
             paid = await stack.reaches(workflow_id, "PAID")
-    assert errors == []
+    assert running.errors == []
     assert len(stack.payments_of(workflow_id)) == 1
     approval = next(a for a in paid["audit"] if a["event_type"] == "APPROVED")
     # the development operator holds every role and signs with the largest limit's

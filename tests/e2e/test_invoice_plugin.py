@@ -16,11 +16,11 @@ from typing import Any
 
 import nats
 import pytest
+from interlock_invoice.scenarios import LARGE, document
 
 from interlock.config.plugins import installed
 from interlock.contracts.envelope import parse_envelope
 from tests.support.cli import cli, cli_env, interlock_up
-from tests.support.invoices import start_invoice
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(240)
@@ -131,7 +131,17 @@ async def test_an_invoice_awaiting_approval_is_approved_from_the_cli_with_its_to
     approval task showed it) and signs as the type's approver; a field the payload model does
     not have is refused in one line before anything is sent."""
     env = running_up
-    workflow_id = await start_invoice(env, f"cli-{uuid.uuid4().hex[:8]}")
+    request = {
+        **start(f"upload-{uuid.uuid4()}", "large.txt"),
+        "payload": document(f"cli-{uuid.uuid4().hex[:8]}", amounts=LARGE),
+    }
+    workflow_id = installed().registry.workflow_id(parse_envelope(json.dumps(request).encode()))
+    _, upstream = await cli(env, "client-url", "upstream")
+    nc = await nats.connect(upstream.strip(), inbox_prefix="_INBOX_upstream")
+    try:
+        await nc.jetstream().publish("wf.in.request.invoice.upstream", json.dumps(request).encode())
+    finally:
+        await nc.drain()
 
     async def in_state(state: str) -> dict[str, Any] | None:
         code, out = await cli(env, "show", workflow_id, "--json")
