@@ -32,6 +32,7 @@ from interlock.ops.signals import Clients
 from interlock.simulators import action_count
 from interlock.tools.chaos.drive import Driver, Scenario, Workload
 from interlock.tools.chaos.invariants import Started, check
+from interlock.tools.chaos.run import quiesce
 from tests.support.chaos_stack import SWEEP_AFTER_S, chaos_environment
 from tests.support.nats_cluster import NatsCluster
 from tests.support.polling import eventually
@@ -147,6 +148,9 @@ async def test_workflows_complete_once_each_when_the_inbound_streams_leader_is_k
     customers = [f"chaos-{c.run}-{w.number}" for w in work]
     assert [await action_count(c.dsn, customer_id=x) for x in customers] == [1] * WORKFLOWS
     started = [Started(w.workflow_id, "support", x) for w, x in zip(work, customers, strict=True)]
+    # The last decisions' outbox rows are marked by the next commit or published by the relay
+    # after its delay: the check waits for that, as the chaos command does, then reads.
+    await quiesce(c.admin, c.engine, work, limit=45)
     dead = [(d.id, d.body) async for d in letters(js)]
     findings = await check(c.engine, started, dead, sweep_after=SWEEP_AFTER_S)
     assert findings.counts() == dict.fromkeys(findings.counts(), 0), findings.broken()

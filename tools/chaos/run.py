@@ -174,7 +174,7 @@ async def _run(
             )
             await asyncio.sleep(max(0.0, began + duration - time.monotonic()))
             await runner.settle()
-            await _quiet(nc, engine, work)
+            await quiesce(nc, engine, work)
             answering.cancel()
             started = [_started(w) for w in work if w.started]
             dead = [(d.id, d.body) async for d in letters(nc.jetstream())]
@@ -244,10 +244,13 @@ async def _states(driver: Driver, ids: list[str]) -> list[tuple[str, str]]:
         return [(r[0], r[1]) for r in result]
 
 
-async def _quiet(nc: Client, engine: AsyncEngine, work: list[Workload]) -> None:
+async def quiesce(
+    nc: Client, engine: AsyncEngine, work: list[Workload], *, limit: float = QUIESCENCE_LIMIT_S
+) -> None:
     """Wait until nothing moves: every answer sent, no message pending anywhere, no row
-    waiting to be relayed, for `QUIET_FOR_S` in a row (bounded)."""
-    deadline = time.monotonic() + QUIESCENCE_LIMIT_S
+    waiting to be relayed, for `QUIET_FOR_S` in a row (at most `limit` seconds). The
+    invariants are read after this: a row the relay has yet to reach is not a stuck one."""
+    deadline = time.monotonic() + limit
     calm_since: float | None = None
     while time.monotonic() < deadline:
         busy = await persist(lambda: _busy(nc, engine, work), "checking quiescence")
@@ -256,7 +259,7 @@ async def _quiet(nc: Client, engine: AsyncEngine, work: list[Workload]) -> None:
         if calm_since is not None and now - calm_since >= QUIET_FOR_S:
             return
         await asyncio.sleep(0.5)
-    log.warning("no quiescence within %.0fs; checking anyway", QUIESCENCE_LIMIT_S)
+    log.warning("no quiescence within %.0fs; checking anyway", limit)
 
 
 async def _busy(nc: Client, engine: AsyncEngine, work: list[Workload]) -> bool:
