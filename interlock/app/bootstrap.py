@@ -14,12 +14,11 @@ from interlock.app.childenv import child_environment
 from interlock.app.failures import ConfigurationError
 from interlock.app.health import wait_until_ready
 from interlock.app.supervisor import Supervisor
-from interlock.config import access
+from interlock.config import access, components
 from interlock.config.plugins import installed
 from interlock.config.settings import Settings
 from interlock.contracts.partitions import components as projector_components
 from interlock.contracts.urls import nats_inbox, nats_servers
-from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.streams import provision
 from interlock.projector.store.migrate import upgrade_async
 from interlock.projector.store.roles import provision_roles
@@ -49,15 +48,16 @@ class Runtime:
 Component = Callable[[Runtime, asyncio.Event], Awaitable[None]]
 """A runnable part of the stack: it runs until its stop event is set."""
 
-CORE = ["projector", "relay", "timer"]
-"""The runtime's own components. With the stage services of the installed workflow types they
-decide, record, publish and time everything; outside systems are composed in by the root.
-With several projector partitions, `projector` is `projector.0` .. `projector.<n-1>`."""
+CORE = components.placed("core")
+"""The runtime's own components (the table's `core` rows). With the stage services of the
+installed workflow types they decide, record, publish and time everything; outside systems
+are composed in by the root. With several projector partitions, `projector` is `projector.0`
+.. `projector.<n-1>`."""
 
 
 def core(partitions: int = 1) -> list[str]:
     """The core components with `partitions` projector partitions."""
-    return [*projector_components(partitions), *CORE[1:]]
+    return with_partitions(components.placed("core"), partitions)
 
 
 def default_components(
@@ -70,14 +70,14 @@ def default_components(
     of `workflow_types` (default: every installed type), each its own process, or with
     `stage_host` the stage host running every installed type's stages in one."""
     if stage_host:
-        return [*core(partitions), *extras, STAGE_HOST]
+        return [*core(partitions), *extras, *components.placed("host")]
     return [
         *core(partitions),
         *extras,
         *(
-            f"{t}.{s}"
-            for t, s in installed().registry.stages()
-            if not workflow_types or t in workflow_types
+            row.name
+            for row in components.rows()
+            if row.stage is not None and (not workflow_types or row.stage[0] in workflow_types)
         ),
     ]
 
@@ -107,7 +107,7 @@ async def prepare(
     idempotent, safe from several    processes. Needs the administrators' URLs."""
     await upgrade_async(database_url)
     if roles is not None:
-        await provision_roles(database_url, roles)
+        await provision_roles(database_url, roles, components.database_access())
     nc = await nats.connect(nats_servers(nats_url), name="interlock-prepare")
     try:
         await provision(

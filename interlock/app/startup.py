@@ -10,8 +10,8 @@ import socket
 from pathlib import Path
 
 from interlock.app import terminal
-from interlock.app.composition import CONSOLE, GATEWAY
 from interlock.app.failures import ConfigurationError
+from interlock.config.components import CONSOLE, GATEWAY
 from interlock.config.settings import Settings
 
 

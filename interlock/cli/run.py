@@ -16,7 +16,7 @@ import interlock
 from interlock import console
 from interlock.app import terminal
 from interlock.app.bootstrap import Runtime, prepare, supervised
-from interlock.app.composition import CONSOLE, GATEWAY, default_stack, resolve_name
+from interlock.app.composition import default_stack, resolve_name
 from interlock.app.devsender import with_dev_sender
 from interlock.app.endpoints import ENDPOINTS, write_endpoints
 from interlock.app.failures import ConfigurationError
@@ -30,6 +30,7 @@ from interlock.app.startup import (
 from interlock.app.uplock import only_up
 from interlock.config import telemetry
 from interlock.config.access import component_roles
+from interlock.config.components import CONSOLE, GATEWAY
 from interlock.config.settings import Settings
 from interlock.config.telemetry import SCRAPED
 from interlock.contracts.partitions import is_projector, partition_of_component
