@@ -135,7 +135,6 @@ async def supervised(
     component is ready, or as soon as `stop` is set (the caller then checks it); a component
     that refuses to start (exit 2) or is not ready in time is a `ConfigurationError` naming
     it and its last words."""
-    secrets = access.secrets_of(settings)
     partitions = settings.projector_partitions
     names = with_partitions(names, partitions)
     await prepare(
@@ -145,16 +144,7 @@ async def supervised(
         partitions=partitions,
         replicas=settings.stream_replicas,
     )
-    server = access.without_credentials(nats_url)
-    envs = {}
-    for name in names:
-        role = access.database_role(name)
-        envs[name] = child_environment(
-            settings,
-            name,
-            access.nats_url_as(server, access.nats_identity(name), secrets),
-            None if role is None else access.database_url_as(database_url, role, secrets),
-        )
+    envs = environments(settings, nats_url, database_url, names)
     supervisor = Supervisor(envs, settings.home / "logs", started_up=False)
     await supervisor.start()
     try:
@@ -167,6 +157,25 @@ async def supervised(
         # A child still running after the shutdown grace is killed: stopping (Ctrl-C)
         # never waits longer than that, whatever the children do.
         await supervisor.stop(settings.shutdown_grace)
+
+
+def environments(
+    settings: Settings, nats_url: str, database_url: str, names: list[str]
+) -> dict[str, dict[str, str]]:
+    """Each named component's whole environment, as the supervisor starts it: its URLs carry
+    its own row's NATS identity and database role (none for a row without database access)."""
+    secrets = access.secrets_of(settings)
+    server = access.without_credentials(nats_url)
+    envs = {}
+    for name in names:
+        role = access.database_role(name)
+        envs[name] = child_environment(
+            settings,
+            name,
+            access.nats_url_as(server, access.nats_identity(name), secrets),
+            None if role is None else access.database_url_as(database_url, role, secrets),
+        )
+    return envs
 
 
 async def _until_ready(

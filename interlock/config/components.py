@@ -81,6 +81,9 @@ class Component:
     """`Settings` fields the supervisor computes for it (a key from the secrets, the client
     policies) rather than copies."""
     ready: Readiness = "connected"
+    listens: tuple[str, str] | None = None
+    """The `Settings` fields of the host and port its HTTP server listens on, if it has one
+    (`up` refuses to start when that port is taken)."""
     asks_model: AsksModel = "never"
     per_name: bool = False
     stage: tuple[str, str] | None = None
@@ -179,6 +182,7 @@ TABLE: tuple[Component, ...] = (
             "gateway_unauthenticated_rate",
         ),
         given=("gateway_claims_key",),
+        listens=("gateway_host", "gateway_port"),
     ),
     Component(
         CONSOLE,
@@ -198,6 +202,7 @@ TABLE: tuple[Component, ...] = (
             "secrets_dir",
             "slo_window",
         ),
+        listens=("console_host", "console_port"),
     ),
     Component(
         STAGE_HOST,
