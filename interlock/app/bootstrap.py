@@ -17,6 +17,7 @@ from interlock.app.supervisor import Supervisor
 from interlock.config import access, components
 from interlock.config.plugins import installed
 from interlock.config.settings import Settings
+from interlock.contracts.partitions import PROJECTOR
 from interlock.contracts.partitions import components as projector_components
 from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.messaging.streams import provision
@@ -88,7 +89,7 @@ def with_partitions(names: list[str], partitions: int) -> list[str]:
         return names
     expanded: list[str] = []
     for name in names:
-        expanded += projector_components(partitions) if name == "projector" else [name]
+        expanded += projector_components(partitions) if name == PROJECTOR else [name]
     return expanded
 
 
