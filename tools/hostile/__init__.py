@@ -28,12 +28,13 @@ from pydantic import SecretStr
 
 from interlock.app import terminal
 from interlock.app.bootstrap import prepare, supervised
-from interlock.app.composition import GATEWAY, default_stack
+from interlock.app.composition import default_stack
 from interlock.app.embedded._process import free_port
 from interlock.app.health import attached
 from interlock.app.options import JsonOpt, load_settings, with_stack
 from interlock.app.supervisor import Supervisor
 from interlock.config import access
+from interlock.config.components import GATEWAY
 from interlock.config.settings import GatewaySender, Settings
 from interlock.tools.hostile import reads
 from interlock.tools.hostile.forge import SENDER
