@@ -36,19 +36,30 @@ from interlock.app.supervisor import Supervisor
 from interlock.config import access
 from interlock.config.components import GATEWAY
 from interlock.config.settings import GatewaySender, Settings
-from interlock.tools.hostile import reads
+from interlock.tools.hostile import reads, timing
 from interlock.tools.hostile.forge import SENDER
-from interlock.tools.hostile.round import TENANT, Report, Stack, play
+from interlock.tools.hostile.good import TENANT, Stack, quiet_round
+from interlock.tools.hostile.round import Report, play
 
 PARAMETERS = {"support": {"approval_sla_seconds": 3600.0, "retry_delay_scale": 0.02}}
 """Approval timers far off: a good workflow is approved at once, never by expiry."""
 UNKNOWN_WORKFLOW_GRACE = 5.0
+QUIET_RUNS = 5
+"""Good workflows timed on the quiet stack, one at a time, before the round."""
 
 
 def hostile(
     messages: Annotated[int, typer.Option(min=1, help="Hostile messages to send.")] = 10_000,
     good: Annotated[int | None, typer.Option(help="Good workflows (default: 1 per 500).")] = None,
     seed: Annotated[int | None, typer.Option(help="Replays the same messages.")] = None,
+    bound: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Each good workflow under attack may take at most this many times the quiet "
+            "stack's median (timed first, one at a time); 0: not timed.",
+        ),
+    ] = timing.BOUND,
     json_output: JsonOpt = False,
 ) -> None:
     """Send hostile messages interleaved with good workflows; report what became of them."""
@@ -57,7 +68,13 @@ def hostile(
     count = good or max(3, messages // 500)
     report, crashes = with_stack(
         lambda s, nats_url, database_url: run(
-            s, nats_url, database_url, random.Random(chosen_seed), messages=messages, good=count
+            s,
+            nats_url,
+            database_url,
+            random.Random(chosen_seed),
+            messages=messages,
+            good=count,
+            bound=bound,
         ),
         with_read_clients(load_settings()),
     )
@@ -73,14 +90,24 @@ def hostile(
 
 
 async def run(
-    s: Settings, nats_url: str, database_url: str, rng: random.Random, *, messages: int, good: int
+    s: Settings,
+    nats_url: str,
+    database_url: str,
+    rng: random.Random,
+    *,
+    messages: int,
+    good: int,
+    bound: float = 0.0,
 ) -> tuple[Report, dict[str, int]]:
-    """A round on its own components (refused while another process runs them)."""
+    """A round on its own components (refused while another process runs them); with a
+    `bound`, timed against the quiet stack first."""
     if (await attached("projector", nats_url))[0]:
         terminal.errors.print("components are already running (e.g. `interlock up`); stop them")
         raise typer.Exit(2)
     async with hostile_stack(s, nats_url, database_url) as (stack, supervisor):
+        quiet = await quiet_round(stack, QUIET_RUNS) if bound else []
         report = await play(stack, rng, messages, good)
+        report.timing = timing.ready(quiet, report.good_seconds, bound)
         crashes = {n: c.restarts for n, c in supervisor.children.items() if c.restarts}
     return report, crashes
 
