@@ -46,12 +46,25 @@ PARAMETERS = {"support": {"approval_sla_seconds": 3600.0, "retry_delay_scale": 0
 UNKNOWN_WORKFLOW_GRACE = 5.0
 QUIET_RUNS = 5
 """Good workflows timed on the quiet stack, one at a time, before the round."""
+RATE = 200.0
+"""Hostile messages a second by default: 10,000 in under a minute, about three times what
+one client sustained against the projector before its senders had bounded shares."""
+"""Good workflows timed on the quiet stack, one at a time, before the round."""
 
 
 def hostile(
+    *,
     messages: Annotated[int, typer.Option(min=1, help="Hostile messages to send.")] = 10_000,
     good: Annotated[int | None, typer.Option(help="Good workflows (default: 1 per 500).")] = None,
     seed: Annotated[int | None, typer.Option(help="Replays the same messages.")] = None,
+    rate: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Hostile messages a second, spread evenly; 0: as fast as the stack takes "
+            "them, in bursts of 100.",
+        ),
+    ] = RATE,
     bound: Annotated[
         float,
         typer.Option(
@@ -74,11 +87,12 @@ def hostile(
             random.Random(chosen_seed),
             messages=messages,
             good=count,
+            rate=rate,
             bound=bound,
         ),
         with_read_clients(load_settings()),
     )
-    result = {**report.as_json(), "seed": chosen_seed, "crashes": crashes}
+    result = {**report.as_json(), "rate": rate, "seed": chosen_seed, "crashes": crashes}
     result["ok"] = report.ok and not crashes
     if json_output:
         terminal.print_json(result)
@@ -97,6 +111,7 @@ async def run(
     *,
     messages: int,
     good: int,
+    rate: float = 0.0,
     bound: float = 0.0,
 ) -> tuple[Report, dict[str, int]]:
     """A round on its own components (refused while another process runs them); with a
@@ -106,7 +121,7 @@ async def run(
         raise typer.Exit(2)
     async with hostile_stack(s, nats_url, database_url) as (stack, supervisor):
         quiet = await quiet_round(stack, QUIET_RUNS) if bound else []
-        report = await play(stack, rng, messages, good)
+        report = await play(stack, rng, messages, good, rate=rate)
         report.timing = timing.ready(quiet, report.good_seconds, bound)
         crashes = {n: c.restarts for n, c in supervisor.children.items() if c.restarts}
     return report, crashes

@@ -37,6 +37,9 @@ from interlock.tools.hostile.reads import SNOOP
 from interlock.tools.hostile.snoop import Snoops
 
 CHUNK = 100
+"""Hostile messages sent at once, unpaced."""
+PACE_S = 0.1
+"""Paced, a chunk goes every this many seconds."""
 
 
 @dataclass
@@ -75,10 +78,17 @@ class Report:
 
 
 async def play(
-    stack: Stack, rng: random.Random, messages: int, good: int, kinds: Iterable[str] = ()
+    stack: Stack,
+    rng: random.Random,
+    messages: int,
+    good: int,
+    kinds: Iterable[str] = (),
+    *,
+    rate: float = 0.0,
 ) -> Report:
     """Send `messages` hostile messages (of `kinds`, default every kind) interleaved with
-    `good` good workflows; report."""
+    `good` good workflows, at `rate` messages a second (0: as fast as they are taken, in
+    bursts of `CHUNK`); report."""
     started = time.monotonic()
     async with _Connections(stack) as conns:
         engine = queries.open_reader(stack.database_url, pool_size=4)
@@ -87,7 +97,8 @@ async def play(
         try:
             runs = [await good_traffic.start()]
             sent, answers = await _interleave(conns, engine, good_traffic, rng, messages=messages,
-                                              runs=runs, good=good, kinds=kinds)  # fmt: skip
+                                              runs=runs, good=good, kinds=kinds,
+                                              rate=rate)  # fmt: skip
             await settled(conns.admin, runs)
             answers.update(await conns.snoops.settled(conns.admin))
             fates = await _fates(conns, engine, runs, sent, answers)
@@ -110,22 +121,27 @@ async def play(
 
 async def _interleave(
     conns: _Connections, engine: AsyncEngine, good_traffic: Good, rng: random.Random, *,
-    messages: int, runs: list[Run], good: int, kinds: Iterable[str],
+    messages: int, runs: list[Run], good: int, kinds: Iterable[str], rate: float,
 ) -> tuple[list[Hostile], dict[int, str]]:  # fmt: skip
-    """Hostile messages in chunks; a good workflow starts every few chunks."""
+    """Hostile messages in chunks (at `rate`, one every `PACE_S`); a good workflow starts
+    every few chunks."""
     sent: list[Hostile] = []
     answers: dict[int, str] = {}
     first = rng.getrandbits(32) * 1_000_000  # another round's numbers are not this one's
-    chunks = max(1, -(-messages // CHUNK))
+    size = max(1, min(CHUNK, round(rate * PACE_S))) if rate else CHUNK
+    chunks = max(1, -(-messages // size))
+    began = time.monotonic()
     every = max(1, chunks // max(1, good - 1))
     for index in range(chunks):
         if index and index % every == 0 and len(runs) < good:
             runs.append(await good_traffic.start())
         targets = [await _target(engine, run) for run in runs]
-        batch = forge(rng, first + len(sent), min(CHUNK, messages - len(sent)), targets, kinds)
+        batch = forge(rng, first + len(sent), min(size, messages - len(sent)), targets, kinds)
         results = await asyncio.gather(*(conns.send(h) for h in batch))
         answers.update((h.number, a) for h, a in zip(batch, results, strict=True) if a)
         sent += batch
+        if rate:  # the pace is kept on average: a slow chunk is caught up by the next ones
+            await asyncio.sleep(max(0.0, began + len(sent) / rate - time.monotonic()))
     while len(runs) < good:
         runs.append(await good_traffic.start())
     return sent, answers
