@@ -33,6 +33,7 @@ from interlock.projector import door
 from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.claims import ClaimVerifier
 from interlock.projector.deadletters import audit_dead_letter
+from interlock.projector.duplicates import told_apart
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from interlock.projector.errors import NotDueYet
 from interlock.projector.outcome import EventOutcome, accepted, measure, rejected
@@ -138,6 +139,7 @@ class Projector:
                 continue
             try:
                 if isinstance(decision, Rejected):
+                    decision = await told_apart(self._store, wf, checked, inbound, decision)
                     return await self._reject(wf, checked, decision, trace, ctx)
                 decision = self._signed(decision)
                 with tracer.start_as_current_span("projector commit"):
@@ -148,7 +150,9 @@ class Projector:
                 continue
             except DuplicateEvent:
                 self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
-                return rejected(wf, checked, Rejected("duplicate", "processed concurrently"))
+                duplicate = Rejected("duplicate", "processed concurrently")
+                refused = await told_apart(self._store, wf, checked, inbound, duplicate)
+                return await self._reject(wf, checked, refused, trace, ctx)
             self._remember(decision, stored.fingerprint)
             measure(definition, decision, checked, stored, self._clock())
             return accepted(decision, checked)
