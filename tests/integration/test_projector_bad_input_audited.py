@@ -14,6 +14,7 @@ from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.messaging import letters
+from interlock.projector.refusal_bounds import RefusalBounds
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import envelope
@@ -120,3 +121,33 @@ async def test_another_message_under_a_decided_event_id_is_refused_and_audited(
 
 async def _refused(h: Harness, workflow_id: str, event_id: str) -> list[tuple[str, bool]]:
     return [row for row in await _audit(h, workflow_id, event_id) if not row[1]]
+
+
+async def test_a_clients_refusals_past_its_bound_land_in_the_dead_letters_naming_it(
+    nats_url: str, database_url: str
+) -> None:
+    bound = RefusalBounds().per_workflow
+    async with projector_running(nats_url, database_url, settings=Settings(clients=CLIENTS)) as h:
+        workflow_id = await start(h)
+        stale = [
+            envelope(
+                "CANCEL_REQUESTED",
+                workflow_id=workflow_id,
+                role="operator",
+                event_id=f"stale-{n}",
+                expected_version=999,
+            )  # fmt: skip
+            for n in range(bound + 5)
+        ]
+        for event in stale:
+            await h.publish(event)
+
+        over = [await _letter(h, event.event_id) for event in stale[bound:]]
+        refused = await h.scalar(
+            "SELECT count(*) FROM audit WHERE workflow_id = :wf AND NOT accepted", wf=workflow_id
+        )
+
+    assert refused == bound
+    assert {letter.reason for letter in over} == {"refusals_over_limit"}
+    assert all("approvals" in letter.detail for letter in over)
+    assert all("stale_version" in letter.detail for letter in over)
