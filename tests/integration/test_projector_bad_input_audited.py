@@ -136,7 +136,7 @@ async def test_a_clients_refusals_past_its_bound_land_in_the_dead_letters_naming
                 role="operator",
                 event_id=f"stale-{n}",
                 expected_version=999,
-            )  # fmt: skip
+            )
             for n in range(bound + 5)
         ]
         for event in stale:
