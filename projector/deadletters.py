@@ -21,11 +21,12 @@ from interlock.contracts.registry import Registry
 from interlock.projector import door
 from interlock.projector.engine import Rejected
 from interlock.projector.engine.model import RejectReason
+from interlock.projector.refusal_bounds import OVER_LIMIT
 from interlock.projector.store.port import WorkflowStore
 from interlock.projector.store.types import NO_TRACE
 
 log = logging.getLogger("interlock.projector")
-NOT_AUDITED = door.WITHOUT_STANDING | {"timer_not_due", "unknown_workflow"}
+NOT_AUDITED = door.WITHOUT_STANDING | {"timer_not_due", "unknown_workflow", OVER_LIMIT}
 
 
 async def audit_dead_letter(

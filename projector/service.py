@@ -15,14 +15,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from opentelemetry import trace
-from pydantic import ValidationError
 
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import (
     Envelope,
-    summarise,
     utcnow,
-    workflow_id_of,
 )
 from interlock.contracts.errors import MalformedMessage, UnknownDefinition
 from interlock.contracts.ids import fingerprint
@@ -30,12 +27,15 @@ from interlock.contracts.registry import Registry
 from interlock.contracts.subjects import Inbound, parse_inbound
 from interlock.otel import metrics
 from interlock.projector import door
+from interlock.projector.checked import first_checkpoint, validated
 from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.claims import ClaimVerifier
-from interlock.projector.deadletters import audit_dead_letter
+from interlock.projector.deadletters import NOT_AUDITED, audit_dead_letter
+from interlock.projector.duplicates import told_apart
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
 from interlock.projector.errors import NotDueYet
 from interlock.projector.outcome import EventOutcome, accepted, measure, rejected
+from interlock.projector.refusal_bounds import OVER_LIMIT, RefusalBounds, over_limit
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.port import WorkflowStore
@@ -64,6 +64,7 @@ class Projector:
         signer: JobSigner | None = None,
         occurred_window: door.OccurredWindow | None = None,
         sender_claims: ClaimVerifier | None = None,
+        refusal_bounds: RefusalBounds | None = None,
     ) -> None:
         """`clients`: who may send requests and signals (`INTERLOCK_CLIENTS`); none by
         default. `timer_tolerance`: how early a timer firing may arrive (clock skew between
@@ -71,7 +72,8 @@ class Projector:
         `signer`: signs every job dispatched (without one, jobs go out unsigned, and stages
         refuse them). `occurred_window`: how far from now an event's `occurred_at` may lie.
         `sender_claims`: verifies the gateway's signed sender claims (`inbound`); without it a
-        relayed message's sender is the one its event id names."""
+        relayed message's sender is the one its event id names. `refusal_bounds`: how many
+        refusal rows one client may write into workflow audits (`projector.refusal_bounds`)."""
         self._store = store
         self._occurred = occurred_window or door.OccurredWindow()
         self._registry = registry
@@ -84,6 +86,7 @@ class Projector:
         self._max_conflicts = max_conflicts
         self._checkpoints = CheckpointCache()
         self._claims = sender_claims
+        self._bounds = refusal_bounds or RefusalBounds()
 
     def inbound(self, subject: str, body: bytes, headers: Mapping[str, str]) -> Inbound:
         """What a message's subject (and, verified, its sender claim) says about it; raises
@@ -113,7 +116,7 @@ class Projector:
             metrics.transition(event.workflow_type, event.type, False, "bad_timestamp")
             raise MalformedMessage("bad_timestamp", bad_time)
         if refused is not None:
-            return await self._refuse_at_door(event, refused, trace)
+            return await self._refuse_at_door(event, refused, trace, inbound)
         if event.type == definition.start_event:
             return await self._start(definition, event, trace)
         if event.workflow_id is None:
@@ -138,7 +141,8 @@ class Projector:
                 continue
             try:
                 if isinstance(decision, Rejected):
-                    return await self._reject(wf, checked, decision, trace, ctx)
+                    decision = await told_apart(self._store, wf, checked, inbound, decision)
+                    return await self._reject(wf, checked, decision, trace, ctx, inbound=inbound)
                 decision = self._signed(decision)
                 with tracer.start_as_current_span("projector commit"):
                     await self._store.commit(decision, checked, trace, ctx)
@@ -148,7 +152,9 @@ class Projector:
                 continue
             except DuplicateEvent:
                 self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
-                return rejected(wf, checked, Rejected("duplicate", "processed concurrently"))
+                duplicate = Rejected("duplicate", "processed concurrently")
+                refused = await told_apart(self._store, wf, checked, inbound, duplicate)
+                return await self._reject(wf, checked, refused, trace, ctx, inbound=inbound)
             self._remember(decision, stored.fingerprint)
             measure(definition, decision, checked, stored, self._clock())
             return accepted(decision, checked)
@@ -196,8 +202,11 @@ class Projector:
     ) -> bool:
         """Audit a dead-lettered, well-formed `event` on the workflow it names, if its sender
         has standing there (True if a row was written; see `projector.deadletters`)."""
-        if not door.has_standing(event, inbound, self._clients):
+        if reason in NOT_AUDITED or not door.has_standing(event, inbound, self._clients):
             return False
+        stored = await self._store.load(event.tenant_id, self._registry.workflow_id(event))
+        if stored is not None and over_limit(self._bounds, inbound, stored.workflow, event, reason):
+            return False  # its dead letter, naming the sender, is its record
         return await audit_dead_letter(
             self._store,
             self._registry,
@@ -209,7 +218,7 @@ class Projector:
         )
 
     async def _refuse_at_door(
-        self, event: Envelope, rejection: Rejected, trace: TraceInfo
+        self, event: Envelope, rejection: Rejected, trace: TraceInfo, inbound: Inbound | None
     ) -> EventOutcome:
         """Audit a refusal on the workflow `event` addresses, if its tenant has one of that
         type and the sender may speak for that tenant at all; else it is dead-lettered, with
@@ -221,7 +230,7 @@ class Projector:
         if stored is None or stored.workflow.workflow_type != event.workflow_type:
             metrics.transition(event.workflow_type, event.type, False, rejection.reason)
             raise MalformedMessage(rejection.reason, rejection.detail)
-        return await self._reject(stored.workflow, event, rejection, trace)
+        return await self._reject(stored.workflow, event, rejection, trace, inbound=inbound)
 
     async def _reject(
         self,
@@ -230,10 +239,17 @@ class Projector:
         rejection: Rejected,
         trace: TraceInfo,
         ctx: Context | None = None,
+        *,
+        inbound: Inbound | None = None,
     ) -> EventOutcome:
-        """`ctx`: what the engine decided in; None for a refusal made before it was asked."""
+        """`ctx`: what the engine decided in; None for a refusal made before it was asked.
+        `inbound`: who sent it (a client past its bound is dead-lettered, not audited)."""
         if rejection.retry_at is not None:
             self._premature(rejection.retry_at)
+        over = over_limit(self._bounds, inbound, wf, event, rejection.reason)
+        if over is not None:
+            detail = f"{rejection.reason}: {rejection.detail}; not audited: {over}"
+            raise MalformedMessage(OVER_LIMIT, detail)
         if rejection.reason != "duplicate":
             await self._store.reject(wf, event, rejection, trace, ctx)
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
@@ -280,33 +296,3 @@ class Projector:
             parameters=overrides,
             guards=self._registry.guards(definition.workflow_type),
         )
-
-
-def first_checkpoint(definition: WorkflowDefinition, request: Envelope) -> Workflow:
-    """The workflow a request creates, as it stands before its first transition."""
-    return Workflow(
-        workflow_id=workflow_id_of(request),
-        workflow_type=definition.workflow_type,
-        tenant_id=request.tenant_id,
-        state=definition.initial_state,
-        version=0,
-        definition_version=definition.version,
-        correlation_id=request.correlation_id or request.event_id,
-    )
-
-
-def validated(definition: WorkflowDefinition, event: Envelope) -> Envelope:
-    """The event with its payload checked against the definition and normalised."""
-    spec = definition.event(event.type)
-    if spec is None:
-        raise MalformedMessage(
-            "unknown_type",
-            f"{event.type} is not an event of {definition.workflow_type} v{definition.version}",
-        )
-    if spec.payload is None:
-        return event
-    try:
-        payload = spec.payload.model_validate(event.payload).model_dump(mode="json")
-    except ValidationError as exc:
-        raise MalformedMessage("schema_mismatch", f"{event.type}: {summarise(exc)}") from exc
-    return event.model_copy(update={"payload": payload})

@@ -39,6 +39,8 @@ RejectReason = Literal[
     "reserved_event_id",
     "sender_unsigned",
     "sender_mismatch",
+    # A different message under the id of one already decided (`projector.duplicates`):
+    "event_id_reused",
 ]
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -142,6 +142,15 @@ class InMemoryWorkflowStore:
         """The workflow's decided events in the order they were decided."""
         await self._round_trip()
         return [h for h in self._history if _of(h, tenant_id, workflow_id)]
+
+    async def decided(
+        self, tenant_id: str, workflow_id: str, event_id: str
+    ) -> Mapping[str, Any] | None:
+        """The event accepted under `event_id` on the workflow (None: none)."""
+        history = await self.history(tenant_id, workflow_id)
+        return next(
+            (h.event for h in history if h.accepted and h.event["event_id"] == event_id), None
+        )
 
     # --- what a test reads back ----------------------------------------------------------
 

@@ -12,7 +12,8 @@ be written, every method may raise it.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from interlock.contracts.envelope import Envelope
 from interlock.projector.engine.model import Accepted, Context, Rejected, Workflow
@@ -72,6 +73,13 @@ class WorkflowStore(Protocol):
     async def history(self, tenant_id: str, workflow_id: str) -> list[HistoryRecord]:
         """The tenant's workflow's decided events, accepted and refused, in the order they
         were decided ([] if none are kept)."""
+        ...
+
+    async def decided(
+        self, tenant_id: str, workflow_id: str, event_id: str
+    ) -> Mapping[str, Any] | None:
+        """The event accepted under `event_id` on the workflow, as it was decided (None: none
+        is kept, e.g. archived by retention)."""
         ...
 
     async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:

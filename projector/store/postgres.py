@@ -13,9 +13,9 @@ decision across eight round trips; this is two round trips and a fraction of the
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import asyncpg
 import orjson
@@ -197,6 +197,15 @@ class PostgresWorkflowStore:
         """Record a refused event (no state change, its id not reserved); True if audited."""
         values = rows.rejected(workflow, event, rejection, trace, ctx)
         return bool(await self._run(sql.REJECT, values))
+
+    async def decided(
+        self, tenant_id: str, workflow_id: str, event_id: str
+    ) -> Mapping[str, Any] | None:
+        """The event accepted under `event_id` on the workflow (None: none is kept)."""
+        values = {"tenant_id": tenant_id, "workflow_id": workflow_id, "event_id": event_id}
+        async with self._connection() as conn:
+            event = await conn.fetchval(sql.DECIDED.sql, *sql.DECIDED.args(values))
+        return cast(Mapping[str, Any], event) if event is not None else None
 
     async def history(self, tenant_id: str, workflow_id: str) -> list[HistoryRecord]:
         """The workflow's decided events in the order they were decided."""

@@ -62,7 +62,9 @@ PROJECTOR_ACCESS = RoleAccess(
         ),
         "interlock_meta": "SELECT",
         "timers": "SELECT, INSERT, UPDATE",
-        "history": "INSERT",
+        # SELECT: a duplicate event id is compared with the event accepted under it
+        # (`projector.duplicates`): a different message is refused, not dropped unseen.
+        "history": "SELECT, INSERT",
         # A decision reads whether its workflow is paused (FOR SHARE, which needs an UPDATE
         # grant on a column) and then holds its rows back instead of writing them to the outbox;
         # it reads whether rows of its workflow are still held (they go out before its own).

@@ -204,6 +204,12 @@ kept AS (
 SELECT count(*) FROM audited
 """)
 
+DECIDED = compile_named("""
+SELECT event FROM history
+WHERE tenant_id = :tenant_id AND workflow_id = :workflow_id AND event_id = :event_id AND accepted
+LIMIT 1
+""")
+
 HISTORY = compile_named("""
 SELECT tenant_id, workflow_id, workflow_type, definition_version, event, accepted, reason,
        from_version, inputs, outcome, recorded_at

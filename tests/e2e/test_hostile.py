@@ -26,6 +26,7 @@ from interlock.config.settings import Settings
 from interlock.messaging.permissions import ADMIN
 from interlock.tools.hostile import hostile_stack, with_read_clients
 from interlock.tools.hostile.account import ACCEPTED, UNACCOUNTED
+from interlock.tools.hostile.doorway import DOOR_FORGERS
 from interlock.tools.hostile.good import quiet_round
 from interlock.tools.hostile.reads import READ_FORGERS
 from interlock.tools.hostile.round import Stack, play
@@ -95,6 +96,27 @@ async def test_no_client_reads_another_tenants_or_types_announcements_nor_takes_
     assert report.fates.get(UNACCOUNTED, 0) == 0, report.as_json()
     assert set(report.fates) <= {"consumer_refused", "delete_refused", "pull_refused",
                                  "subscription_refused"}, report.as_json()  # fmt: skip
+    assert report.good_as_without_noise == report.good == 2, report.as_json()
+
+
+DOOR_KINDS = {*DOOR_FORGERS, "squatted_result", "squatted_timer", "unknown_workflow"}
+"""Junk under the message ids of coming results and firings, a flood for workflows that do not
+exist, absurd timestamps, a client of another tenant refused, a decided event id reused."""
+
+
+async def test_squats_floods_absurd_times_and_foreign_refusals_land_with_their_sender(
+    stack: tuple[Stack, Supervisor],
+) -> None:
+    running, _ = stack
+
+    report = await play(running, random.Random(2027), 120, good=2, kinds=DOOR_KINDS)
+
+    assert set(report.sent) == DOOR_KINDS, report.as_json()
+    assert report.fates.get(ACCEPTED, 0) == 0, report.as_json()
+    assert report.fates.get(UNACCOUNTED, 0) == 0, report.as_json()
+    assert set(report.fates) <= {"bad_timestamp", "client_not_allowed_tenant", "event_id_reused",
+                                 "reserved_message_id", "unknown_workflow", "refusals_over_limit",
+                                 "dropped_as_duplicate"}, report.as_json()  # fmt: skip
     assert report.good_as_without_noise == report.good == 2, report.as_json()
 
 

@@ -178,3 +178,25 @@ async def test_the_projector_may_ask_whether_rows_of_its_workflow_are_held(
         " AND tenant_id = 'acme' AND workflow_id = 'x')"
     )
     assert held is False
+
+
+async def test_the_projector_tells_a_reused_event_id_from_a_duplicate_as_its_own_role(
+    nats_url: str, database_url: str, role_urls: dict[str, str]
+) -> None:
+    """A duplicate event id is compared with the event accepted under it (`history`)."""
+    async with projector_running(nats_url, database_url, store_url=role_urls[PROJECTOR_ROLE]) as h:
+        await h.publish(envelope("START", workflow_id="wf-reused", event_id="start-reused"))
+        await h.decided("wf-reused", "start-reused")
+        cancel = envelope(
+            "CANCEL_REQUESTED", workflow_id="wf-reused", role="operator", event_id="start-reused"
+        )
+        await h.publish(cancel, msg_id="another-message-reused")
+
+        async def refused() -> Any:
+            return await h.scalar(
+                "SELECT reason FROM audit WHERE workflow_id = 'wf-reused' AND NOT accepted"
+            )
+
+        reason = await eventually(refused, what="the reused id refused")
+
+    assert reason == "event_id_reused"

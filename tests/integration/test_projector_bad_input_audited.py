@@ -14,6 +14,7 @@ from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.messaging import letters
+from interlock.projector.refusal_bounds import RefusalBounds
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import envelope
@@ -97,3 +98,56 @@ async def test_a_client_of_another_tenant_is_dead_lettered_and_leaves_no_audit_r
 
         assert (dead.reason, "globex_desk" in dead.detail) == ("client_not_allowed_tenant", True)
         assert await _audit(h, workflow_id, forged.event_id) == []
+
+
+async def test_another_message_under_a_decided_event_id_is_refused_and_audited(
+    nats_url: str, database_url: str
+) -> None:
+    async with projector_running(nats_url, database_url, settings=Settings(clients=CLIENTS)) as h:
+        workflow_id = await start(h)
+        request_id = next(e["event_id"] for e in (await h.view(workflow_id))["audit"])
+        cancel = envelope(
+            "CANCEL_REQUESTED", workflow_id=workflow_id, role="operator", event_id=request_id
+        )
+        await h.publish(cancel, msg_id="another-message")
+
+        audited = await eventually(
+            lambda: _refused(h, workflow_id, request_id), what="the refusal of the reused id"
+        )
+
+        assert audited == [("event_id_reused", False)]
+        assert (await h.view(workflow_id))["state"] == "CLASSIFYING"
+
+
+async def _refused(h: Harness, workflow_id: str, event_id: str) -> list[tuple[str, bool]]:
+    return [row for row in await _audit(h, workflow_id, event_id) if not row[1]]
+
+
+async def test_a_clients_refusals_past_its_bound_land_in_the_dead_letters_naming_it(
+    nats_url: str, database_url: str
+) -> None:
+    bound = RefusalBounds().per_workflow
+    async with projector_running(nats_url, database_url, settings=Settings(clients=CLIENTS)) as h:
+        workflow_id = await start(h)
+        stale = [
+            envelope(
+                "CANCEL_REQUESTED",
+                workflow_id=workflow_id,
+                role="operator",
+                event_id=f"stale-{n}",
+                expected_version=999,
+            )
+            for n in range(bound + 5)
+        ]
+        for event in stale:
+            await h.publish(event)
+
+        over = [await _letter(h, event.event_id) for event in stale[bound:]]
+        refused = await h.scalar(
+            "SELECT count(*) FROM audit WHERE workflow_id = :wf AND NOT accepted", wf=workflow_id
+        )
+
+    assert refused == bound
+    assert {letter.reason for letter in over} == {"refusals_over_limit"}
+    assert all("approvals" in letter.detail for letter in over)
+    assert all("stale_version" in letter.detail for letter in over)

@@ -3,7 +3,7 @@ through which a rival writer gets in between a projector's load and its commit."
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from interlock.contracts.envelope import Envelope
@@ -117,6 +117,11 @@ class Interleaved:
 
     async def history(self, tenant_id: str, workflow_id: str) -> list[HistoryRecord]:
         return await self._store.history(tenant_id, workflow_id)
+
+    async def decided(
+        self, tenant_id: str, workflow_id: str, event_id: str
+    ) -> Mapping[str, Any] | None:
+        return await self._store.decided(tenant_id, workflow_id, event_id)
 
     async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
         return await self._store.trace_headers(tenant_id, workflow_id)

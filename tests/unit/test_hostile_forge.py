@@ -10,6 +10,9 @@ from interlock.contracts.envelope import parse_envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import job_id_for, result_event_id, timer_event_id, timer_id_for
 from interlock.contracts.subjects import HEADER_MSG_ID
+from interlock.projector.door import OccurredWindow
+from interlock.tools.hostile import reads
+from interlock.tools.hostile.doorway import DOOR_FORGERS, FOREIGN
 from interlock.tools.hostile.forge import FORGERS, GATEWAY, HEADER, STAGES, Target, forge
 
 TARGET = Target(
@@ -78,3 +81,19 @@ def test_an_unknown_workflow_signal_is_well_formed_and_names_no_good_workflow() 
     events = [parse_envelope(h.body) for h in made]
     assert all(e.workflow_id != TARGET.workflow_id and e.tenant_id == "acme" for e in events)
     assert len({e.workflow_id for e in events}) == len(events)
+
+
+def test_door_kinds_are_well_formed_and_each_one_its_sender_may_not_send() -> None:
+    made = forge(random.Random(13), 0, 900, [TARGET])
+    by_kind = {k: [h for h in made if h.kind == k] for k in DOOR_FORGERS}
+    window = OccurredWindow()
+
+    assert all(by_kind.values())
+    timed = [parse_envelope(h.body) for h in by_kind["out_of_range_time"]]
+    assert all(window.refusal(e) is not None for e in timed)
+    foreign = [parse_envelope(h.body) for h in by_kind[FOREIGN]]
+    desk = reads.policies("acme")[reads.DESK]
+    assert {h.identity for h in by_kind[FOREIGN]} == {reads.DESK}
+    assert all(e.tenant_id == "acme" and not desk.admits_tenant(e.tenant_id) for e in foreign)
+    reused = [parse_envelope(h.body) for h in by_kind["reused_event_id"]]
+    assert {e.event_id for e in reused} == {"req-1"}

@@ -4,10 +4,11 @@ Good refund requests run while hostile messages of every kind (malformed, oversi
 nested, wrongly encoded, NUL-bearing, forged results, jobs and approvals, reserved ids,
 replays, cross-tenant signals, premature timer firings, webhooks to the gateway, a sender's
 refused webhook redriven from the dead letters, junk under the message ids of coming results
-and timer firings, signals for workflows that do not exist, reads of another tenant's or
-type's announcements, another client's consumer deleted, pulled from or taken over, consumers
-beyond a client's own) are sent as
-the identities an attacker would hold. It prints how many were sent of each kind, what became
+and timer firings, signals for workflows that do not exist, cancellations dated year 1, 9999
+or days ahead, a client of another tenant cancelling the good tenant's workflow, a decided
+event id reused by another message, reads of another tenant's or type's announcements, another
+client's consumer deleted, pulled from or taken over, consumers beyond a client's own) are sent
+as the identities an attacker would hold. It prints how many were sent of each kind, what became
 of them (refused or dead-lettered, by reason), and whether every good workflow completed
 exactly as it would without the noise; exit 1 if any hostile message was accepted or could
 not be accounted for, a good workflow went astray, or a component crashed.

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock.contracts import subjects
 from interlock.ops import queries
+from interlock.tools.hostile.doorway import FOREIGN
 from interlock.tools.hostile.forge import HEADER, Hostile
 
 ACCEPTED = "ACCEPTED"
@@ -61,6 +62,11 @@ async def decisions(engine: AsyncEngine, sent: list[Hostile], fates: Fates) -> N
     for h in sent:
         decided = found.get(h.event_id or "")
         if h.kind == "replayed" or decided is None:
+            continue
+        if h.kind == FOREIGN:
+            # A refusal of a client that may not act for the tenant, written into that
+            # tenant's workflow audit, is itself what must not happen.
+            fates.by_number[h.number] = ACCEPTED
             continue
         # A forged result may share its id with the real one, accepted from the real stage:
         # its refusal is what counts.

@@ -18,6 +18,7 @@ from typing import Any
 
 from interlock.contracts import subjects
 from interlock.contracts.ids import job_id_for, result_event_id, timer_event_id, timer_id_for
+from interlock.tools.hostile.doorway import DOOR_FORGERS
 from interlock.tools.hostile.messages import HEADER, Hostile, Target
 from interlock.tools.hostile.reads import READ_FORGERS
 
@@ -278,6 +279,7 @@ FORGERS: dict[str, Forger] = {
     "squatted_result": squatted_result,
     "squatted_timer": squatted_timer,
     "unknown_workflow": unknown_workflow,
+    **DOOR_FORGERS,
     **READ_FORGERS,
 }
 

@@ -77,3 +77,17 @@ class HistoryContract:
 
         assert await store.history("globex", "order-7") == []
         assert len(await store.history("acme", "order-7")) == 1
+
+    async def test_the_event_decided_under_an_id_is_read_back_accepted_only(
+        self, store: WorkflowStore
+    ) -> None:
+        start = started("wf-1")
+        assert await store.create(start.decision, start.event, start.fingerprint, TRACE)
+        late = event("wf-1", "APPROVED")
+        await store.reject(start.workflow, late, refusal("guard_rejected"), TRACE)
+
+        decided = await store.decided("acme", "wf-1", start.event.event_id)
+
+        assert decided == start.event.model_dump(mode="json")
+        assert await store.decided("acme", "wf-1", late.event_id) is None
+        assert await store.decided("globex", "wf-1", start.event.event_id) is None

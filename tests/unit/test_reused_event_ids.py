@@ -1,0 +1,62 @@
+"""Ids nobody else can spend, at the projector: an event id already decided is a duplicate only
+when the message is the same one (redelivered, published twice). A different message under it
+(another client's signal reusing the id, a stage answering its job differently the second time)
+was dropped as a duplicate with nothing recorded; it is refused `event_id_reused`, audited on the
+workflow with its sender named, and changes nothing."""
+
+from __future__ import annotations
+
+from interlock.contracts.envelope import utcnow
+from interlock.contracts.subjects import Inbound
+from interlock.projector.service import Projector
+from interlock.projector.store.memory import InMemoryWorkflowStore
+from tests.support.direct import checkpoint, to_awaiting_approval
+from tests.support.payloads import envelope
+from tests.support.workflows import REGISTRY
+from tests.unit.test_door_sender_authority import CLIENTS, NOW
+
+APPROVALS = Inbound("signal", "support", "approvals")
+
+
+def _projector(store: InMemoryWorkflowStore) -> Projector:
+    return Projector(store, registry=REGISTRY, clock=lambda: NOW, rand=lambda: 0.0, clients=CLIENTS)
+
+
+async def _approved(projector: Projector, store: InMemoryWorkflowStore) -> str:
+    """wf-1 approved by `approvals`; the approval's event id."""
+    await to_awaiting_approval(projector, store, "wf-1")
+    approval = envelope("APPROVED", workflow_id="wf-1", occurred_at=utcnow())
+    assert (await projector.handle(approval, inbound=APPROVALS)).accepted
+    return approval.event_id
+
+
+async def test_another_message_under_a_decided_event_id_is_refused_and_audited() -> None:
+    store = InMemoryWorkflowStore(clock=lambda: NOW)
+    projector = _projector(store)
+    event_id = await _approved(projector, store)
+    before = await checkpoint(store, "wf-1")
+    other = envelope(
+        "REJECTED_BY_REVIEWER", workflow_id="wf-1", event_id=event_id, occurred_at=utcnow()
+    )
+
+    outcome = await projector.handle(other, inbound=APPROVALS)
+
+    refused = [a for a in store.audit("wf-1") if a.event_id == event_id and not a.accepted]
+    assert (outcome.accepted, outcome.reason) == (False, "event_id_reused")
+    assert [a.reason for a in refused] == ["event_id_reused"]
+    assert "approvals" in (refused[0].detail or "")
+    assert await checkpoint(store, "wf-1") == before
+
+
+async def test_the_same_message_again_is_a_duplicate_and_writes_nothing() -> None:
+    store = InMemoryWorkflowStore(clock=lambda: NOW)
+    projector = _projector(store)
+    await to_awaiting_approval(projector, store, "wf-1")
+    approval = envelope("APPROVED", workflow_id="wf-1", occurred_at=utcnow())
+    assert (await projector.handle(approval, inbound=APPROVALS)).accepted
+    audit = store.audit("wf-1")
+
+    again = await projector.handle(approval, inbound=APPROVALS)
+
+    assert (again.accepted, again.reason) == (False, "duplicate")
+    assert store.audit("wf-1") == audit
