@@ -27,9 +27,9 @@ from interlock.messaging.permissions import ADMIN
 from interlock.tools.hostile import hostile_stack, with_read_clients
 from interlock.tools.hostile.account import ACCEPTED, UNACCOUNTED
 from interlock.tools.hostile.doorway import DOOR_FORGERS
-from interlock.tools.hostile.good import quiet_round
+from interlock.tools.hostile.good import Stack, quiet_round
 from interlock.tools.hostile.reads import READ_FORGERS
-from interlock.tools.hostile.round import Stack, play
+from interlock.tools.hostile.round import play
 
 pytestmark = pytest.mark.timeout(600)
 
