@@ -3,9 +3,11 @@
 A dead letter is identified by its sequence number in `WF_DLQ`. Redriving publishes the
 original body, unchanged, to the original subject: the event keeps its event id, so a
 redriven duplicate of something already decided is still deduplicated by the projector (and
-a job by its job id). The redriven copy carries `Nats-Msg-Id: redrive-<sequence>`, so
-redriving one letter twice within the broker's duplicate window stores it once; the letter
-is then deleted from `WF_DLQ`.
+a job by its job id). The redriven copy carries `Nats-Msg-Id: redrive-<sequence>-<nonce>`,
+a random nonce making it an id no client can spend ahead of the operator (junk published
+under a guessable `redrive-<sequence>` would have had the broker drop the redriven copy as
+a duplicate); a copy the broker still reports a duplicate is refused, its letter kept. The
+letter is then deleted from `WF_DLQ` (a second redrive of it finds nothing to redrive).
 
 A webhook the gateway refused is recorded but never redrivable: its body is what an outside
 sender posted, not a message anyone admitted, and republishing it on the gateway's subject
@@ -16,6 +18,7 @@ Its sender delivers a corrected webhook instead.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -153,6 +156,8 @@ async def redrive(js: JetStreamContext, dead: Letter) -> None:
     headers = {
         k: v for k, v in dead.headers.items() if k not in _DLQ_HEADERS and not k.startswith("Nats-")
     }
-    headers[subjects.HEADER_MSG_ID] = f"redrive-{dead.id}"
-    await js.publish(dead.subject, dead.body, headers=headers)
+    headers[subjects.HEADER_MSG_ID] = f"redrive-{dead.id}-{secrets.token_hex(8)}"
+    ack = await js.publish(dead.subject, dead.body, headers=headers)
+    if ack.duplicate:  # never for a fresh nonce: the letter stays rather than vanish unheard
+        raise NotRedrivable(f"the broker dropped the redriven copy of letter {dead.id}")
     await js.delete_msg(subjects.STREAM_DLQ, dead.id)
