@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from functools import cache
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,8 +29,8 @@ class ModelRequest(_Value):
     task: str = Field(min_length=1)
     """One of the model tasks the workflow's plugin declares (`ModelTask.name`)."""
     prompt_version: str
-    inputs: dict[str, Any]
-    output_schema: dict[str, Any]
+    inputs: dict[str, object]
+    output_schema: dict[str, object]
     repair_errors: list[str] = Field(default_factory=list)
     """Validation errors of the previous answer, when this call is the repair attempt."""
     case_key: str | None = None
@@ -40,14 +40,14 @@ class ModelRequest(_Value):
 
 
 @cache
-def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+def output_schema(model: type[BaseModel]) -> dict[str, object]:
     """The JSON schema a model's answer must meet: generated once per output model (pydantic
     builds it anew on every call, a measurable cost per job). Treat it as read-only."""
     return model.model_json_schema()
 
 
 class ModelReply(_Value):
-    output: dict[str, Any]
+    output: dict[str, object]
     model: str
     model_version: str | None = None
     latency_ms: float
@@ -155,7 +155,7 @@ class EffectRequest(_Value):
     idempotency_key: str
     workflow_id: str
     effect: str
-    authorized_by: dict[str, Any]
+    authorized_by: dict[str, object]
 
 
 class EffectReceipt(_Value):

@@ -18,7 +18,6 @@ from interlock import console
 from interlock.app.bootstrap import Component, Runtime
 from interlock.app.composition import CONSOLE, GATEWAY, SIMULATOR
 from interlock.app.connections import broker, connect, connection_options, reporting
-from interlock.app.failures import ConfigurationError
 from interlock.app.stage_services import run_stage_host, stage_component
 from interlock.app.startup import require_free_ports
 from interlock.config.access import (
@@ -28,7 +27,7 @@ from interlock.config.access import (
     job_signing_key,
 )
 from interlock.config.plugins import installed
-from interlock.contracts.errors import StoreUnavailable
+from interlock.contracts.errors import ConfigurationError, StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
 from interlock.contracts.partitions import PROJECTOR, index_of, partition_of_component
 from interlock.messaging.backoff import Backoff

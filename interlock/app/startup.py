@@ -11,8 +11,8 @@ from pathlib import Path
 
 from interlock.app import terminal
 from interlock.app.composition import CONSOLE, GATEWAY
-from interlock.app.failures import ConfigurationError
 from interlock.config.settings import Settings
+from interlock.contracts.errors import ConfigurationError
 
 
 def require_free_ports(s: Settings, names: list[str]) -> None:

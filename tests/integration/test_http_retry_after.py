@@ -15,11 +15,11 @@ import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from interlock.adapters.http import HttpEffectConfig, HttpEffects
 from interlock.contracts.payloads import ErrorReport
+from interlock.errors import ExternalUnavailable
 from interlock.messaging.deadletter import MAX_REDELIVERY_DELAY
-from interlock.services.adapters.http import HttpEffectConfig, HttpEffects
 from interlock.services.effects import execute_once
-from interlock.services.errors import ExternalUnavailable
 from interlock.services.ports import ActionReceipt, ActionRequest
 from interlock.services.runtime.calls import transient
 from interlock.services.runtime.stage import nak_delay

@@ -15,8 +15,8 @@ from decimal import Decimal
 import pytest
 from nats.aio.client import Client
 
+from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.services.adapters.sim import SimAccountApi, SimActionProvider
-from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.simulators import action_count, reversal_count, seed_customer
 from tests.support.simulation import (
     CUSTOMER,

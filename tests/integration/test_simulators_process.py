@@ -15,8 +15,8 @@ from decimal import Decimal
 import pytest
 from nats.aio.client import Client
 
+from interlock.errors import ExternalTimeout, ExternalUnavailable
 from interlock.services.adapters.sim import ACTION_EXECUTE, SimAccountApi, SimActionProvider
-from interlock.services.errors import ExternalTimeout, ExternalUnavailable
 from interlock.simulators import action_count, calls, seed_customer
 from interlock.simulators.db import connection
 from tests.support.simulation import (

@@ -14,8 +14,8 @@ from decimal import Decimal
 import pytest
 from nats.aio.client import Client
 
+from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.services.adapters.sim import SimAccountApi, SimNotifier, SimPolicyStore, acting_for
-from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.simulators import notification_count, publish_policy, seed_customer
 from tests.support.simulation import (
     CUSTOMER,

@@ -8,7 +8,8 @@ import itertools
 from decimal import Decimal
 from typing import Any
 
-from interlock import EffectReceipt, EffectRequest, ExternalTimeout, ModelReply, ModelRequest
+from interlock import EffectReceipt, EffectRequest, ModelReply, ModelRequest
+from interlock.errors import ExternalTimeout
 from interlock.simulated import (
     AccountSnapshot,
     ActionReceipt,

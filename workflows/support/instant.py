@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from decimal import Decimal
 
-from interlock import ExternalRejected
+from interlock.errors import ExternalRejected
 from interlock.simulated import (
     AccountSnapshot,
     ActionReceipt,

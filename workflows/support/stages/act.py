@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from interlock import ExternalRejected, ShortText, StageContext, execute_once, stage
+from interlock import ShortText, StageContext, execute_once, stage
+from interlock.errors import ExternalRejected
 from interlock.simulated import ActionRequest
 from interlock.workflows.support.payloads import ActionReceipt, Recommendation, SupportRequest
 from interlock.workflows.support.ports import ACTIONS, NOTIFIER
