@@ -12,9 +12,9 @@ import pytest
 from interlock.adapters.http import HttpReadConfig, HttpReader
 from interlock.contracts.errors import ConfigurationError
 from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
-from interlock.services.ports import AccountSnapshot
 from interlock.services.runtime.calls import call
 from interlock.services.runtime.stage import StageResult
+from interlock.workflows.support.systems import AccountSnapshot
 from tests.support.http_service import Fault, LedgerService
 
 PATHS = {"inspect": "accounts/{customer_id}"}

@@ -20,9 +20,9 @@ from interlock.contracts.payloads import ErrorReport
 from interlock.errors import ExternalUnavailable
 from interlock.messaging.deadletter import MAX_REDELIVERY_DELAY
 from interlock.services.effects import execute_once
-from interlock.services.ports import ActionReceipt, ActionRequest
 from interlock.services.runtime.calls import transient
 from interlock.services.runtime.stage import nak_delay
+from interlock.workflows.support.systems import ActionReceipt, ActionRequest
 from tests.support.http_service import Fault, LedgerService
 
 KEY = "support-action:wf-ra:v1"

@@ -16,8 +16,8 @@ import pytest
 from nats.aio.client import Client
 
 from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
-from interlock.services.adapters.sim import SimAccountApi, SimActionProvider
 from interlock.simulators import action_count, reversal_count, seed_customer
+from interlock.workflows.support.sim import SimAccountApi, SimActionProvider
 from tests.support.simulation import (
     CUSTOMER,
     IMPATIENT,

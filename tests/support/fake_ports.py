@@ -10,7 +10,7 @@ from typing import Any
 
 from interlock import EffectReceipt, EffectRequest, ModelReply, ModelRequest
 from interlock.errors import ExternalTimeout
-from interlock.simulated import (
+from interlock.workflows.support.systems import (
     AccountSnapshot,
     ActionReceipt,
     ActionRequest,

@@ -14,7 +14,7 @@ import hashlib
 from decimal import Decimal
 
 from interlock.errors import ExternalRejected
-from interlock.simulated import (
+from interlock.workflows.support.systems import (
     AccountSnapshot,
     ActionReceipt,
     ActionRequest,
