@@ -3,14 +3,15 @@
 The real transition engine and projector decide every event against an in-memory store; an
 in-memory bus delivers each dispatched job to the plugin's stage (bound to the adapters the
 test gives), and a fake clock fires timers when the test advances it. What the real runtime
-refuses is refused here too: a plugin the runtime would not load raises `PluginError` when
-the env is built (`interlock.validate`: the graph check, guards nobody provides, stages
-against the definition), an unknown event raises `MalformedMessage`, a guard refusal or a
-stale result comes back as a rejected `EventOutcome`. A stage fails as under the runtime: an
-exception the stage worker would have redelivered is redelivered (at once: the broker's
-backoff is not waited for), and after the runtime's last delivery the job submits what the
-stage worker would (`RETRYABLE_ERROR` where a redelivered stage's state retries durably,
-else `ESCALATE`); nothing a stage raises escapes `run`.
+refuses is refused here too (its errors are in `interlock.errors`): a plugin the runtime
+would not load raises `PluginError` when the env is built (`interlock.validate`: the graph
+check, guards nobody provides, stages against the definition), an unknown event raises
+`MalformedMessage`, a guard refusal or a stale result comes back as a rejected
+`EventOutcome`. A stage fails as under the runtime: an exception the stage worker would have
+redelivered is redelivered (at once: the broker's backoff is not waited for), and after the
+runtime's last delivery the job submits what the stage worker would (`RETRYABLE_ERROR` where
+a redelivered stage's state retries durably, else `ESCALATE`); nothing a stage raises
+escapes `run`.
 
 ```python
 async def test_greets() -> None:

@@ -106,3 +106,21 @@ def test_every_error_a_user_may_catch_is_in_interlock_errors() -> None:
             and name not in errors.__all__
         ]
         assert raised == [], f"{namespace} exports errors that interlock.errors does not"
+
+
+def test_the_shipped_plugins_and_examples_import_no_moved_name_from_interlock() -> None:
+    root = INIT.parent.parent
+    sources = [
+        path
+        for folder in ("workflows", "examples", "tests/fixtures/plugins")
+        for path in (root / folder).rglob("*.py")
+    ]
+    stale = sorted(
+        f"{path.relative_to(root)}: {alias.name}"
+        for path in sources
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module == "interlock"
+        for alias in node.names
+        if alias.name in interlock._MOVED
+    )
+    assert stale == []
