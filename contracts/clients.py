@@ -19,6 +19,10 @@ ClientName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 
 Publishes = Literal["request", "signal"]
 
+GATEWAY = "gateway"
+"""The approval/webhook gateway's client name (the sender token of what it publishes), its
+NATS user and its component's name: the one client whose messages speak for relayed senders."""
+
 SENDER_PATTERN = r"^[A-Za-z0-9_]{1,64}$"
 """A relayed sender's name (a gateway webhook sender): no `-`, so the event id
 `gw-<sender>-<webhook-id>` names exactly one sender whatever the webhook id holds."""

@@ -8,6 +8,9 @@ publishes only on its own result subject; clients publish requests or signals un
 name and read their own tenants' and types' announcements (`readers`). Each identity may
 subscribe to its own inbox prefix only, so no identity reads another's replies. `admin` may do
 anything and is for provisioning, health checks and tests, never for a long-running component.
+
+The functions here build one identity's permissions each; which component holds which (and
+under what name) is the table of components' business (`interlock.config.components`).
 """
 
 from __future__ import annotations
@@ -21,17 +24,9 @@ from interlock.contracts.partitions import consumers
 from interlock.messaging.readers import announcement_reads
 
 ADMIN = "admin"
-PROJECTOR = "projector"
-RELAY = "relay"
-TIMER = "timer"
-SIMULATOR = "sim"
-GATEWAY = "gateway"
-CONSOLE = "console"
-STAGE_HOST = "stages"
-"""The stage host: every installed stage service in one process, each still its own durable
-consumer on its own subject, all on one identity."""
-COMPONENTS = (PROJECTOR, RELAY, TIMER, SIMULATOR, GATEWAY, CONSOLE, STAGE_HOST)
-"""Identities of the components that are not stages (each stage has its own)."""
+"""Not a component: provisioning, health checks and tests. The components' own identities
+are named by the table of components (`interlock.config.components`), which builds each one's
+permissions with the functions here."""
 
 _JS_API = "$JS.API"
 
@@ -92,15 +87,16 @@ def _stage_subjects(workflow_type: str, stage: str) -> list[str]:
     ]
 
 
-def _stage(workflow_type: str, stage: str) -> Permissions:
-    return _own(stage_identity(workflow_type, stage), _stage_subjects(workflow_type, stage))
+def stage(identity: str, workflow_type: str, stage: str) -> Permissions:
+    """One stage service: its own jobs, its own result (see `_stage_subjects`)."""
+    return _own(identity, _stage_subjects(workflow_type, stage))
 
 
-def _stage_host(stages: Iterable[tuple[str, str]]) -> Permissions:
+def stage_host(identity: str, stages: Iterable[tuple[str, str]]) -> Permissions:
     """The stage host runs every stage in one process, so it may do what each of them may
     (and no more): one process is one trust boundary, whatever identities it holds."""
     publish = {s for pair in stages for s in _stage_subjects(*pair)}
-    return _own(STAGE_HOST, sorted(publish))
+    return _own(identity, sorted(publish))
 
 
 def _client(name: str, policy: ClientPolicy, installed: Iterable[str]) -> Permissions:
@@ -112,7 +108,7 @@ def _client(name: str, policy: ClientPolicy, installed: Iterable[str]) -> Permis
     return Permissions(publish=tuple(publish), subscribe=(_inbox(name), *reads.subscribe))
 
 
-def _console(redrive: bool) -> Permissions:
+def console(identity: str, redrive: bool) -> Permissions:
     """The operator console reads the dead letters (its signals go out as the CLI's client).
     Redriving a letter republishes it, unchanged, on the subject it came from, so a console
     allowed to redrive may publish on every ingress and job subject: only when configured."""
@@ -128,51 +124,63 @@ def _console(redrive: bool) -> Permissions:
         f"{subjects.IN_PREFIX}.>",
         f"{subjects.JOB_PREFIX}.>",
     ]
-    return _own(CONSOLE, reads + (redrives if redrive else []))
+    return _own(identity, reads + (redrives if redrive else []))
 
 
-def permissions(
-    stages: Iterable[tuple[str, str]],
+def admin() -> Permissions:
+    return Permissions(publish=(">",), subscribe=(">",))
+
+
+def projector(identity: str, partitions: int = 1) -> Permissions:
+    """The projector (every partition connects as one identity) pulls from the consumers of
+    `partitions` partitions, and from no other consumer; it publishes what it committed
+    itself (the relay is its backstop)."""
+    return _own(
+        identity,
+        [
+            *(
+                pull
+                for consumer in consumers(partitions)
+                for pull in _pulls(subjects.STREAM_IN, consumer)
+            ),
+            subjects.dlq(identity),
+            *OUTBOX_SUBJECTS,
+        ],
+    )
+
+
+def outbox_backstop(identity: str) -> Permissions:
+    """The relay: it publishes the outbox rows the projector did not."""
+    return _own(identity, [*OUTBOX_SUBJECTS, subjects.dlq(identity)])
+
+
+def timer(identity: str) -> Permissions:
+    """The timer service alone publishes timer firings."""
+    return _own(identity, [f"{subjects.IN_PREFIX}.timer.>"])
+
+
+def responder() -> Permissions:
+    """The simulator of the outside systems: it answers the requests on their subjects."""
+    return Permissions(publish=(), subscribe=("sim.>",), allow_responses=True)
+
+
+def gateway(identity: str) -> Permissions:
+    """The approval/webhook gateway: requests and signals under its own name."""
+    return _own(
+        identity,
+        [subjects.request("*", identity), subjects.signal("*", identity), subjects.dlq(identity)],
+    )
+
+
+def with_clients(
+    components: Mapping[str, Permissions],
     clients: Mapping[str, ClientPolicy],
     installed: Iterable[str],
-    *,
-    console_redrive: bool = False,
-    projector_partitions: int = 1,
 ) -> dict[str, Permissions]:
-    """Every identity's permissions: the components, a stage each of `stages`
-    ((workflow_type, stage) pairs), and `clients` for the `installed` workflow types;
-    `console_redrive`: the console may send dead letters back; `projector_partitions`: the
-    projector (every partition connects as `projector`) pulls from the consumers of that
-    many partitions, and from no other consumer."""
+    """Every identity's permissions: `admin`, the `components`' (by identity) and `clients`
+    for the `installed` workflow types (a client may not take a component's name)."""
     installed = list(installed)
-    found = {
-        ADMIN: Permissions(publish=(">",), subscribe=(">",)),
-        # The projector publishes what it committed itself; the relay is its backstop.
-        PROJECTOR: _own(
-            PROJECTOR,
-            [
-                *(
-                    pull
-                    for consumer in consumers(projector_partitions)
-                    for pull in _pulls(subjects.STREAM_IN, consumer)
-                ),
-                subjects.dlq(PROJECTOR),
-                *OUTBOX_SUBJECTS,
-            ],
-        ),
-        RELAY: _own(RELAY, [*OUTBOX_SUBJECTS, subjects.dlq(RELAY)]),
-        TIMER: _own(TIMER, [f"{subjects.IN_PREFIX}.timer.>"]),
-        SIMULATOR: Permissions(publish=(), subscribe=("sim.>",), allow_responses=True),
-        GATEWAY: _own(
-            GATEWAY,
-            [subjects.request("*", GATEWAY), subjects.signal("*", GATEWAY), subjects.dlq(GATEWAY)],
-        ),
-        CONSOLE: _console(console_redrive),
-    }
-    stages = list(stages)
-    for workflow_type, stage in stages:
-        found[stage_identity(workflow_type, stage)] = _stage(workflow_type, stage)
-    found[STAGE_HOST] = _stage_host(stages)
+    found = {ADMIN: admin(), **components}
     for name, policy in clients.items():
         if name in found:
             raise ValueError(f"client name {name!r} is taken by an Interlock component")

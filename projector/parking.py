@@ -21,11 +21,10 @@ from datetime import UTC
 
 from nats.aio.msg import Msg
 
-from interlock.contracts.clients import relayed_sender
+from interlock.contracts.clients import GATEWAY, relayed_sender
 from interlock.contracts.envelope import utcnow
 from interlock.contracts.subjects import Inbound
 from interlock.messaging.deadletter import redelivery_delay, settle
-from interlock.messaging.permissions import GATEWAY
 
 
 @dataclass

@@ -13,13 +13,13 @@ import nats
 from interlock.app.childenv import child_environment
 from interlock.app.health import wait_until_ready
 from interlock.app.supervisor import Supervisor
-from interlock.config import access
+from interlock.config import access, components
 from interlock.config.plugins import installed
 from interlock.config.settings import Settings
 from interlock.contracts.errors import ConfigurationError
+from interlock.contracts.partitions import PROJECTOR
 from interlock.contracts.partitions import components as projector_components
 from interlock.contracts.urls import nats_inbox, nats_servers
-from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.streams import provision
 from interlock.projector.store.migrate import upgrade_async
 from interlock.projector.store.roles import provision_roles
@@ -49,15 +49,16 @@ class Runtime:
 Component = Callable[[Runtime, asyncio.Event], Awaitable[None]]
 """A runnable part of the stack: it runs until its stop event is set."""
 
-CORE = ["projector", "relay", "timer"]
-"""The runtime's own components. With the stage services of the installed workflow types they
-decide, record, publish and time everything; outside systems are composed in by the root.
-With several projector partitions, `projector` is `projector.0` .. `projector.<n-1>`."""
+CORE = components.placed("core")
+"""The runtime's own components (the table's `core` rows). With the stage services of the
+installed workflow types they decide, record, publish and time everything; outside systems
+are composed in by the root. With several projector partitions, `projector` is `projector.0`
+.. `projector.<n-1>`."""
 
 
 def core(partitions: int = 1) -> list[str]:
     """The core components with `partitions` projector partitions."""
-    return [*projector_components(partitions), *CORE[1:]]
+    return with_partitions(components.placed("core"), partitions)
 
 
 def default_components(
@@ -70,14 +71,14 @@ def default_components(
     of `workflow_types` (default: every installed type), each its own process, or with
     `stage_host` the stage host running every installed type's stages in one."""
     if stage_host:
-        return [*core(partitions), *extras, STAGE_HOST]
+        return [*core(partitions), *extras, *components.placed("host")]
     return [
         *core(partitions),
         *extras,
         *(
-            f"{t}.{s}"
-            for t, s in installed().registry.stages()
-            if not workflow_types or t in workflow_types
+            row.name
+            for row in components.rows()
+            if row.stage is not None and (not workflow_types or row.stage[0] in workflow_types)
         ),
     ]
 
@@ -88,7 +89,7 @@ def with_partitions(names: list[str], partitions: int) -> list[str]:
         return names
     expanded: list[str] = []
     for name in names:
-        expanded += projector_components(partitions) if name == "projector" else [name]
+        expanded += projector_components(partitions) if name == PROJECTOR else [name]
     return expanded
 
 
@@ -107,7 +108,7 @@ async def prepare(
     idempotent, safe from several    processes. Needs the administrators' URLs."""
     await upgrade_async(database_url)
     if roles is not None:
-        await provision_roles(database_url, roles)
+        await provision_roles(database_url, roles, components.database_access())
     nc = await nats.connect(nats_servers(nats_url), name="interlock-prepare")
     try:
         await provision(
@@ -135,7 +136,6 @@ async def supervised(
     component is ready, or as soon as `stop` is set (the caller then checks it); a component
     that refuses to start (exit 2) or is not ready in time is a `ConfigurationError` naming
     it and its last words."""
-    secrets = access.secrets_of(settings)
     partitions = settings.projector_partitions
     names = with_partitions(names, partitions)
     await prepare(
@@ -145,16 +145,7 @@ async def supervised(
         partitions=partitions,
         replicas=settings.stream_replicas,
     )
-    server = access.without_credentials(nats_url)
-    envs = {}
-    for name in names:
-        role = access.database_role(name)
-        envs[name] = child_environment(
-            settings,
-            name,
-            access.nats_url_as(server, access.nats_identity(name), secrets),
-            None if role is None else access.database_url_as(database_url, role, secrets),
-        )
+    envs = environments(settings, nats_url, database_url, names)
     supervisor = Supervisor(envs, settings.home / "logs", started_up=False)
     await supervisor.start()
     try:
@@ -167,6 +158,25 @@ async def supervised(
         # A child still running after the shutdown grace is killed: stopping (Ctrl-C)
         # never waits longer than that, whatever the children do.
         await supervisor.stop(settings.shutdown_grace)
+
+
+def environments(
+    settings: Settings, nats_url: str, database_url: str, names: list[str]
+) -> dict[str, dict[str, str]]:
+    """Each named component's whole environment, as the supervisor starts it: its URLs carry
+    its own row's NATS identity and database role (none for a row without database access)."""
+    secrets = access.secrets_of(settings)
+    server = access.without_credentials(nats_url)
+    envs = {}
+    for name in names:
+        role = access.database_role(name)
+        envs[name] = child_environment(
+            settings,
+            name,
+            access.nats_url_as(server, access.nats_identity(name), secrets),
+            None if role is None else access.database_url_as(database_url, role, secrets),
+        )
+    return envs
 
 
 async def _until_ready(

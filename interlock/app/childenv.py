@@ -12,24 +12,23 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
+from interlock.config import components
 from interlock.config.access import (
     client_policies,
     gateway_claims_key,
     gateway_claims_public_key,
     secrets_of,
 )
-from interlock.config.plugins import installed
+from interlock.config.secrets import Secrets
 from interlock.config.settings import Settings
-from interlock.contracts.partitions import PROJECTOR, is_projector
 from interlock.messaging.crashpoints import ENV as CRASHPOINTS
-from interlock.messaging.permissions import GATEWAY, STAGE_HOST
 
 _SYSTEM = frozenset(
     {
@@ -42,85 +41,23 @@ _SYSTEM_PREFIXES = ("LC_", "PYTHON", "OTEL_", "COV_CORE_", "COVERAGE_")
 _FAULT_INJECTION = frozenset({CRASHPOINTS})
 """Armed by a chaos run or test for every component; never set in production."""
 
-_COMMON = ("home", "log_level", "local_traces", "insecure_nats", "shutdown_grace")
-_OWN: dict[str, tuple[str, ...]] = {
-    "projector": (
-        "projector_workers",
-        "projector_partitions",
-        "parameters",
-        "unknown_workflow_grace",
-        "publish_grace",
-        "occurred_at_past_days",
-        "occurred_at_future_s",
-    ),
-    "relay": (
-        "relay_batch_size",
-        "stuck_after",
-        "sweep_after",
-        "archive_after",
-        "forget_after",
-        "history_retention",
-        "retention_interval",
-        "parameters",
-        "slo_window",
-        "metrics_interval",
-        "metrics_host",
-        "metrics_port",
-    ),
-    "timer": (),
-    "sim": (),
-    "gateway": (
-        "gateway_host",
-        "gateway_port",
-        "gateway_senders",
-        "gateway_sender_rate",
-        "gateway_unauthenticated_rate",
-    ),
-    "console": (
-        "console_host",
-        "console_port",
-        "console_operators",
-        "console_redact",
-        "console_redrive",
-        "jaeger_url",
-        "parameters",
-        "stuck_after",
-        "secrets_dir",
-        "slo_window",
-    ),
+_GIVEN: dict[str, Callable[[Settings, Secrets], Any]] = {
+    "clients": lambda settings, _: client_policies(settings),
+    "job_signing_key": lambda _, secrets: secrets.job_signing_key(),
+    "job_public_key": lambda _, secrets: secrets.job_public_key(),
+    "gateway_claims_key": lambda settings, _: gateway_claims_key(settings),
+    "gateway_claims_public_key": lambda settings, _: gateway_claims_public_key(settings),
 }
-_STAGE = ("stage_workers", "external_timeout", "adapters")
-_MODEL = (
-    "model",
-    "models",
-    "openai_base_url",
-    "openai_model",
-    "openai_api_key",
-    "model_timeout",
-    "model_prices",
-)
-
-
-def model_stages() -> frozenset[str]:
-    """The stages that ask a model, as their plugins declare (tests/unit check this against
-    the wired stages)."""
-    return frozenset(
-        f"{workflow_type}.{stage}"
-        for workflow_type, loaded in installed().plugins.items()
-        for stage in loaded.plugin.stages_asking_a_model()
-    )
+"""How the supervisor computes each setting a row is `given`, rather than copying it."""
+GIVEN = frozenset(_GIVEN)
+"""The settings a row may be `given` (the table's test checks its rows against this)."""
 
 
 def settings_of(component: str) -> tuple[str, ...]:
-    """The settings fields `component` reads (besides its URLs); the stage host reads what
-    its stages read, the model settings if any of them asks a model."""
-    if is_projector(component):
-        return _COMMON + _OWN[PROJECTOR]
-    if component == STAGE_HOST:
-        return _COMMON + _STAGE + (_MODEL if model_stages() else ())
-    if "." not in component:
-        return _COMMON + _OWN[component]
-    return _COMMON + _STAGE + (_MODEL if component in model_stages() else ())
+    """The settings fields `component` reads (besides its URLs and what it is given), as its
+    row says: the stage host reads what its stages read, the model settings if any of them
+    asks a model."""
+    return components.settings_of(components.row_of(component))
 
 
 def child_environment(
@@ -129,6 +66,7 @@ def child_environment(
     """The whole environment of `component`'s process. The projector gets the private key
     it signs jobs with, the stages the public key they verify them with (PEM); the gateway
     the key it signs sender claims with, the projector the public key it verifies them with."""
+    row = components.row_of(component)
     secrets = secrets_of(settings)
     env = {
         k: v
@@ -138,20 +76,14 @@ def child_environment(
     env["INTERLOCK_NATS_URL"] = nats_url
     if database_url is not None:
         env["INTERLOCK_DATABASE_URL"] = database_url
-    for name in settings_of(component):
+    for name in components.settings_of(row):
         value = getattr(settings, name)
         if name == "home":
             value = Path(value).resolve()
         if value is not None:
             env[f"INTERLOCK_{name.upper()}"] = _env_value(value)
-    if is_projector(component):
-        env["INTERLOCK_CLIENTS"] = _env_value(client_policies(settings))
-        env["INTERLOCK_JOB_SIGNING_KEY"] = secrets.job_signing_key()
-        env["INTERLOCK_GATEWAY_CLAIMS_PUBLIC_KEY"] = gateway_claims_public_key(settings)
-    elif component == GATEWAY:
-        env["INTERLOCK_GATEWAY_CLAIMS_KEY"] = gateway_claims_key(settings)
-    elif "." in component or component == STAGE_HOST:
-        env["INTERLOCK_JOB_PUBLIC_KEY"] = secrets.job_public_key()
+    for name in row.given:
+        env[f"INTERLOCK_{name.upper()}"] = _env_value(_GIVEN[name](settings, secrets))
     return env
 
 

@@ -1,23 +1,22 @@
 """The components a stack is made of, by name.
 
-The runtime's own components are `runtime.CORE` and the stage services of the installed
-workflow types. The composition root adds three extras: the simulator of the outside systems
-the stage services call (which `up`, the demo and the bench start by default), and the
-approval/webhook gateway and the operator console (which `up` starts). What runs under each
-name is in `components`.
+The runtime's own components are `bootstrap.CORE` and the stage services of the installed
+workflow types. The composition root adds the extras, the table's `extra` rows
+(`interlock.config.components`): the simulator of the outside systems the stage services call
+(which `up`, the demo and the bench start by default), and the approval/webhook gateway and
+the operator console (which `up` starts). What runs under each name is its row's runner
+(`runners.components`).
 """
 
 from __future__ import annotations
 
 from interlock.app.bootstrap import default_components
+from interlock.config import components
+from interlock.config.components import SIMULATOR
 from interlock.config.plugins import installed
 from interlock.contracts.partitions import is_projector
-from interlock.messaging.permissions import STAGE_HOST
 
-SIMULATOR = "sim"
-GATEWAY = "gateway"
-CONSOLE = "console"
-EXTRAS = (SIMULATOR, GATEWAY, CONSOLE)
+EXTRAS = tuple(components.placed("extra"))
 
 
 def default_stack(*workflow_types: str, partitions: int = 1, stage_host: bool = False) -> list[str]:
@@ -32,7 +31,7 @@ def default_stack(*workflow_types: str, partitions: int = 1, stage_host: bool = 
 
 def names() -> list[str]:
     """Every component name `interlock service` accepts (and `projector.<k>`, a partition)."""
-    return [*default_components(extras=EXTRAS), STAGE_HOST]
+    return [*default_components(extras=components.placed("extra")), *components.placed("host")]
 
 
 def resolve_name(name: str) -> str:

@@ -10,8 +10,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from interlock.app.composition import CONSOLE, GATEWAY
 from interlock.config import access
+from interlock.config.components import CONSOLE, GATEWAY
 from interlock.config.settings import Settings
 from interlock.config.telemetry import SCRAPED, metrics_url
 from interlock.console import console_url

@@ -21,17 +21,17 @@ from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import NotFoundError, ServiceUnavailableError
 
+from interlock.config import components as table
 from interlock.config.access import without_credentials
+from interlock.config.components import Readiness
 from interlock.config.plugins import installed
 from interlock.contracts import subjects
 from interlock.contracts.partitions import (
     PROJECTOR,
     index_of,
-    is_projector,
     partition_of_component,
 )
 from interlock.contracts.urls import nats_inbox, nats_servers
-from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.progress import read_report
 from interlock.services.adapters.sim import POLICY_CURRENT
 
@@ -41,12 +41,21 @@ def _hosted() -> list[str]:
     return [f"{t}.{s}" for t, s in installed().registry.stages()]
 
 
+def _readiness(component: str) -> Readiness:
+    """How its row says `component`'s readiness is judged (a name no row has: it is up)."""
+    row = table.find(component)
+    return "connected" if row is None else row.ready
+
+
 def _consumers_of(component: str) -> list[tuple[str, str]]:
-    if component == STAGE_HOST:
+    """The durable consumers `component` fetches from, as its row's readiness names them."""
+    row = table.find(component)
+    if row is None:
+        return []
+    if row.ready == "hosted":
         return [c for name in _hosted() for c in _consumers_of(name)]
-    if "." in component:
-        workflow_type, stage = component.split(".", 1)
-        return [(subjects.STREAM_JOBS, subjects.stage_consumer(workflow_type, stage))]
+    if row.ready == "consumers" and row.stage is not None:
+        return [(subjects.STREAM_JOBS, subjects.stage_consumer(*row.stage))]
     return []
 
 
@@ -58,7 +67,7 @@ seconds while it works or waits)."""
 def healthy(home: Path, component: str, stalled_after: float = STALLED_AFTER_S) -> tuple[bool, str]:
     """(healthy, a one-line explanation), from the component's own report under `home`; the
     stage host is healthy when every stage it runs is (each reports under its own name)."""
-    if component == STAGE_HOST:
+    if _readiness(component) == "hosted":
         verdicts = [healthy(home, name, stalled_after) for name in _hosted()]
         failing = [why for ok, why in verdicts if not ok]
         if failing:
@@ -89,7 +98,7 @@ async def attached(component: str, nats_url: str) -> tuple[bool, str]:
 
 
 async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
-    if is_projector(component):
+    if _readiness(component) == "partition":
         return await _projector_attached(nc, component)
     targets = _consumers_of(component)
     if not targets:
@@ -176,10 +185,11 @@ async def wait_until_ready(
 
 
 async def _ready(nc: Client, component: str, partitions: int) -> bool:
-    if component == "sim":
+    readiness = _readiness(component)
+    if readiness == "answers":
         return await _sim_answers(nc)
     try:
-        if is_projector(component):
+        if readiness == "partition":
             consumer = partition_of_component(component, partitions).consumer
             info = await nc.jetstream().consumer_info(subjects.STREAM_IN, consumer)
             return bool(info.num_waiting)

@@ -9,29 +9,30 @@ names a stack is made of is `composition`'s business; this module says what runs
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Awaitable
 from contextlib import suppress
 from datetime import timedelta
+from typing import cast
 
 from interlock import console
 from interlock.app.bootstrap import Component, Runtime
-from interlock.app.composition import CONSOLE, GATEWAY, SIMULATOR
 from interlock.app.connections import broker, connect, connection_options, reporting
-from interlock.app.stage_services import run_stage_host, stage_component
 from interlock.app.startup import require_free_ports
+from interlock.config import components as table
 from interlock.config.access import (
     client_policies,
     gateway_claims_key,
     gateway_claims_public_key,
     job_signing_key,
 )
+from interlock.config.components import CONSOLE, GATEWAY, RELAY, SIMULATOR, TIMER
 from interlock.config.plugins import installed
 from interlock.contracts.errors import ConfigurationError, StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
-from interlock.contracts.partitions import PROJECTOR, index_of, partition_of_component
+from interlock.contracts.partitions import PROJECTOR, partition_of_component
 from interlock.messaging.backoff import Backoff
-from interlock.messaging.permissions import STAGE_HOST
 from interlock.projector.claims import ClaimVerifier
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
@@ -147,7 +148,7 @@ async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowSt
 
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     s = rt.settings
-    progress = reporting(rt, "relay", stop)
+    progress = reporting(rt, RELAY, stop)
     registry = installed().registry
     gauges = Gauges(
         rt.database_url,
@@ -175,7 +176,7 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
     )
     reminding = asyncio.create_task(waits.run(stop))
     measuring = asyncio.create_task(outcomes.run(stop))
-    nc = await connect(rt, "relay", stop)
+    nc = await connect(rt, RELAY, stop)
     progress.watch(lambda: nc.is_connected)
     try:
         relay = OutboxRelay(
@@ -195,8 +196,8 @@ async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
 
 
 async def run_timer(rt: Runtime, stop: asyncio.Event) -> None:
-    progress = reporting(rt, "timer", stop)
-    nc = await connect(rt, "timer", stop)
+    progress = reporting(rt, TIMER, stop)
+    nc = await connect(rt, TIMER, stop)
     progress.watch(lambda: nc.is_connected)
     try:
         await TimerService(rt.database_url, nc.jetstream(), on_pass=progress.advanced).run(stop)
@@ -266,24 +267,24 @@ async def _wait(awaitable: Awaitable[object], seconds: float) -> None:
 
 
 def components() -> dict[str, Component]:
-    """Every component by name: the core services, the extras, and `<type>.<stage>`
-    (the partitions of a partitioned projector: `component`)."""
-    found: dict[str, Component] = {
-        PROJECTOR: run_projector,
-        "relay": run_relay,
-        "timer": run_timer,
-        SIMULATOR: run_sim,
-        GATEWAY: run_gateway,
-        CONSOLE: run_console,
-        STAGE_HOST: run_stage_host,
-    }
-    for workflow_type, stage in installed().registry.stages():
-        found[f"{workflow_type}.{stage}"] = stage_component(workflow_type, stage)
-    return found
+    """Every component by name, each row of the table of components with its runner: the
+    core services, the extras, the stage services and the stage host (the partitions of a
+    partitioned projector: `component`)."""
+    return {row.name: _runner(row, row.name) for row in table.rows()}
 
 
 def component(name: str) -> Component:
-    """What runs under `name`: one of `components()`, or a projector partition."""
-    if index_of(name) is not None:
-        return projector_partition(name)
-    return components()[name]
+    """What runs under `name`: its row's runner (a projector partition's is the projector's,
+    given the partition's name); KeyError for a name no row has or a stage not installed."""
+    row = table.row_of(name)
+    if row.stage is not None and row.stage not in installed().registry.stages():
+        raise KeyError(name)
+    return _runner(row, name)
+
+
+def _runner(row: table.Component, name: str) -> Component:
+    """The runner `row` names ("module:attr"), imported only now; a per-name row's is the
+    component its function makes of `name`."""
+    module, _, attr = row.runner.partition(":")
+    found = getattr(importlib.import_module(module), attr)
+    return cast(Component, found(name) if row.per_name else found)

@@ -23,9 +23,9 @@ from interlock.app.bootstrap import Component, Runtime
 from interlock.app.connections import broker, connect, reporting
 from interlock.app.wiring import stage_handlers
 from interlock.config.access import job_public_key
+from interlock.config.components import STAGE_HOST
 from interlock.config.plugins import installed
 from interlock.contracts import subjects
-from interlock.messaging.permissions import STAGE_HOST
 from interlock.messaging.progress import Progress
 from interlock.services.runtime.admission import JobAdmission
 from interlock.services.runtime.openjobs import OpenJobsReader
@@ -42,6 +42,11 @@ def stage_component(workflow_type: str, stage: str) -> Component:
         await _serve(rt, stop, stage, [(workflow_type, stage)])
 
     return run
+
+
+def stage_service(name: str) -> Component:
+    """The stage service `<type>.<stage>` (its row's runner)."""
+    return stage_component(*name.split(".", 1))
 
 
 async def run_stage_host(rt: Runtime, stop: asyncio.Event) -> None:

@@ -10,21 +10,21 @@ import socket
 from pathlib import Path
 
 from interlock.app import terminal
-from interlock.app.composition import CONSOLE, GATEWAY
+from interlock.config.components import TABLE
 from interlock.config.settings import Settings
 from interlock.contracts.errors import ConfigurationError
 
 
 def require_free_ports(s: Settings, names: list[str]) -> None:
-    """`ConfigurationError` naming the variable when the gateway's or the console's port (of
-    those in `names`) is already taken: `up` must never report, or send operators to, a
-    server it does not own."""
-    listeners = {
-        GATEWAY: ("INTERLOCK_GATEWAY_PORT", s.gateway_host, s.gateway_port),
-        CONSOLE: ("INTERLOCK_CONSOLE_PORT", s.console_host, s.console_port),
-    }
-    for name, (variable, host, port) in listeners.items():
-        if name in names and not _free(host, port):
+    """`ConfigurationError` naming the variable when the port of a component in `names` that
+    listens (its row's `listens`: the gateway, the console) is already taken: `up` must never
+    report, or send operators to, a server it does not own."""
+    for row in TABLE:
+        if row.listens is None or row.name not in names:
+            continue
+        host, port = (getattr(s, field) for field in row.listens)
+        variable = f"INTERLOCK_{row.listens[1].upper()}"
+        if not _free(host, port):
             raise ConfigurationError(
                 f"{variable}: {host}:{port} is already in use (another `interlock up`, or "
                 f"another program, listens there)",

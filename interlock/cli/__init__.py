@@ -5,50 +5,63 @@ starts) the embedded stack under INTERLOCK_HOME. Commands that report take `--js
 Exit codes: 0 success, 1 failure or mismatch, 2 bad usage or configuration, 3 a command the
 projector refused (the reason is printed).
 
-This module only assembles the app: the commands live in `run`, `inspect` and `operate`, and
-in the tools (`demo`, `bench`), which share their options through `interlock.app.options`.
+This module only assembles the app: the commands live in `run`, `inspect`, `operate` and the
+rest of this package, and in the tools (`demo`, `bench`, `chaos`, `hostile`), which share their
+options through `interlock.app.options`.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from collections.abc import Callable, Iterable
+from importlib import import_module
+from typing import Annotated, Any
 
 import typer
 
 from interlock.app import failures
-from interlock.cli import (
-    costs,
-    credentials,
-    describe,
-    dlq,
-    effects,
-    evaluate,
-    history,
-    inspect,
-    migrate,
-    operate,
-    pausing,
-    run,
-    web,
-    workflows,
-)
 from interlock.config.plugins import installed
-from interlock.tools.bench import bench
-from interlock.tools.chaos import chaos
-from interlock.tools.demo import demo
-from interlock.tools.hostile import hostile
 
-app = typer.Typer(
-    help="Interlock: durable, guarded AI workflows on NATS JetStream and PostgreSQL.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+COMMANDS: dict[str, str] = {
+    "up": "interlock.cli.run:up",
+    "service": "interlock.cli.run:service",
+    "show": "interlock.cli.inspect:show",
+    "trace": "interlock.cli.inspect:trace",
+    "list": "interlock.cli.inspect:list_workflows",
+    "workflows": "interlock.cli.workflows:workflows",
+    "graph": "interlock.cli.describe:graph",
+    "console": "interlock.cli.web:console_command",
+    "migrate": "interlock.cli.run:migrate",
+    "health": "interlock.cli.run:health",
+    "nats-config": "interlock.cli.credentials:nats_config",
+    "client-url": "interlock.cli.credentials:client_url",
+    "replay": "interlock.cli.history:replay_histories",
+    "eval": "interlock.cli.evaluate:eval_command",
+    "costs": "interlock.cli.costs:costs_command",
+    "migrate-workflow": "interlock.cli.migrate:migrate_workflow",
+    "pause": "interlock.cli.pausing:pause",
+    "resume": "interlock.cli.pausing:resume",
+    "paused": "interlock.cli.pausing:paused",
+    "demo": "interlock.tools.demo:demo",
+    "bench": "interlock.tools.bench:bench",
+    "chaos": "interlock.tools.chaos:chaos",
+    "hostile": "interlock.tools.hostile:hostile",
+    "effect": "interlock.cli.effects:effect",
+    "signal": "interlock.cli.operate:signal",
+    "approve": "interlock.cli.operate:approve",
+    "reject": "interlock.cli.operate:reject",
+    "cancel": "interlock.cli.operate:cancel",
+    "retry": "interlock.cli.operate:retry",
+}
+"""Every command, in the order `--help` lists them: its name and where it is defined. A
+command's module is imported only when that command runs (or help lists them all): the
+modules between them import most of the runtime, and `interlock show` should not pay for
+`interlock bench`."""
+GROUPS: dict[str, str] = {"dlq": "interlock.cli.dlq:app"}
+"""Commands with subcommands of their own, by the same rule."""
 
 
-@app.callback()
 def _root(
     debug: Annotated[
         bool, typer.Option("--debug", help="Log at debug level; show the trace of a failure.")
@@ -58,42 +71,60 @@ def _root(
         os.environ["INTERLOCK_LOG_LEVEL"] = "DEBUG"
 
 
-app.command()(run.up)
-app.command()(run.service)
-app.command()(inspect.show)
-app.command()(inspect.trace)
-app.command(name="list")(inspect.list_workflows)
-app.command()(workflows.workflows)
-app.command()(describe.graph)
-app.command(name="console")(web.console_command)
-app.command()(run.migrate)
-app.command()(run.health)
-app.command(name="nats-config")(credentials.nats_config)
-app.command(name="client-url")(credentials.client_url)
-app.command(name="replay")(history.replay_histories)
-app.command(name="eval")(evaluate.eval_command)
-app.command(name="costs")(costs.costs_command)
-app.command(name="migrate-workflow")(migrate.migrate_workflow)
-app.command()(pausing.pause)
-app.command()(pausing.resume)
-app.command()(pausing.paused)
-app.command()(demo)
-app.command()(bench)
-app.command()(chaos)
-app.command()(hostile)
-app.add_typer(dlq.app, name="dlq")
-app.command()(effects.effect)
-for command in operate.COMMANDS:
-    app.command()(command)
+def _load(where: str) -> Any:
+    module, _, attr = where.partition(":")
+    loaded = import_module(module)
+    found = getattr(loaded, attr, None)
+    if found is None:  # a command built by a factory, listed in its module's COMMANDS
+        found = next(c for c in loaded.COMMANDS if c.__name__ == attr)
+    return found
+
+
+def build(names: Iterable[str] | None = None) -> typer.Typer:
+    """The CLI with the commands and groups `names` (None: all of them)."""
+    wanted = None if names is None else set(names)
+    cli = typer.Typer(
+        help="Interlock: durable, guarded AI workflows on NATS JetStream and PostgreSQL.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    cli.callback()(_root)
+    for name, where in COMMANDS.items():
+        if wanted is None or name in wanted:
+            command: Callable[..., Any] = _load(where)
+            cli.command(name=name)(command)
+    for name, where in GROUPS.items():
+        if wanted is None or name in wanted:
+            cli.add_typer(_load(where), name=name)
+    return cli
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the whole CLI, for tests that invoke it in process
+        return build()
+    raise AttributeError(f"module 'interlock.cli' has no attribute {name!r}")
 
 
 def main() -> None:
-    if _asks_for_help(sys.argv[1:]):
+    arguments = sys.argv[1:]
+    if _asks_for_help(arguments):
         # A help screen names the refused plugins (one line each, on stderr): what a user
         # reads first when a workflow type is missing. Other commands load the plugins when
         # they need them, and report them then.
         installed()
-    failures.run(lambda: app(prog_name="interlock"))
+    named = _command_named(arguments)
+    cli = build(None if named is None or _asks_for_help(arguments[:1]) else [named])
+    failures.run(lambda: cli(prog_name="interlock"))
+
+
+def _command_named(arguments: list[str]) -> str | None:
+    """The command the arguments name (after the root's own options), if it is one."""
+    for argument in arguments:
+        if argument.startswith("-"):
+            continue
+        return argument if argument in COMMANDS or argument in GROUPS else None
+    return None
 
 
 def _asks_for_help(arguments: list[str]) -> bool:

@@ -16,7 +16,7 @@ import interlock
 from interlock import console
 from interlock.app import terminal
 from interlock.app.bootstrap import Runtime, prepare, supervised
-from interlock.app.composition import CONSOLE, GATEWAY, default_stack, resolve_name
+from interlock.app.composition import default_stack, resolve_name
 from interlock.app.devsender import with_dev_sender
 from interlock.app.endpoints import ENDPOINTS, write_endpoints
 from interlock.app.health import healthy
@@ -29,6 +29,7 @@ from interlock.app.startup import (
 from interlock.app.uplock import only_up
 from interlock.config import telemetry
 from interlock.config.access import component_roles
+from interlock.config.components import CONSOLE, GATEWAY, STAGE_HOST, placed
 from interlock.config.settings import Settings
 from interlock.config.telemetry import SCRAPED
 from interlock.contracts.errors import ConfigurationError
@@ -47,7 +48,7 @@ def up(
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
         stop = stop_on_signals()
         stack = default_stack(partitions=s.projector_partitions, stage_host=s.hosts_stages())
-        names = only or [*stack, GATEWAY, CONSOLE]
+        names = only or [*stack, *(name for name in placed("extra") if name not in stack)]
         s = without_taken_metrics_port(s) if SCRAPED in names else s
         async with supervised(s, nats_url, database_url, names, stop) as supervisor:
             if stop.is_set():  # Ctrl-C while the components were starting
@@ -73,7 +74,7 @@ def up(
     settings, sender_line = with_dev_sender(load_settings())
     _check_adapters(settings)
     _check_layout(only or [], settings.projector_partitions)
-    require_free_ports(settings, only or [GATEWAY, CONSOLE])  # before any server is started
+    require_free_ports(settings, only or placed("extra"))  # before any server is started
     shadow = shadowing_directory(Path(interlock.__file__).parent, Path.cwd())
     if shadow is not None:
         terminal.errors.print(
@@ -91,8 +92,8 @@ def service(
     name: Annotated[
         str,
         typer.Argument(
-            help="projector, relay, timer, sim, gateway, console, stages (every stage service "
-            "in one process), or a stage such as classify"
+            help=f"{', '.join([*placed('core'), *placed('extra')])}, {STAGE_HOST} (every stage "
+            "service in one process), or a stage such as classify"
         ),
     ],
 ) -> None:

@@ -39,7 +39,7 @@ def console_command(
     async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
         assert database_url is not None  # the console has a database role
         stop = stop_on_signals()
-        telemetry.start(s, "console")
+        telemetry.start(s, CONSOLE)
         terminal.console.print(
             console.banner(s, embedded=s.database_url is None), markup=False, soft_wrap=True
         )

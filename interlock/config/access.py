@@ -9,43 +9,29 @@ cluster): each seed carries the same credentials.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import SplitResult, quote, urlsplit
 
+from interlock.config import components
+from interlock.config.components import GATEWAY, Scope
 from interlock.config.plugins import installed
 from interlock.config.secrets import Secrets
 from interlock.config.settings import Settings
 from interlock.contracts.clients import ANY, ClientPolicy, Publishes, SenderGrant, signing_roles
-from interlock.contracts.partitions import is_projector
 from interlock.contracts.urls import NATS_SCHEMES, nats_servers, nats_user, scheme
 from interlock.messaging import permissions as broker
-from interlock.projector.store.roles import (
-    CONSOLE_ROLE,
-    GATEWAY_ROLE,
-    PROJECTOR_ROLE,
-    RELAY_ROLE,
-    SIMULATOR_ROLE,
-    TIMER_ROLE,
-)
 
 UPSTREAM = "upstream"
 APPROVALS = "approvals"
 OPERATOR = "operator"
 """The CLI's own client: its approve, reject, cancel and retry commands."""
-CONSOLE = broker.CONSOLE
+CONSOLE = components.CONSOLE
 """The operator console: it reads as its own database role, reads dead letters (and redrives
 them, if allowed) as its own NATS identity, and sends the CLI's signals as the CLI's client,
 `operator`."""
 
-_ROLES = {
-    "projector": PROJECTOR_ROLE,
-    "relay": RELAY_ROLE,
-    "timer": TIMER_ROLE,
-    broker.SIMULATOR: SIMULATOR_ROLE,
-    CONSOLE: CONSOLE_ROLE,
-    broker.GATEWAY: GATEWAY_ROLE,
-}
-DATABASE_ROLES = tuple(_ROLES.values())
+DATABASE_ROLES = tuple(access.role for access in components.database_access())
+"""The components' database roles, as the table of components names them."""
 
 
 def secrets_of(settings: Settings) -> Secrets:
@@ -79,27 +65,27 @@ def gateway_claims_public_key(settings: Settings) -> str:
 
 def component_roles(settings: Settings) -> dict[str, str]:
     """The components' database roles and their passwords (generated on first need)."""
-    return secrets_of(settings).postgres_passwords(list(DATABASE_ROLES))
+    return secrets_of(settings).postgres_passwords(
+        [access.role for access in components.database_access()]
+    )
 
 
 def external_clients(settings: Settings) -> list[str]:
     """The names `interlock client-url` knows: every client but the gateway component."""
-    return sorted(name for name in client_policies(settings) if name != broker.GATEWAY)
+    return sorted(name for name in client_policies(settings) if name != GATEWAY)
 
 
 def nats_identity(component: str) -> str:
-    """The NATS user of a component: its own name, `projector` for every projector
-    partition, or `stage-<type>-<stage>` for a stage."""
-    if is_projector(component):
-        return broker.PROJECTOR
-    if "." in component:
-        return broker.stage_identity(*component.split(".", 1))
-    return component
+    """The NATS user of a component, as its row names it (`projector` for every projector
+    partition, `stage-<type>-<stage>` for a stage); a name no row has is its own user."""
+    row = components.find(component)
+    return component if row is None else row.nats_identity
 
 
 def database_role(component: str) -> str | None:
     """The database role a component connects as; None when it has no database access."""
-    return PROJECTOR_ROLE if is_projector(component) else _ROLES.get(component)
+    row = components.find(component)
+    return None if row is None else row.database_role
 
 
 def signing_roles_of(settings: Settings) -> list[str]:
@@ -124,9 +110,9 @@ def client_policies(settings: Settings) -> dict[str, ClientPolicy]:
     found.setdefault(OPERATOR, _everywhere("signal", roles))
     # Configured explicitly (as the projector's process is given them), it stays as it is,
     # but learns its senders' own grants when it has none and they are configured here.
-    gateway = found.setdefault(broker.GATEWAY, _gateway(settings))
+    gateway = found.setdefault(GATEWAY, _gateway(settings))
     if gateway.senders is None and settings.gateway_senders:
-        found[broker.GATEWAY] = gateway.model_copy(update={"senders": _grants(settings)})
+        found[GATEWAY] = gateway.model_copy(update={"senders": _grants(settings)})
     return found
 
 
@@ -161,15 +147,35 @@ def _everywhere(kind: Publishes, roles: frozenset[str] = frozenset()) -> ClientP
 
 def broker_permissions(settings: Settings) -> dict[str, broker.Permissions]:
     """Every NATS identity and what it may do, for the installed workflow types."""
-    clients = {k: v for k, v in client_policies(settings).items() if k != broker.GATEWAY}
+    clients = {k: v for k, v in client_policies(settings).items() if k != GATEWAY}
     registry = installed().registry
-    return broker.permissions(
+    return permissions_of(
         registry.stages(),
         clients,
         registry.workflow_types(),
         console_redrive=settings.console_redrive,
         projector_partitions=settings.projector_partitions,
     )
+
+
+def permissions_of(
+    stages: Iterable[tuple[str, str]],
+    clients: Mapping[str, ClientPolicy],
+    installed_types: Iterable[str],
+    *,
+    console_redrive: bool = False,
+    projector_partitions: int = 1,
+) -> dict[str, broker.Permissions]:
+    """Every identity's permissions: `admin`, each row of the table of components (a stage
+    service each of `stages`, (workflow_type, stage) pairs), and `clients` for the
+    `installed_types`; `console_redrive`: the console may send dead letters back;
+    `projector_partitions`: the projector pulls from the consumers of that many partitions."""
+    scope = Scope(tuple(stages), console_redrive, projector_partitions)
+    own = {
+        row.nats_identity: row.permissions(row.nats_identity, scope)
+        for row in components.rows(scope.stages)
+    }
+    return broker.with_clients(own, clients, installed_types)
 
 
 def as_client(settings: Settings, nats_url: str, client: str) -> str:

@@ -10,7 +10,8 @@ advisory locks need no grant; identity columns need none on their sequences eith
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import asyncpg
 
@@ -23,8 +24,33 @@ SIMULATOR_ROLE = "interlock_sim"
 CONSOLE_ROLE = "interlock_console"
 GATEWAY_ROLE = "interlock_gateway"
 
-GRANTS: dict[str, dict[str, str]] = {
-    PROJECTOR_ROLE: {
+
+@dataclass(frozen=True)
+class RoleAccess:
+    """What one role may do: its table privileges (on the tables of the `public` schema), the
+    functions it may execute and the schema it owns, if any. Which component connects as which
+    role is the table of components' business (`interlock.config.components`)."""
+
+    role: str
+    tables: Mapping[str, str] = field(default_factory=dict)
+    functions: tuple[str, ...] = ()
+    owns_schema: str | None = None
+
+
+PRUNE = "interlock_prune(text[], text[], timestamptz, timestamptz, integer)"
+"""Retention (migration 0006): archives finished workflows, forgets old processed events."""
+PRUNE_HISTORY = "interlock_prune_history(timestamptz, integer)"
+"""History retention (migration 0008): forgets the histories of long-idle workflows."""
+
+WORKFLOW_STATUS = "interlock_workflow_status(text, text, text, text)"
+"""The gateway's only read (migration 0009): state, version, update time, an event's outcome."""
+
+SIMULATOR_SCHEMA = "sim"
+"""The simulator's ledgers live in their own schema, which its role owns."""
+
+PROJECTOR_ACCESS = RoleAccess(
+    PROJECTOR_ROLE,
+    {
         "workflows": "SELECT, INSERT, UPDATE",
         "audit": "INSERT",
         "processed_events": "SELECT, INSERT",
@@ -43,7 +69,10 @@ GRANTS: dict[str, dict[str, str]] = {
         "pauses": "SELECT, UPDATE (paused_at)",
         "held_outbox": "SELECT (workflow_type, tenant_id, workflow_id), INSERT",
     },
-    RELAY_ROLE: {
+)
+RELAY_ACCESS = RoleAccess(
+    RELAY_ROLE,
+    {
         "interlock_meta": "SELECT",
         # INSERT: the open-job sweeper re-dispatches a job as a copy of its outbox row.
         "outbox": "SELECT, INSERT, UPDATE (published_at), DELETE",
@@ -57,15 +86,23 @@ GRANTS: dict[str, dict[str, str]] = {
         # The sweeper leaves the jobs of paused workflows alone.
         "pauses": "SELECT",
     },
-    TIMER_ROLE: {
+    # Pruning runs in the relay's process, through a function with its owner's rights.
+    functions=(PRUNE, PRUNE_HISTORY),
+)
+TIMER_ACCESS = RoleAccess(
+    TIMER_ROLE,
+    {
         "timers": "SELECT, UPDATE",
         # Timers of a paused workflow fall due but fire only on resume.
         "pauses": "SELECT",
     },
-    SIMULATOR_ROLE: {},
-    # The operator console only reads: its pages (archived workflows too), the stuck
-    # workflows, the outbox lag.
-    CONSOLE_ROLE: {
+)
+SIMULATOR_ACCESS = RoleAccess(SIMULATOR_ROLE, owns_schema=SIMULATOR_SCHEMA)
+# The operator console only reads: its pages (archived workflows too), the stuck workflows,
+# the outbox lag.
+CONSOLE_ACCESS = RoleAccess(
+    CONSOLE_ROLE,
+    {
         "workflows": "SELECT",
         "workflow_archive": "SELECT",
         "audit": "SELECT",
@@ -77,53 +114,46 @@ GRANTS: dict[str, dict[str, str]] = {
         "held_outbox": "SELECT",
         "operator_log": "SELECT",
     },
-    GATEWAY_ROLE: {},
-}
-"""Table privileges per role, on the tables of the `public` schema."""
-
-PRUNE = "interlock_prune(text[], text[], timestamptz, timestamptz, integer)"
-"""Retention (migration 0006): archives finished workflows, forgets old processed events."""
-PRUNE_HISTORY = "interlock_prune_history(timestamptz, integer)"
-"""History retention (migration 0008): forgets the histories of long-idle workflows."""
-
-WORKFLOW_STATUS = "interlock_workflow_status(text, text, text, text)"
-"""The gateway's only read (migration 0009): state, version, update time, an event's outcome."""
-
-SIMULATOR_SCHEMA = "sim"
-"""The simulator's ledgers live in their own schema, which its role owns."""
+)
+# The gateway's only read is a function: no table at all.
+GATEWAY_ACCESS = RoleAccess(GATEWAY_ROLE, functions=(WORKFLOW_STATUS,))
 
 
-async def provision_roles(database_url: str, passwords: Mapping[str, str]) -> None:
-    """Create or update every role with its password, revoke what it should not have and
+async def provision_roles(
+    database_url: str, passwords: Mapping[str, str], roles: Sequence[RoleAccess]
+) -> None:
+    """Create or update each of `roles` with its password, revoke what it should not have and
     grant what it needs. Needs a user that may create roles (the migrating admin)."""
     connection = await asyncpg.connect(asyncpg_dsn(database_url), timeout=10)
     try:
         async with connection.transaction():
             await connection.execute("SELECT pg_advisory_xact_lock(hashtext('interlock.roles'))")
-            for role, tables in GRANTS.items():
+            for access in roles:
+                role = access.role
                 await _ensure_role(connection, role, passwords[role])
                 await connection.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}")
-                for table, privileges in tables.items():
+                for table, privileges in access.tables.items():
                     await connection.execute(f"GRANT {privileges} ON {table} TO {role}")
-            # Pruning runs in the relay's process, through a function with its owner's rights.
-            for function in (PRUNE, PRUNE_HISTORY):
-                await connection.execute(f"GRANT EXECUTE ON FUNCTION {function} TO {RELAY_ROLE}")
-            await connection.execute(
-                f"GRANT EXECUTE ON FUNCTION {WORKFLOW_STATUS} TO {GATEWAY_ROLE}"
-            )
-            await connection.execute(
-                f"CREATE SCHEMA IF NOT EXISTS {SIMULATOR_SCHEMA} AUTHORIZATION {SIMULATOR_ROLE}"
-            )
-            await connection.execute(f"ALTER SCHEMA {SIMULATOR_SCHEMA} OWNER TO {SIMULATOR_ROLE}")
-            # Tables an older installation created as another user become the role's too.
-            for (table,) in await connection.fetch(
-                "SELECT tablename FROM pg_tables WHERE schemaname = $1", SIMULATOR_SCHEMA
-            ):
-                await connection.execute(
-                    f'ALTER TABLE {SIMULATOR_SCHEMA}."{table}" OWNER TO {SIMULATOR_ROLE}'
-                )
+            for access in roles:
+                for function in access.functions:
+                    await connection.execute(
+                        f"GRANT EXECUTE ON FUNCTION {function} TO {access.role}"
+                    )
+            for access in roles:
+                if access.owns_schema is not None:
+                    await _own_schema(connection, access.owns_schema, access.role)
     finally:
         await connection.close()
+
+
+async def _own_schema(connection: asyncpg.Connection, schema: str, role: str) -> None:
+    await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {schema} AUTHORIZATION {role}")
+    await connection.execute(f"ALTER SCHEMA {schema} OWNER TO {role}")
+    # Tables an older installation created as another user become the role's too.
+    for (table,) in await connection.fetch(
+        "SELECT tablename FROM pg_tables WHERE schemaname = $1", schema
+    ):
+        await connection.execute(f'ALTER TABLE {schema}."{table}" OWNER TO {role}')
 
 
 async def _ensure_role(connection: asyncpg.Connection, role: str, password: str) -> None:

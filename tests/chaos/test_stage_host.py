@@ -9,8 +9,8 @@ import asyncio
 import pytest
 
 from interlock.app.health import attached, healthy
+from interlock.config.components import STAGE_HOST
 from interlock.messaging.crashpoints import arm, armed
-from interlock.messaging.permissions import STAGE_HOST
 from interlock.simulators import notification_count
 from interlock.tools.demo.runner import approve
 from tests.support.chaos_stack import Stack

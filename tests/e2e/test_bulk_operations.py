@@ -7,9 +7,7 @@ and the selection. Pause and resume go through the CLI too."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,7 +17,7 @@ import pytest
 from interlock.config.settings import Settings
 from interlock.tools.demo import run_demo
 from interlock.tools.demo.scenarios import SCENARIOS
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, cli_streams
 from tests.support.inprocess import stack_in_process
 from tests.support.workflow_rows import workflow_views
 
@@ -52,19 +50,7 @@ async def _interlock(
         INTERLOCK_NATS_URL=f"nats://{broker.hostname}:{broker.port}",
         INTERLOCK_DATABASE_URL=database_url,
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "interlock",
-        *args,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 180)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    return await cli_streams(env, *args, within=180)
 
 
 async def _views(database_url: str, queue: list[str]) -> dict[str, dict[str, Any]]:

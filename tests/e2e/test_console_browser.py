@@ -27,11 +27,11 @@ from interlock.console.devsecrets import ConsoleSecrets
 from interlock.ops import queries
 from interlock.ops.signals import publish
 from tests.support import browser
-from tests.support.browser import CHROMIUM, FLAGS
+from tests.support.browser import CHROMIUM, FLAGS, unlabelled
 from tests.support.cli import cli_env, free_port, interlock_up
 from tests.support.console import PASSWORD, console_settings, served
 from tests.support.inprocess import stack_in_process
-from tests.support.invoices import INVOICE_STAGES, invoice_in, start_invoice
+from tests.support.invoices import INVOICE_STAGES, invoice_awaiting_approval, invoice_in
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
 from tests.support.workflows import REGISTRY
@@ -154,19 +154,6 @@ async def shoot(page: Page, name: str) -> None:
     await page.screenshot(path=str(path), full_page=True)
     if os.environ.get("INTERLOCK_UPDATE_SCREENSHOTS") == "1" and name in DOCS:
         shutil.copyfile(path, ROOT / "docs" / DOCS[name])
-
-
-async def unlabelled(page: Page) -> list[str]:
-    """Form controls and buttons with no accessible name."""
-    return list(
-        await page.evaluate(
-            """() => Array.from(document.querySelectorAll(
-                   'input:not([type=hidden]), select, textarea, button'))
-                 .filter(el => !(el.labels && el.labels.length) &&
-                               !el.getAttribute('aria-label') && !el.textContent.trim())
-                 .map(el => el.outerHTML)"""
-        )
-    )
 
 
 async def test_an_approver_finds_reads_and_approves_a_workflow_until_it_completes(
@@ -312,25 +299,17 @@ async def test_an_invoice_is_approved_in_the_browser_with_the_total_its_page_sho
         env = cli_env(home)
         url = json.loads((home / "endpoints.json").read_text())["console_url"]
         password = ConsoleSecrets(home, Settings(home=home).secrets_dir).dev_password()
-        workflow_id = await start_invoice(env, f"browser-{uuid.uuid4().hex[:8]}")
-        await eventually(
-            lambda: invoice_in(env, workflow_id, "AWAITING_APPROVAL"),
-            within=90,
-            every=0.5,
-            what="awaiting approval",
-        )
+        workflow_id = await invoice_awaiting_approval(env, f"browser-{uuid.uuid4().hex[:8]}")
         running = Console(url, Settings(home=home), "")
         async with async_playwright() as pw:
             context = await running.browser(pw, tmp_path)
-            page = await context.new_page()
-            await browser.log_in(page, url, "dev", password)
-            await page.goto(f"{url}/workflows/acme/{workflow_id}")
-            approve = page.locator("form.action.approve")
-            await expect(approve.locator('input[name="p.total"]')).to_have_value("1799.28")
-            assert await unlabelled(page) == []
-            await page.get_by_role("button", name=f"Approve {workflow_id}").click()
-            await expect(page.locator("#flash")).to_contain_text(
-                "APPROVED accepted: AWAITING_APPROVAL → POSTING"
+            await browser.approve_by_clicking(
+                context,
+                url,
+                password,
+                workflow_id,
+                shown=("total", "1799.28"),
+                moves="AWAITING_APPROVAL → POSTING",
             )
             await context.close()
         await eventually(

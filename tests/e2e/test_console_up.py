@@ -19,7 +19,7 @@ from interlock.config.settings import Settings
 from interlock.console.devsecrets import ConsoleSecrets
 from tests.support.cli import cli_env, free_port, interlock_up
 from tests.support.console import csrf_of
-from tests.support.invoices import INVOICE_STAGES, invoice_in, start_invoice
+from tests.support.invoices import INVOICE_STAGES, invoice_awaiting_approval, invoice_in
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(180)
@@ -90,14 +90,7 @@ async def test_an_invoice_is_approved_from_the_console_with_the_total_it_showed(
     env = cli_env(home)
     url = json.loads((home / "endpoints.json").read_text())["console_url"]
     password = ConsoleSecrets(home, Settings(home=home).secrets_dir).dev_password()
-    workflow_id = await start_invoice(env, f"console-{uuid.uuid4().hex[:8]}")
-
-    await eventually(
-        lambda: invoice_in(env, workflow_id, "AWAITING_APPROVAL"),
-        within=90,
-        every=0.5,
-        what="awaiting approval",
-    )
+    workflow_id = await invoice_awaiting_approval(env, f"console-{uuid.uuid4().hex[:8]}")
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
         token = csrf_of((await client.get("/login")).text)
         login = {"name": "dev", "password": password, "csrf_token": token, "next": "/"}

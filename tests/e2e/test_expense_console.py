@@ -9,13 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import async_playwright
 
 from interlock.config.settings import Settings
 from interlock.console.devsecrets import ConsoleSecrets
-from tests.e2e.test_console_browser import Console, unlabelled
+from tests.e2e.test_console_browser import Console
 from tests.e2e.test_expense_plugin import STAGES, Stack, banked
-from tests.support.browser import CHROMIUM, log_in
+from tests.support.browser import CHROMIUM, approve_by_clicking
 from tests.support.cli import cli_env, free_port, interlock_up
 
 pytestmark = [
@@ -45,15 +45,13 @@ async def test_an_expense_claim_is_approved_in_the_browser_and_paid_once(tmp_pat
             running = Console(url, Settings(home=home), "")
             async with async_playwright() as pw:
                 context = await running.browser(pw, tmp_path)
-                page = await context.new_page()
-                await log_in(page, url, "dev", password)
-                await page.goto(f"{url}/workflows/acme/{workflow_id}")
-                approve = page.locator("form.action.approve")
-                await expect(approve.locator('input[name="p.amount"]')).to_have_value("640.00")
-                assert await unlabelled(page) == []
-                await page.get_by_role("button", name=f"Approve {workflow_id}").click()
-                await expect(page.locator("#flash")).to_contain_text(
-                    "APPROVED accepted: AWAITING_APPROVAL → PAYING"
+                await approve_by_clicking(
+                    context,
+                    url,
+                    password,
+                    workflow_id,
+                    shown=("amount", "640.00"),
+                    moves="AWAITING_APPROVAL → PAYING",
                 )
                 await context.close()
             paid = await stack.reaches(workflow_id, "PAID")

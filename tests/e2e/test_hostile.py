@@ -26,8 +26,9 @@ from interlock.config.settings import Settings
 from interlock.messaging.permissions import ADMIN
 from interlock.tools.hostile import hostile_stack, with_read_clients
 from interlock.tools.hostile.account import ACCEPTED, UNACCOUNTED
+from interlock.tools.hostile.good import Stack, quiet_round
 from interlock.tools.hostile.reads import READ_FORGERS
-from interlock.tools.hostile.round import Stack, play
+from interlock.tools.hostile.round import play
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -76,6 +77,8 @@ async def test_hostile_messages_change_nothing_and_every_one_is_accounted_for(
     assert report.fates.get(ACCEPTED, 0) == 0, report.as_json()
     assert report.fates.get(UNACCOUNTED, 0) == 0, report.as_json()
     assert report.good_as_without_noise == report.good == 2, report.as_json()
+    assert len(report.good_seconds) == 2, report.as_json()
+    assert min(report.good_seconds) > 0, report.as_json()
     assert sum(report.fates.values()) == messages
     assert {n: c.restarts for n, c in supervisor.children.items() if c.restarts} == {}
 
@@ -93,3 +96,14 @@ async def test_no_client_reads_another_tenants_or_types_announcements_nor_takes_
     assert set(report.fates) <= {"consumer_refused", "delete_refused", "pull_refused",
                                  "subscription_refused"}, report.as_json()  # fmt: skip
     assert report.good_as_without_noise == report.good == 2, report.as_json()
+
+
+async def test_the_quiet_baseline_times_each_good_workflow_from_its_request_to_its_end(
+    stack: tuple[Stack, Supervisor],
+) -> None:
+    running, _ = stack
+
+    quiet = await quiet_round(running, 2)
+
+    assert len(quiet) == 2
+    assert all(0 < seconds < 60 for seconds in quiet), quiet

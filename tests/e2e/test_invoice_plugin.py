@@ -10,17 +10,16 @@ import hashlib
 import json
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import nats
 import pytest
-from interlock_invoice.scenarios import LARGE, document
 
 from interlock.config.plugins import installed
 from interlock.contracts.envelope import parse_envelope
 from tests.support.cli import cli, cli_env, interlock_up
+from tests.support.invoices import envelope_of, invoice_awaiting_approval, invoice_in
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(240)
@@ -46,17 +45,8 @@ def running_up(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 def start(event_id: str, filename: str) -> dict[str, Any]:
     content = base64.b64encode(DOCUMENT.encode()).decode()
-    return {
-        "event_id": event_id,
-        "type": "START",
-        "workflow_type": "invoice",
-        "tenant_id": "acme",
-        "actor": {"id": "scanner", "role": "upstream"},
-        "occurred_at": datetime.now(UTC).isoformat(),
-        "payload": {
-            "document": {"filename": filename, "media_type": "text/plain", "content_b64": content}
-        },
-    }
+    document = {"filename": filename, "media_type": "text/plain", "content_b64": content}
+    return envelope_of({"document": document}, event_id=event_id)
 
 
 async def test_the_invoice_plugin_is_listed_with_its_distribution(tmp_path: Path) -> None:
@@ -131,26 +121,7 @@ async def test_an_invoice_awaiting_approval_is_approved_from_the_cli_with_its_to
     approval task showed it) and signs as the type's approver; a field the payload model does
     not have is refused in one line before anything is sent."""
     env = running_up
-    request = {
-        **start(f"upload-{uuid.uuid4()}", "large.txt"),
-        "payload": document(f"cli-{uuid.uuid4().hex[:8]}", amounts=LARGE),
-    }
-    workflow_id = installed().registry.workflow_id(parse_envelope(json.dumps(request).encode()))
-    _, upstream = await cli(env, "client-url", "upstream")
-    nc = await nats.connect(upstream.strip(), inbox_prefix="_INBOX_upstream")
-    try:
-        await nc.jetstream().publish("wf.in.request.invoice.upstream", json.dumps(request).encode())
-    finally:
-        await nc.drain()
-
-    async def in_state(state: str) -> dict[str, Any] | None:
-        code, out = await cli(env, "show", workflow_id, "--json")
-        shown = json.loads(out) if code == 0 else None
-        return shown if shown and shown["state"] == state else None
-
-    await eventually(
-        lambda: in_state("AWAITING_APPROVAL"), within=90, every=0.5, what="awaiting approval"
-    )
+    workflow_id = await invoice_awaiting_approval(env, f"cli-{uuid.uuid4().hex[:8]}")
     code, out = await cli(env, "signal", workflow_id, "APPROVED", "--field", "amount=1799.28")
     assert code == 2, out
     assert out.strip().splitlines() == [
@@ -162,7 +133,7 @@ async def test_an_invoice_awaiting_approval_is_approved_from_the_cli_with_its_to
     decision = json.loads(out)
     assert (decision["from_state"], decision["to_state"]) == ("AWAITING_APPROVAL", "POSTING")
     posted = await eventually(
-        lambda: in_state("POSTED"), within=90, every=0.5, what="invoice POSTED"
+        lambda: invoice_in(env, workflow_id, "POSTED"), within=90, every=0.5, what="invoice POSTED"
     )
     approval = next(a for a in posted["audit"] if a["event_type"] == "APPROVED")
     assert approval["actor"]["role"] == "invoice_approver"

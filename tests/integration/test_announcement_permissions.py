@@ -45,7 +45,7 @@ CLIENTS = {
 def broker_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Secrets]]:
     home = tmp_path_factory.mktemp("announcement-broker")
     secrets = Secrets(home / "secrets")
-    allowed = broker.permissions(STAGES, CLIENTS, INSTALLED)
+    allowed = access.permissions_of(STAGES, CLIENTS, INSTALLED)
     config = natsconf.render(
         host="127.0.0.1",
         port=-1,

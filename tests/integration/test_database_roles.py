@@ -12,6 +12,7 @@ import pytest
 from nats.js import JetStreamContext
 
 from interlock.config.access import DATABASE_ROLES, with_credentials
+from interlock.config.components import database_access
 from interlock.config.secrets import Secrets
 from interlock.projector.store.roles import (
     CONSOLE_ROLE,
@@ -39,7 +40,7 @@ pytestmark = pytest.mark.timeout(60)
 async def role_urls(database_url: str, session_secrets: Secrets) -> dict[str, str]:
     """Each component role's URL on the test's database, once `migrate` has set them up."""
     passwords = session_secrets.postgres_passwords(list(DATABASE_ROLES))
-    await provision_roles(database_url, passwords)
+    await provision_roles(database_url, passwords, database_access())
     return {role: with_credentials(database_url, role, pw) for role, pw in passwords.items()}
 
 

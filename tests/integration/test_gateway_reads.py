@@ -18,6 +18,7 @@ from nats.aio.client import Client
 from yarl import URL
 
 from interlock.config.access import DATABASE_ROLES, with_credentials
+from interlock.config.components import database_access
 from interlock.config.secrets import Secrets
 from interlock.config.settings import GatewaySender, Settings
 from interlock.projector.store.roles import GATEWAY_ROLE, provision_roles
@@ -68,7 +69,7 @@ READERS = {
 async def gateway_url(database_url: str, session_secrets: Secrets) -> str:
     """The gateway role's URL on the test's database, as `interlock migrate` sets it up."""
     passwords = session_secrets.postgres_passwords(list(DATABASE_ROLES))
-    await provision_roles(database_url, passwords)
+    await provision_roles(database_url, passwords, database_access())
     return with_credentials(database_url, GATEWAY_ROLE, passwords[GATEWAY_ROLE])
 
 

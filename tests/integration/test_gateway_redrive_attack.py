@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from interlock.contracts import subjects
 from interlock.messaging import letters
 from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
 from interlock.services.gateway.refusal import HEADER_SENDER
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, cli_streams
 from tests.support.drive import start, to_awaiting_approval
 from tests.support.gateway_webhooks import installation_claims, signed
 from tests.support.harness import Harness, projector_running
@@ -53,20 +52,6 @@ SENDERS = {
         {"secret": _secret(), "roles": ["support_supervisor"], "tenants": ["*"], "actors": ["*"]}
     ),
 }
-
-
-async def _cli(env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "interlock",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await process.communicate()
-    return process.returncode or 0, out.decode(), err.decode()
 
 
 async def test_a_refused_webhook_redriven_stays_refused_and_names_its_sender(
@@ -104,8 +89,8 @@ async def test_a_refused_webhook_redriven_stays_refused_and_names_its_sender(
         letter = await eventually(recorded, what="the refusal recorded on wf.dlq.gateway")
         assert letter.headers[HEADER_SENDER] == "tickets"
 
-        code, _, err = await _cli(env, "dlq", "redrive", str(letter.id))
-        all_code, all_out, all_err = await _cli(env, "dlq", "redrive", "--all")
+        code, _, err = await cli_streams(env, "dlq", "redrive", str(letter.id))
+        all_code, all_out, all_err = await cli_streams(env, "dlq", "redrive", "--all")
         from_console = await deadletters.redrive(nats_url, letter.id, "victor")
 
         assert code == 1

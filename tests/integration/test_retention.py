@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 
 from interlock.config.access import DATABASE_ROLES, with_credentials
+from interlock.config.components import database_access
 from interlock.config.secrets import Secrets
 from interlock.contracts.envelope import utcnow
 from interlock.ops import queries
@@ -26,7 +27,7 @@ DAY = 24 * 3600.0
 @pytest.fixture
 async def relay_url(database_url: str, session_secrets: Secrets) -> str:
     passwords = session_secrets.postgres_passwords(list(DATABASE_ROLES))
-    await provision_roles(database_url, passwords)
+    await provision_roles(database_url, passwords, database_access())
     return with_credentials(database_url, RELAY_ROLE, passwords[RELAY_ROLE])
 
 

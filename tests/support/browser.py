@@ -46,6 +46,43 @@ async def chromium(profile: Path, errors: list[str]) -> AsyncIterator[BrowserCon
             await context.close()
 
 
+async def unlabelled(page: Page) -> list[str]:
+    """Form controls and buttons with no accessible name."""
+    return list(
+        await page.evaluate(
+            """() => Array.from(document.querySelectorAll(
+                   'input:not([type=hidden]), select, textarea, button'))
+                 .filter(el => !(el.labels && el.labels.length) &&
+                               !el.getAttribute('aria-label') && !el.textContent.trim())
+                 .map(el => el.outerHTML)"""
+        )
+    )
+
+
+async def approve_by_clicking(
+    context: BrowserContext,
+    url: str,
+    password: str,
+    workflow_id: str,
+    *,
+    shown: tuple[str, str],
+    moves: str,
+) -> None:
+    """As the `dev` operator, open the workflow's page, see its approve form carry the field
+    `shown[0]` with the value `shown[1]` (bound to what the task showed), every control
+    labelled, click Approve and see the projector's answer: accepted, `moves` (e.g.
+    "AWAITING_APPROVAL → POSTING")."""
+    page = await context.new_page()
+    await log_in(page, url, "dev", password)
+    await page.goto(f"{url}/workflows/acme/{workflow_id}")
+    approve = page.locator("form.action.approve")
+    field, value = shown
+    await expect(approve.locator(f'input[name="p.{field}"]')).to_have_value(value)
+    assert await unlabelled(page) == []
+    await page.get_by_role("button", name=f"Approve {workflow_id}").click()
+    await expect(page.locator("#flash")).to_contain_text(f"APPROVED accepted: {moves}")
+
+
 async def log_in(page: Page, url: str, name: str, password: str) -> None:
     """Log in to the console at `url` as `name`."""
     await page.goto(f"{url}/login")

@@ -19,12 +19,14 @@ from interlock.contracts.envelope import parse_envelope
 from interlock.tools.demo.plugins import PluginRun
 from tests.support.chaos_stack import Stack
 from tests.support.cli import cli
+from tests.support.polling import eventually
 
 
-def envelope_of(payload: dict[str, Any]) -> dict[str, Any]:
-    """An invoice request, as the upstream client publishes it."""
+def envelope_of(payload: dict[str, Any], *, event_id: str = "") -> dict[str, Any]:
+    """An invoice request, as the upstream client publishes it (a fresh event id unless one
+    is given)."""
     return {
-        "event_id": f"upload-{uuid.uuid4()}",
+        "event_id": event_id or f"upload-{uuid.uuid4()}",
         "type": "START",
         "workflow_type": "invoice",
         "tenant_id": "acme",
@@ -47,6 +49,18 @@ async def start_invoice(
         await nc.jetstream().publish("wf.in.request.invoice.upstream", json.dumps(request).encode())
     finally:
         await nc.drain()
+    return workflow_id
+
+
+async def invoice_awaiting_approval(env: dict[str, str], token: str) -> str:
+    """The id of an invoice that needs approval (`start_invoice`), once it waits for it."""
+    workflow_id = await start_invoice(env, token)
+    await eventually(
+        lambda: invoice_in(env, workflow_id, "AWAITING_APPROVAL"),
+        within=90,
+        every=0.5,
+        what="awaiting approval",
+    )
     return workflow_id
 
 

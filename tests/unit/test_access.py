@@ -10,15 +10,16 @@ import pytest
 
 from interlock.app import wiring
 from interlock.app.bootstrap import Runtime
-from interlock.app.childenv import child_environment, model_stages, settings_of
+from interlock.app.childenv import child_environment, settings_of
 from interlock.app.runners import components
 from interlock.config import access
+from interlock.config.components import STAGE_HOST, model_stages
 from interlock.config.secrets import Secrets
 from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.contracts.urls import nats_servers, nats_user
-from interlock.messaging.permissions import ADMIN, STAGE_HOST, Permissions, stage_identity
+from interlock.messaging.permissions import ADMIN, Permissions, stage_identity
 from interlock.services.runtime.stage import StageWorker
 from tests.support.subjects import allowed as allowed_by
 from tests.support.workflows import REGISTRY, STAGES

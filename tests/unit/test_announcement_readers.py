@@ -3,8 +3,11 @@ given only their subjects, plainly and through consumers under its own names."""
 
 from __future__ import annotations
 
+from interlock.config import access
+from interlock.config.components import RELAY
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
+from interlock.contracts.partitions import PROJECTOR
 from interlock.messaging import permissions as broker
 from interlock.messaging.readers import announcement_reads
 from tests.support.subjects import allowed
@@ -49,11 +52,11 @@ def test_a_client_allowed_everything_keeps_the_stable_subjects_and_unnamed_consu
 
 
 def test_only_the_outbox_publishers_announce_for_a_tenant() -> None:
-    given = broker.permissions(STAGES, {"desk": GLOBEX}, INSTALLED)
+    given = access.permissions_of(STAGES, {"desk": GLOBEX}, INSTALLED)
     announcement = subjects.tenant_out("globex", "support", "completed")
 
     publishers = {name for name, p in given.items() if allowed(p.publish, announcement)}
-    assert publishers == {broker.ADMIN, broker.PROJECTOR, broker.RELAY}
+    assert publishers == {broker.ADMIN, PROJECTOR, RELAY}
 
 
 def test_a_tenant_that_is_no_subject_token_gets_one_of_its_own() -> None:

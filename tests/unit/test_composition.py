@@ -8,10 +8,10 @@ import os
 import pytest
 
 from interlock.app.bootstrap import CORE
-from interlock.app.composition import EXTRAS, GATEWAY, SIMULATOR, default_stack, names, resolve_name
+from interlock.app.composition import EXTRAS, default_stack, names, resolve_name
 from interlock.app.runners import components
+from interlock.config.components import GATEWAY, SIMULATOR, STAGE_HOST
 from interlock.config.settings import Settings
-from interlock.messaging.permissions import STAGE_HOST
 
 
 def test_every_component_name_has_a_runner_and_every_runner_a_name() -> None:

@@ -10,17 +10,18 @@ from interlock.app.bootstrap import with_partitions
 from interlock.app.childenv import settings_of
 from interlock.app.composition import default_stack, resolve_name
 from interlock.config.access import database_role, nats_identity
+from interlock.config.access import permissions_of as permissions
 from interlock.contracts import subjects
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.partitions import (
     MAX_PARTITIONS,
+    PROJECTOR,
     Partition,
     components,
     index_of,
     partition_of,
     partition_of_component,
 )
-from interlock.messaging.permissions import PROJECTOR, permissions
 from interlock.ops.signal_watch import consumer_decides
 from interlock.projector.partitioning import Owner
 from interlock.projector.store.roles import PROJECTOR_ROLE

@@ -28,26 +28,51 @@ from pydantic import SecretStr
 
 from interlock.app import terminal
 from interlock.app.bootstrap import prepare, supervised
-from interlock.app.composition import GATEWAY, default_stack
+from interlock.app.composition import default_stack
 from interlock.app.embedded._process import free_port
 from interlock.app.health import attached
 from interlock.app.options import JsonOpt, load_settings, with_stack
 from interlock.app.supervisor import Supervisor
 from interlock.config import access
+from interlock.config.components import GATEWAY
 from interlock.config.settings import GatewaySender, Settings
-from interlock.tools.hostile import reads
+from interlock.tools.hostile import reads, timing
 from interlock.tools.hostile.forge import SENDER
-from interlock.tools.hostile.round import TENANT, Report, Stack, play
+from interlock.tools.hostile.good import TENANT, Stack, quiet_round
+from interlock.tools.hostile.round import Report, play
 
 PARAMETERS = {"support": {"approval_sla_seconds": 3600.0, "retry_delay_scale": 0.02}}
 """Approval timers far off: a good workflow is approved at once, never by expiry."""
 UNKNOWN_WORKFLOW_GRACE = 5.0
+QUIET_RUNS = 5
+"""Good workflows timed on the quiet stack, one at a time, before the round."""
+RATE = 200.0
+"""Hostile messages a second by default: 10,000 in under a minute, about three times what
+one client sustained against the projector before its senders had bounded shares."""
+"""Good workflows timed on the quiet stack, one at a time, before the round."""
 
 
 def hostile(
+    *,
     messages: Annotated[int, typer.Option(min=1, help="Hostile messages to send.")] = 10_000,
     good: Annotated[int | None, typer.Option(help="Good workflows (default: 1 per 500).")] = None,
     seed: Annotated[int | None, typer.Option(help="Replays the same messages.")] = None,
+    rate: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Hostile messages a second, spread evenly; 0: as fast as the stack takes "
+            "them, in bursts of 100.",
+        ),
+    ] = RATE,
+    bound: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Each good workflow under attack may take at most this many times the quiet "
+            "stack's median (timed first, one at a time); 0: not timed.",
+        ),
+    ] = timing.BOUND,
     json_output: JsonOpt = False,
 ) -> None:
     """Send hostile messages interleaved with good workflows; report what became of them."""
@@ -56,11 +81,18 @@ def hostile(
     count = good or max(3, messages // 500)
     report, crashes = with_stack(
         lambda s, nats_url, database_url: run(
-            s, nats_url, database_url, random.Random(chosen_seed), messages=messages, good=count
+            s,
+            nats_url,
+            database_url,
+            random.Random(chosen_seed),
+            messages=messages,
+            good=count,
+            rate=rate,
+            bound=bound,
         ),
         with_read_clients(load_settings()),
     )
-    result = {**report.as_json(), "seed": chosen_seed, "crashes": crashes}
+    result = {**report.as_json(), "rate": rate, "seed": chosen_seed, "crashes": crashes}
     result["ok"] = report.ok and not crashes
     if json_output:
         terminal.print_json(result)
@@ -72,14 +104,25 @@ def hostile(
 
 
 async def run(
-    s: Settings, nats_url: str, database_url: str, rng: random.Random, *, messages: int, good: int
+    s: Settings,
+    nats_url: str,
+    database_url: str,
+    rng: random.Random,
+    *,
+    messages: int,
+    good: int,
+    rate: float = 0.0,
+    bound: float = 0.0,
 ) -> tuple[Report, dict[str, int]]:
-    """A round on its own components (refused while another process runs them)."""
+    """A round on its own components (refused while another process runs them); with a
+    `bound`, timed against the quiet stack first."""
     if (await attached("projector", nats_url))[0]:
         terminal.errors.print("components are already running (e.g. `interlock up`); stop them")
         raise typer.Exit(2)
     async with hostile_stack(s, nats_url, database_url) as (stack, supervisor):
-        report = await play(stack, rng, messages, good)
+        quiet = await quiet_round(stack, QUIET_RUNS) if bound else []
+        report = await play(stack, rng, messages, good, rate=rate)
+        report.timing = timing.ready(quiet, report.good_seconds, bound)
         crashes = {n: c.restarts for n, c in supervisor.children.items() if c.restarts}
     return report, crashes
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,39 +19,27 @@ from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock.config import access
-from interlock.config.settings import Settings
-from interlock.contracts import subjects
-from interlock.contracts.envelope import Actor, Envelope, utcnow
-from interlock.contracts.ids import workflow_id_for
+from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.ops import queries
 from interlock.ops.signals import Clients
-from interlock.simulators import action_count, seed_customer
-from interlock.tools.demo.runner import ApprovalDesk, Run, approve
-from interlock.tools.hostile import account, redrive
+from interlock.tools.demo.runner import ApprovalDesk, Run
+from interlock.tools.hostile import account, redrive, timing
 from interlock.tools.hostile.forge import GATEWAY, REDRIVE, SENDER, Hostile, Target, forge
+from interlock.tools.hostile.good import (
+    TENANT,
+    Good,
+    Stack,
+    as_without_noise,
+    settled,
+)
 from interlock.tools.hostile.reads import SNOOP
 from interlock.tools.hostile.snoop import Snoops
 
-TENANT = "hostile-good"
 CHUNK = 100
-HAPPY = sorted(["START", "CLASSIFICATION_SUCCEEDED", "POLICY_RETRIEVED", "ACCOUNT_INSPECTED",
-                "RECOMMENDATION_GENERATED", "POLICY_VALID", "APPROVED", "ACTION_EXECUTED",
-                "CUSTOMER_NOTIFIED"])  # fmt: skip
-"""The accepted events of a refund approved at once, as it runs without any noise."""
-REQUEST = {"subject": "Double charge", "body": "Charged twice.", "amount": "20.00",
-           "currency": "EUR"}  # fmt: skip
-
-
-@dataclass
-class Stack:
-    """Where the round runs: the stack's settings, its server URL (no credentials) and
-    database, and the gateway's base URL."""
-
-    settings: Settings
-    server: str
-    database_url: str
-    gateway_url: str
+"""Hostile messages sent at once, unpaced."""
+PACE_S = 0.1
+"""Paced, a chunk goes every this many seconds."""
 
 
 @dataclass
@@ -63,12 +50,16 @@ class Report:
     good_as_without_noise: int
     good_failures: list[str]
     seconds: float
-    broker_answers: dict[str, int] = field(default_factory=dict)
+    good_seconds: list[float] = field(default_factory=list)
+    """Each good workflow's seconds from its request's publication to its last commit."""
+    timing: timing.Timing | None = None
+    """Those against the quiet stack's, when the round was timed."""
 
     @property
     def ok(self) -> bool:
         bad = self.fates.get(account.ACCEPTED, 0) + self.fates.get(account.UNACCOUNTED, 0)
-        return bad == 0 and self.good == self.good_as_without_noise
+        timely = self.timing is None or self.timing.within_bound
+        return bad == 0 and self.good == self.good_as_without_noise and timely
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -81,28 +72,38 @@ class Report:
             "good_completed_as_without_noise": self.good_as_without_noise,
             "good_failures": self.good_failures,
             "seconds": round(self.seconds, 1),
+            **({"timing": self.timing.as_json()} if self.timing else {}),
             "ok": self.ok,
         }
 
 
 async def play(
-    stack: Stack, rng: random.Random, messages: int, good: int, kinds: Iterable[str] = ()
+    stack: Stack,
+    rng: random.Random,
+    messages: int,
+    good: int,
+    kinds: Iterable[str] = (),
+    *,
+    rate: float = 0.0,
 ) -> Report:
     """Send `messages` hostile messages (of `kinds`, default every kind) interleaved with
-    `good` good workflows; report."""
+    `good` good workflows, at `rate` messages a second (0: as fast as they are taken, in
+    bursts of `CHUNK`); report."""
     started = time.monotonic()
     async with _Connections(stack) as conns:
         engine = queries.open_reader(stack.database_url, pool_size=4)
-        good_traffic = _Good(stack, conns.bus, engine, ApprovalDesk(conns.bus.approvals))
+        good_traffic = Good(stack, conns.bus, engine, ApprovalDesk(conns.bus.approvals))
         await good_traffic.desk.start()
         try:
             runs = [await good_traffic.start()]
             sent, answers = await _interleave(conns, engine, good_traffic, rng, messages=messages,
-                                              runs=runs, good=good, kinds=kinds)  # fmt: skip
-            await _settled(conns.admin, runs)
+                                              runs=runs, good=good, kinds=kinds,
+                                              rate=rate)  # fmt: skip
+            await settled(conns.admin, runs)
             answers.update(await conns.snoops.settled(conns.admin))
             fates = await _fates(conns, engine, runs, sent, answers)
-            checked = [await _as_without_noise(stack, r) for r in runs]
+            checked = [await as_without_noise(stack, r) for r in runs]
+            good_seconds = await timing.durations(engine, good_traffic.published)
         finally:
             await good_traffic.stop()
             await engine.dispose()
@@ -114,27 +115,33 @@ async def play(
         good_as_without_noise=sum(checked),
         good_failures=failures,
         seconds=time.monotonic() - started,
+        good_seconds=good_seconds,
     )
 
 
 async def _interleave(
-    conns: _Connections, engine: AsyncEngine, good_traffic: _Good, rng: random.Random, *,
-    messages: int, runs: list[Run], good: int, kinds: Iterable[str],
+    conns: _Connections, engine: AsyncEngine, good_traffic: Good, rng: random.Random, *,
+    messages: int, runs: list[Run], good: int, kinds: Iterable[str], rate: float,
 ) -> tuple[list[Hostile], dict[int, str]]:  # fmt: skip
-    """Hostile messages in chunks; a good workflow starts every few chunks."""
+    """Hostile messages in chunks (at `rate`, one every `PACE_S`); a good workflow starts
+    every few chunks."""
     sent: list[Hostile] = []
     answers: dict[int, str] = {}
     first = rng.getrandbits(32) * 1_000_000  # another round's numbers are not this one's
-    chunks = max(1, -(-messages // CHUNK))
+    size = max(1, min(CHUNK, round(rate * PACE_S))) if rate else CHUNK
+    chunks = max(1, -(-messages // size))
+    began = time.monotonic()
     every = max(1, chunks // max(1, good - 1))
     for index in range(chunks):
         if index and index % every == 0 and len(runs) < good:
             runs.append(await good_traffic.start())
         targets = [await _target(engine, run) for run in runs]
-        batch = forge(rng, first + len(sent), min(CHUNK, messages - len(sent)), targets, kinds)
+        batch = forge(rng, first + len(sent), min(size, messages - len(sent)), targets, kinds)
         results = await asyncio.gather(*(conns.send(h) for h in batch))
         answers.update((h.number, a) for h, a in zip(batch, results, strict=True) if a)
         sent += batch
+        if rate:  # the pace is kept on average: a slow chunk is caught up by the next ones
+            await asyncio.sleep(max(0.0, began + len(sent) / rate - time.monotonic()))
     while len(runs) < good:
         runs.append(await good_traffic.start())
     return sent, answers
@@ -153,48 +160,6 @@ async def _fates(
     for h in sent:
         fates.record(h.number, account.UNACCOUNTED)
     return fates.of({h.number for h in sent})
-
-
-@dataclass
-class _Good:
-    """The good traffic: refund requests, each approved as soon as its approval is asked."""
-
-    stack: Stack
-    bus: Clients
-    engine: AsyncEngine
-    desk: ApprovalDesk
-    approvers: list[asyncio.Task[None]] = field(default_factory=list)
-
-    async def start(self) -> Run:
-        customer = f"hostile-{uuid.uuid4().hex[:10]}"
-        await seed_customer(self.stack.database_url, customer)
-        event_id = f"good-{uuid.uuid4()}"
-        run = Run("good", workflow_id_for("support", TENANT, event_id), TENANT, customer,
-                  self.bus, self.engine, self.stack.database_url)  # fmt: skip
-        self.desk.watch(run)
-        await self.bus.publish(
-            Envelope(
-                event_id=event_id,
-                type="START",
-                workflow_type="support",
-                tenant_id=TENANT,
-                actor=Actor(id="good-crm", role="upstream"),
-                occurred_at=utcnow(),
-                payload={**REQUEST, "customer_id": customer},
-            )
-        )
-        await asyncio.wait_for(run.wait_for(lambda view: True), 60)
-        self.approvers.append(asyncio.create_task(self._approve(run)))
-        return run
-
-    @staticmethod
-    async def _approve(run: Run) -> None:
-        await approve(run, await run.next_task())
-
-    async def stop(self) -> None:
-        for task in self.approvers:
-            task.cancel()
-        await self.desk.stop()
 
 
 async def _target(engine: AsyncEngine, run: Run) -> Target:
@@ -223,32 +188,6 @@ def _start_bytes(view: dict[str, Any], start: dict[str, Any]) -> bytes:
         occurred_at=start["occurred_at"],
         payload=view["data"]["request"],
     ).to_bytes()
-
-
-async def _settled(admin: Client, runs: list[Run], within: float = 120.0) -> None:
-    """Wait until every good workflow is terminal and nothing waits in the work queues."""
-    deadline = time.monotonic() + within
-    js = admin.jetstream()
-    while time.monotonic() < deadline:
-        views = [await r.view() for r in runs]
-        done = all(v is not None and v["state"] in ("COMPLETED", "FAILED", "REJECTED",
-                   "CANCELLED", "MANUAL_REVIEW", "FAILED_COMPENSATED") for v in views)  # fmt: skip
-        queued = sum([(await js.stream_info(s)).state.messages
-                      for s in (subjects.STREAM_IN, subjects.STREAM_JOBS)])  # fmt: skip
-        if done and queued == 0:
-            await asyncio.sleep(1.0)  # the last dead letters are published after the ack
-            return
-        await asyncio.sleep(0.2)
-
-
-async def _as_without_noise(stack: Stack, run: Run) -> bool:
-    """Completed with the accepted events of a run without noise, and one refund."""
-    view = await run.view()
-    if view is None or view["state"] != "COMPLETED":
-        return False
-    accepted = sorted(e["event_type"] for e in view["audit"] if e["accepted"])
-    refunds = await action_count(stack.database_url, customer_id=run.customer_id)
-    return accepted == HAPPY and refunds == 1
 
 
 class _Connections:

@@ -1,0 +1,45 @@
+"""The CLI is assembled from a table of commands, and a command run alone loads only its own
+module: each command built alone is the command the whole CLI has, with the same options."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import typer
+
+from interlock import cli
+
+
+def _commands(app: typer.Typer) -> dict[str, Any]:
+    group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup)
+    return dict(group.commands)
+
+
+def test_the_whole_cli_has_every_command_of_the_table_in_its_order() -> None:
+    assert list(_commands(cli.build())) == [*cli.COMMANDS, *cli.GROUPS]
+
+
+@pytest.mark.parametrize("name", [*cli.COMMANDS, *cli.GROUPS])
+def test_a_command_built_alone_is_the_one_the_whole_cli_has(name: str) -> None:
+    alone = _commands(cli.build([name]))
+    whole = _commands(cli.build())[name]
+
+    assert list(alone) == [name]
+    assert [p.name for p in alone[name].params] == [p.name for p in whole.params]
+    assert alone[name].help == whole.help
+
+
+def test_running_show_does_not_import_the_other_commands() -> None:
+    probe = (
+        "import sys; from interlock import cli; cli.build(['show']); "
+        "print(sorted(m for m in sys.modules if m.startswith(('interlock.cli.', "
+        "'interlock.tools.bench', 'interlock.tools.chaos', 'interlock.tools.demo'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "['interlock.cli.inspect']"

@@ -1,0 +1,38 @@
+"""The hostile round's timing: each good workflow under attack against the quiet stack's
+median, within a bound; a round whose slowest good workflow passes the bound is not ok."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlock.tools.hostile import timing
+from interlock.tools.hostile.round import Report
+
+
+def _report(t: timing.Timing | None) -> Report:
+    return Report(sent={}, fates={}, good=2, good_as_without_noise=2, good_failures=[],
+                  seconds=1.0, timing=t)  # fmt: skip
+
+
+def test_ratios_are_against_the_quiet_median() -> None:
+    t = timing.Timing(quiet_s=[1.0, 2.0, 9.0], attacked_s=[2.0, 3.0, 4.0], bound=2.0)
+
+    assert t.baseline == 2.0
+    assert t.ratios == [1.0, 1.5, 2.0]
+    assert t.within_bound
+    shown = t.as_json()
+    assert (shown["ratio_median"], shown["ratio_max"], shown["quiet_median_s"]) == (1.5, 2.0, 2.0)
+
+
+def test_one_good_workflow_past_the_bound_fails_the_round() -> None:
+    t = timing.Timing(quiet_s=[1.0], attacked_s=[1.0, 1.1, 2.01], bound=2.0)
+
+    assert not t.within_bound
+    assert _report(t).ok is False
+    assert _report(t).as_json()["timing"]["within_bound"] is False
+    assert _report(None).ok is True  # an untimed round is judged on its fates alone
+
+
+@pytest.mark.parametrize(("quiet", "attacked"), [([], [1.0]), ([1.0], [])])
+def test_nothing_to_compare_is_no_timing(quiet: list[float], attacked: list[float]) -> None:
+    assert timing.ready(quiet, attacked, 2.0) is None
