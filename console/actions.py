@@ -32,7 +32,8 @@ from interlock.contracts.effects import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_E
 from interlock.contracts.envelope import Actor
 from interlock.contracts.registry import Registry
 from interlock.ops.commands import send_and_wait
-from interlock.ops.signal_payloads import InvalidSignal, payload_for, signal_model
+from interlock.ops.errors import InvalidSignal
+from interlock.ops.signal_payloads import payload_for, signal_model
 
 
 @dataclass(frozen=True)

@@ -15,21 +15,13 @@ from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
+from interlock.console.errors import Unavailable
 from interlock.contracts import subjects
-from interlock.contracts.errors import ErrorCode, TransientError
 from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.messaging import letters
 
 log = logging.getLogger("interlock.console")
 T = TypeVar("T")
-
-
-class Unavailable(TransientError):
-    """The broker cannot be reached, or refuses this identity what was asked (a missing
-    permission looks like no answer); the page says so and the operator may try again."""
-
-    code = ErrorCode.BROKER_UNAVAILABLE
-    retryable = True
 
 
 @asynccontextmanager

@@ -16,7 +16,7 @@ The graph check expands both to every state they can denote.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,7 +36,7 @@ class Guard(_Frozen):
     """A named, side-effect-free predicate over (workflow, event, now), with parameters."""
 
     name: str
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, object] = Field(default_factory=dict)
 
 
 class Limit(_Frozen):
@@ -99,9 +99,9 @@ class RetryPolicy(_Frozen):
     cap_seconds: float = Field(default=300.0, gt=0)
     jitter: float = Field(default=0.2, ge=0, le=1)
 
-    def attempts_allowed(self, parameters: Mapping[str, Any]) -> int:
+    def attempts_allowed(self, parameters: Mapping[str, object]) -> int:
         if self.max_attempts_param and self.max_attempts_param in parameters:
-            return int(parameters[self.max_attempts_param])
+            return int(cast("int | str", parameters[self.max_attempts_param]))
         return self.max_attempts
 
 
@@ -241,7 +241,7 @@ class WorkflowDefinition(_Frozen):
     terminals: tuple[Terminal, ...] = ()
     """What each terminal state promises about the effects (undeclared: nothing)."""
     human_waits: tuple[HumanWait, ...] = ()
-    parameters: dict[str, Any] = Field(default_factory=dict)
+    parameters: dict[str, object] = Field(default_factory=dict)
     """Tunables with defaults (delays in seconds, approver limits); deployments override."""
 
     def event(self, name: str) -> EventSpec | None:

@@ -6,10 +6,13 @@ call may succeed later (a dependency is down, a race was lost), so consumers red
 backoff; any other error will fail again the same way. Retryable errors also derive from
 `TransientError`, so a caller may catch either way.
 
-Each layer keeps its own errors in one module (`projector.store.errors`, `projector.errors`,
-`relay.errors`, `services.errors`); the errors more than one layer raises live here:
-`StoreUnavailable` (the projector's store and the relay talk to the same PostgreSQL) and
-`PublishFailed` (the relay, the timer service and the gateway publish to the same broker).
+Each layer keeps its own errors in one `errors` module (`projector.errors`, `relay.errors`,
+`services.errors`, `messaging.errors`, `config.errors`, `ops.errors`, `app.errors`,
+`client.errors`, `console.errors`, `tools.errors`); the public ones are re-exported by
+`interlock.errors`. The errors more than one layer raises live here: `StoreUnavailable` and
+`DatabaseNotMigrated` (the projector's store and the relay talk to the same PostgreSQL),
+`PublishFailed` (the relay, the timer service and the gateway publish to the same broker) and
+`ConfigurationError` (a setting or an adapter's configuration, wherever it is read).
 Adapters translate driver errors into these (`raise StoreUnavailable(...) from exc`), so no
 caller ever catches an asyncpg or nats exception. Every error a user can see says what
 happened and what to do about it (`hint`).
@@ -89,6 +92,25 @@ class PublishFailed(TransientError):
 
     code = ErrorCode.BROKER_UNAVAILABLE
     retryable = True
+
+
+class DatabaseNotMigrated(InterlockError):
+    """The database answers but has no Interlock schema (a table the store or the relay reads
+    is missing: it was never migrated). A setup problem, not a transient one: waiting will not
+    create it."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
+
+
+class ConfigurationError(InterlockError):
+    """A setting or an adapter's configuration cannot work (an invalid setting, a secret an
+    adapter references is not set, a path template names a parameter the call does not
+    supply); the message names the variable or setting, never a secret's value. Fix the
+    configuration; retrying cannot help."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False
 
 
 class MalformedMessage(InterlockError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -201,7 +202,7 @@ def is_reentry(t: Transition) -> bool:
     return any(
         g.name == EFFECT_GUARD
         and g.params.get("state") == t.target
-        and "none" not in set(g.params.get("status", ("none",)))
+        and "none" not in set(cast("Iterable[str]", g.params.get("status", ("none",))))
         for g in t.guards
     )
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -18,11 +17,11 @@ class GuardInput:
     """What a plugin guard may look at for one decision."""
 
     state: str
-    data: Mapping[str, Any]
-    payload: Mapping[str, Any]
-    params: Mapping[str, Any]
+    data: Mapping[str, object]
+    payload: Mapping[str, object]
+    params: Mapping[str, object]
     """The row's parameters for this guard (`check("name", **params)`)."""
-    parameters: Mapping[str, Any]
+    parameters: Mapping[str, object]
     """The definition's parameters with the deployment's overrides."""
     actor_role: str
     now: datetime

@@ -11,7 +11,6 @@ import hashlib
 import json
 import re
 import uuid
-from typing import Any
 
 _NAMESPACE = uuid.UUID("6f1c2b1e-4d0a-4b6e-9a57-1d2c8e0f3a90")
 
@@ -68,11 +67,11 @@ def sealed_message_id(event_id: str, seal: str) -> str:
     return f"{event_id}.{seal}"
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def fingerprint(value: Any) -> str:
+def fingerprint(value: object) -> str:
     """SHA-256 of the canonical JSON form: equal content, equal fingerprint."""
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 

@@ -3,14 +3,15 @@
 The real transition engine and projector decide every event against an in-memory store; an
 in-memory bus delivers each dispatched job to the plugin's stage (bound to the adapters the
 test gives), and a fake clock fires timers when the test advances it. What the real runtime
-refuses is refused here too: a plugin the runtime would not load raises `PluginError` when
-the env is built (`interlock.validate`: the graph check, guards nobody provides, stages
-against the definition), an unknown event raises `MalformedMessage`, a guard refusal or a
-stale result comes back as a rejected `EventOutcome`. A stage fails as under the runtime: an
-exception the stage worker would have redelivered is redelivered (at once: the broker's
-backoff is not waited for), and after the runtime's last delivery the job submits what the
-stage worker would (`RETRYABLE_ERROR` where a redelivered stage's state retries durably,
-else `ESCALATE`); nothing a stage raises escapes `run`.
+refuses is refused here too (its errors are in `interlock.errors`): a plugin the runtime
+would not load raises `PluginError` when the env is built (`interlock.validate`: the graph
+check, guards nobody provides, stages against the definition), an unknown event raises
+`MalformedMessage`, a guard refusal or a stale result comes back as a rejected
+`EventOutcome`. A stage fails as under the runtime: an exception the stage worker would have
+redelivered is redelivered (at once: the broker's backoff is not waited for), and after the
+runtime's last delivery the job submits what the stage worker would (`RETRYABLE_ERROR` where
+a redelivered stage's state retries durably, else `ESCALATE`); nothing a stage raises
+escapes `run`.
 
 ```python
 async def test_greets() -> None:
@@ -28,24 +29,23 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from interlock._sdk.plugin import Plugin
 from interlock.app.wiring import worker
-from interlock.config.plugins import PluginError, validate
+from interlock.config.plugins import validate
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, parse_envelope
-from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.jobs import JobPayload
 from interlock.contracts.registry import Registry
 from interlock.projector.door import OccurredWindow
+from interlock.projector.engine.model import Workflow as Checkpoint
 from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.projector.store.records import AuditRecord
 from interlock.relay.timers import firing
 from interlock.services.runtime.stage import StageResult, StageWorker, after_failure, result_event
 
-__all__ = ["EventOutcome", "MalformedMessage", "PluginError", "WorkflowTestEnv"]
+__all__ = ["EventOutcome", "WorkflowTestEnv"]
 
 UPSTREAM = Actor(id="test-upstream", role="upstream")
 
@@ -62,8 +62,8 @@ class WorkflowTestEnv:
         self,
         plugin: Plugin,
         *,
-        adapters: Mapping[str, Any] | None = None,
-        parameters: Mapping[str, Any] | None = None,
+        adapters: Mapping[str, object] | None = None,
+        parameters: Mapping[str, object] | None = None,
         tenant_id: str = "test",
         now: datetime | None = None,
     ) -> None:
@@ -96,7 +96,7 @@ class WorkflowTestEnv:
 
     # --- driving -------------------------------------------------------------------------
 
-    async def start(self, payload: Mapping[str, Any], *, event_id: str | None = None) -> str:
+    async def start(self, payload: Mapping[str, object], *, event_id: str | None = None) -> str:
         """Send the start request; the new workflow's id (the request is not yet worked on:
         call `run`)."""
         definition = self.registry.latest(self.plugin.workflow_type)
@@ -106,7 +106,7 @@ class WorkflowTestEnv:
     async def send(
         self,
         event_type: str,
-        payload: Mapping[str, Any],
+        payload: Mapping[str, object],
         *,
         workflow_id: str | None = None,
         actor: Actor = UPSTREAM,
@@ -185,7 +185,7 @@ class WorkflowTestEnv:
 
     # --- what a test reads back --------------------------------------------------------
 
-    async def workflow(self, workflow_id: str) -> Any:
+    async def workflow(self, workflow_id: str) -> Checkpoint:
         """The workflow's checkpoint (state, version, data, execution)."""
         stored = await self.store.load(self.tenant_id, workflow_id)
         if stored is None:
@@ -193,12 +193,10 @@ class WorkflowTestEnv:
         return stored.workflow
 
     async def state(self, workflow_id: str) -> str:
-        state: str = (await self.workflow(workflow_id)).state
-        return state
+        return (await self.workflow(workflow_id)).state
 
-    async def data(self, workflow_id: str) -> dict[str, Any]:
-        data: dict[str, Any] = (await self.workflow(workflow_id)).data
-        return data
+    async def data(self, workflow_id: str) -> dict[str, object]:
+        return dict((await self.workflow(workflow_id)).data)
 
     def audit(self, workflow_id: str) -> list[AuditRecord]:
         """Every decided event of the workflow, accepted and refused, in order."""

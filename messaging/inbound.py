@@ -30,8 +30,8 @@ from nats.js.api import (
 from nats.js.errors import BadRequestError, NotFoundError
 
 from interlock.contracts import subjects
-from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.contracts.partitions import consumers
+from interlock.messaging.errors import PartitionLayoutError
 
 DUPLICATE_WINDOW_S = 300.0
 """Publishes with the same Nats-Msg-Id inside this window are dropped by the server; it must
@@ -51,13 +51,6 @@ INBOUND = StreamConfig(
     max_bytes=4 * GIB,
     discard=DiscardPolicy.NEW,
 )
-
-
-class PartitionLayoutError(InterlockError):
-    """The inbound stream cannot serve the configured partition count as it is."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
 
 
 def retention_for(partitions: int) -> RetentionPolicy:

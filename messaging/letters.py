@@ -28,18 +28,11 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from interlock.contracts import subjects
-from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.messaging.errors import NotRedrivable
 
 GATEWAY_SOURCE = "gateway"
 HEADER_GATEWAY_SENDER = "Interlock-Gateway-Sender"
 HEADER_GATEWAY_WEBHOOK_ID = "Interlock-Gateway-Webhook-Id"
-
-
-class NotRedrivable(InterlockError):
-    """This dead letter may not be sent back; the message says why, in one line."""
-
-    code = ErrorCode.REFUSED
-    retryable = False
 
 
 _DLQ_HEADERS = (

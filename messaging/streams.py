@@ -27,7 +27,7 @@ from nats.js.api import (
 from nats.js.errors import APIError, BadRequestError, NotFoundError, ServiceUnavailableError
 
 from interlock.contracts import subjects
-from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.messaging.errors import ReplicasRefused
 from interlock.messaging.inbound import (
     DUPLICATE_WINDOW_S,
     GIB,
@@ -146,14 +146,6 @@ async def provision(
             f"INTERLOCK_STREAM_REPLICAS={replicas}: the broker refused: {exc.description}",
             hint="run a NATS cluster of at least that many nodes, or set it to 1",
         ) from exc
-
-
-class ReplicasRefused(InterlockError):
-    """The broker cannot keep the streams at the configured replica count (a single server,
-    or a cluster of fewer nodes)."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
 
 
 INSUFFICIENT_RESOURCES = 10023

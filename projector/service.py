@@ -33,11 +33,10 @@ from interlock.projector.claims import ClaimVerifier
 from interlock.projector.deadletters import NOT_AUDITED, audit_dead_letter
 from interlock.projector.duplicates import told_apart
 from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
-from interlock.projector.errors import NotDueYet
+from interlock.projector.errors import ConcurrencyConflict, DuplicateEvent, NotDueYet
 from interlock.projector.outcome import EventOutcome, accepted, measure, rejected
 from interlock.projector.refusal_bounds import OVER_LIMIT, RefusalBounds, over_limit
 from interlock.projector.signing import JobSigner
-from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.port import WorkflowStore
 from interlock.projector.store.types import NO_TRACE, Stored, TraceInfo
 

@@ -1,12 +1,7 @@
 """Outbox relay: publishes committed outbox rows to JetStream in commit-safe order."""
 
 from interlock.messaging.backoff import Backoff
-from interlock.relay.errors import (
-    LeadershipLost,
-    OutboxPublishFailed,
-    SchemaMissing,
-    TimerPublishFailed,
-)
+from interlock.relay.errors import LeadershipLost, OutboxPublishFailed, TimerPublishFailed
 from interlock.relay.publish import DEAD_LETTER_SUBJECT, PublishDone, PublishHook
 from interlock.relay.relay import OutboxRelay
 from interlock.relay.store import Cursor, OutboxRow
@@ -21,6 +16,5 @@ __all__ = [
     "OutboxRow",
     "PublishDone",
     "PublishHook",
-    "SchemaMissing",
     "TimerPublishFailed",
 ]

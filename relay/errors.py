@@ -6,7 +6,7 @@ publish is a `PublishFailed`, which these refine with what the relay knows about
 
 from __future__ import annotations
 
-from interlock.contracts.errors import ErrorCode, InterlockError, PublishFailed, TransientError
+from interlock.contracts.errors import ErrorCode, PublishFailed, TransientError
 
 
 class LeadershipLost(TransientError):
@@ -15,13 +15,6 @@ class LeadershipLost(TransientError):
 
     code = ErrorCode.CONCURRENCY_CONFLICT
     retryable = True
-
-
-class SchemaMissing(InterlockError):
-    """The outbox tables are not there: the relay points at an unmigrated database."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
 
 
 class OutboxPublishFailed(PublishFailed):

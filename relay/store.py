@@ -2,7 +2,8 @@
 
 That connection holds the leadership lock (a session advisory lock, released by the server
 when the connection dies), listens for outbox notifications, reads committed rows in commit
-order and moves the cursor. Driver errors surface as `StoreUnavailable` or `SchemaMissing`.
+order and moves the cursor. Driver errors surface as `StoreUnavailable` or
+`DatabaseNotMigrated`.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 
 import asyncpg
 
-from interlock.contracts.errors import StoreUnavailable
-from interlock.relay.errors import LeadershipLost, SchemaMissing
+from interlock.contracts.errors import DatabaseNotMigrated, StoreUnavailable
+from interlock.relay.errors import LeadershipLost
 
 CHANNEL = "interlock_outbox"
 
@@ -121,7 +122,7 @@ async def _translated() -> AsyncIterator[None]:
     try:
         yield
     except asyncpg.UndefinedTableError as exc:
-        raise SchemaMissing(
+        raise DatabaseNotMigrated(
             f"outbox schema not found: {exc}", hint="apply the database migrations first"
         ) from exc
     except UNAVAILABLE as exc:

@@ -20,7 +20,8 @@ Rec = TypeVar("Rec")
 
 
 class KeyedEffects(Protocol[RequestT_contra, ReceiptT_co]):
-    """A provider that deduplicates by idempotency key (`ActionProvider`, `EffectProvider`)."""
+    """A provider that deduplicates by idempotency key (`EffectProvider`, or the support
+    workflow's `ActionProvider`)."""
 
     async def execute(self, request: RequestT_contra) -> ReceiptT_co: ...
 

@@ -59,15 +59,6 @@ class OutcomeUnknown(ExternalTimeout):
         self.idempotency_key = idempotency_key
 
 
-class AdapterConfigurationError(InterlockError):
-    """An adapter's configuration cannot work: a secret it references is not set, or a path
-    template names a parameter the call does not supply. The message names the setting,
-    never a secret's value. Fix the configuration; retrying cannot help."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
-
-
 class RecordedFixtureError(InterlockError):
     """A recorded model's fixture file cannot be read or is not in an accepted format."""
 

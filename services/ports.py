@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from functools import cache
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,8 +29,8 @@ class ModelRequest(_Value):
     task: str = Field(min_length=1)
     """One of the model tasks the workflow's plugin declares (`ModelTask.name`)."""
     prompt_version: str
-    inputs: dict[str, Any]
-    output_schema: dict[str, Any]
+    inputs: dict[str, object]
+    output_schema: dict[str, object]
     repair_errors: list[str] = Field(default_factory=list)
     """Validation errors of the previous answer, when this call is the repair attempt."""
     case_key: str | None = None
@@ -40,14 +40,14 @@ class ModelRequest(_Value):
 
 
 @cache
-def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+def output_schema(model: type[BaseModel]) -> dict[str, object]:
     """The JSON schema a model's answer must meet: generated once per output model (pydantic
     builds it anew on every call, a measurable cost per job). Treat it as read-only."""
     return model.model_json_schema()
 
 
 class ModelReply(_Value):
-    output: dict[str, Any]
+    output: dict[str, object]
     model: str
     model_version: str | None = None
     latency_ms: float
@@ -67,87 +67,6 @@ class ModelClient(Protocol):
         ...
 
 
-# --- account, policy, action, notification ----------------------------------------------
-
-
-class AccountSnapshot(_Value):
-    account_ref: str
-    customer_id: str
-    status: Literal["active", "suspended", "closed"]
-    currency: str
-    refunds_last_90d: Decimal = Decimal(0)
-
-
-class AccountApi(Protocol):
-    async def inspect(self, customer_id: str) -> AccountSnapshot:
-        """Read-only. `ExternalRejected(error_class="account_not_found")` if unknown."""
-        ...
-
-
-class PolicyDocument(_Value):
-    policy_id: str
-    policy_version: int
-    category: str
-    max_amount: Decimal
-    allowed_actions: list[str]
-    requires_active_account: bool = True
-
-
-class PolicyStore(Protocol):
-    async def current(self, category: str) -> PolicyDocument:
-        """The current version of the policy for `category` (read-only)."""
-        ...
-
-    async def version(self, policy_id: str, version: int) -> PolicyDocument:
-        """A specific, immutable version (what a recommendation was based on)."""
-        ...
-
-
-class ActionRequest(_Value):
-    idempotency_key: str
-    action_type: str
-    customer_id: str
-    amount: Decimal
-    currency: str
-
-
-class ActionReceipt(_Value):
-    idempotency_key: str
-    operation_id: str
-    status: Literal["succeeded"]
-    amount: Decimal
-    currency: str
-
-
-class ActionProvider(Protocol):
-    async def execute(self, request: ActionRequest) -> ActionReceipt:
-        """Perform the action at most once per idempotency key: a repeated key returns the
-        original receipt. `ExternalTimeout` means the outcome is unknown."""
-        ...
-
-    async def lookup(self, idempotency_key: str) -> ActionReceipt | None:
-        """The receipt of a past `execute` with this key, or None if none took effect."""
-        ...
-
-    async def reverse(self, idempotency_key: str, operation_id: str) -> str:
-        """Reverse an executed action, idempotently per key; returns the reversal id."""
-        ...
-
-
-class Delivery(_Value):
-    delivery_key: str
-    notification_id: str
-    channel: Literal["email", "sms"]
-
-
-class Notifier(Protocol):
-    async def send(
-        self, delivery_key: str, customer_id: str, template: str, fields: dict[str, str]
-    ) -> Delivery:
-        """Deliver at most once per delivery key (a repeat returns the first delivery)."""
-        ...
-
-
 class EffectRequest(_Value):
     """One internal operation of a workflow (a follow-up, a review queue entry, an internal
     notification), with the authority it executes under, recorded beside it."""
@@ -155,7 +74,7 @@ class EffectRequest(_Value):
     idempotency_key: str
     workflow_id: str
     effect: str
-    authorized_by: dict[str, Any]
+    authorized_by: dict[str, object]
 
 
 class EffectReceipt(_Value):

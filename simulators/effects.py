@@ -14,7 +14,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from interlock.services.ports import ActionRequest
 from interlock.simulators import ledger
 from interlock.simulators.db import Connection
 from interlock.simulators.outcomes import (
@@ -34,6 +33,7 @@ from interlock.simulators.outcomes import (
     gate,
     text,
 )
+from interlock.workflows.support.systems import ActionRequest
 
 ACTION_TYPES = frozenset({"refund", "account_credit"})
 MISMATCH_OFFSET = Decimal("1.00")

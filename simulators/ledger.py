@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from interlock.services.ports import (
+from interlock.simulators.db import Connection
+from interlock.simulators.outcomes import Outcome
+from interlock.workflows.support.systems import (
     AccountSnapshot,
     ActionReceipt,
     ActionRequest,
     Delivery,
     PolicyDocument,
 )
-from interlock.simulators.db import Connection
-from interlock.simulators.outcomes import Outcome
 
 MISSING_PREFIX = "missing-"
 """Customer ids with this prefix are never provisioned: the account API says not found."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from interlock.services.ports import PolicyDocument
 from interlock.simulators import ledger
 from interlock.simulators.db import Connection
 from interlock.simulators.outcomes import (
@@ -22,6 +21,7 @@ from interlock.simulators.outcomes import (
     optional_text,
     text,
 )
+from interlock.workflows.support.systems import PolicyDocument
 
 
 async def inspect(conn: Connection, body: dict[str, Any]) -> Outcome:

@@ -22,15 +22,15 @@ from interlock.app.embedded import broker_sync
 from interlock.app.health import attached
 from interlock.app.options import JsonOpt, load_settings, with_stack
 from interlock.config.settings import Settings
-from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.ops import queries
 from interlock.ops.signals import Clients
 from interlock.tools.bench_driver import Driver
-from interlock.tools.bench_plugin import NoWorkload, measure, run_plugin_bench, workload
+from interlock.tools.bench_plugin import measure, run_plugin_bench, workload
 from interlock.tools.bench_servers import ServerWindow, partition_shares
 from interlock.tools.bench_stats import DRIVER, hop_latencies
 from interlock.tools.console_pages import page_times
 from interlock.tools.demo.plugins import PluginScenario
+from interlock.tools.errors import BenchRefused, NoWorkload
 
 INSTANT_PORTS = ("accounts", "policies", "actions", "notifier")
 """The support ports `--work none` answers in process (the model is the in-process `rules`)."""
@@ -118,13 +118,6 @@ def bench(
         _print(report)
     if report["failures"]:
         raise typer.Exit(1)
-
-
-class BenchRefused(InterlockError):
-    """The broker already has Interlock components: a benchmark would compete with them."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
 
 
 async def run_bench(

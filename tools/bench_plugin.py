@@ -18,19 +18,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from interlock.app.bootstrap import supervised
 from interlock.app.composition import default_stack
 from interlock.config.settings import Settings
-from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.ops import queries
 from interlock.ops.signals import Clients
 from interlock.tools.bench_servers import ServerWindow
 from interlock.tools.bench_stats import ResourceSampler
 from interlock.tools.demo.plugins import Announcements, PluginRun, PluginScenario, plugin_scenarios
-
-
-class NoWorkload(InterlockError):
-    """The type ships no scenario of that name to benchmark with."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
+from interlock.tools.errors import NoWorkload
 
 
 def workload(workflow_type: str, scenario: str) -> PluginScenario:

@@ -14,22 +14,14 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from interlock.config.telemetry import traces_dir
 from interlock.console import actions, reads
 from interlock.console.drawing import layout, taken_edges
+from interlock.console.errors import BadFilter
 from interlock.console.guard import requires
 from interlock.console.presenting import model_calls, redact, waterfall
 from interlock.console.web import console_of, find_workflow, render
 from interlock.contracts.diagram import diagram
 from interlock.contracts.effectcheck import effects_view
-from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.ops import queries
 from interlock.ops.traceview import assemble
-
-
-class BadFilter(InterlockError):
-    """A filter value the list cannot be asked with: answered 400, naming the filter."""
-
-    code = ErrorCode.REFUSED
-    retryable = False
-
 
 _MAX_FILTER = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from interlock._sdk.effects import Effects
 from interlock._sdk.process import Process
 from interlock._sdk.results import EventRef, Result, event_name
-from interlock._sdk.stages import StageHandler
+from interlock._sdk.stages import StageLike
 from interlock.contracts import payloads
 from interlock.contracts.definition import (
     GENERIC_RESULTS,
@@ -53,7 +53,7 @@ _GENERIC_PAYLOADS: dict[str, type[BaseModel]] = {
 }
 
 
-def check(name: str, **params: Any) -> Guard:
+def check(name: str, **params: object) -> Guard:
     """A guard on a row: a built-in guard (e.g. `check("has_data", key="x")`) or one the
     plugin registered with `@guard`."""
     return Guard(name=name, params=params)
@@ -68,7 +68,7 @@ class Workflow(Effects, Process):
         *,
         version: int = 1,
         description: str = "",
-        parameters: Mapping[str, Any] | None = None,
+        parameters: Mapping[str, object] | None = None,
     ) -> None:
         self.workflow_type = workflow_type
         self.version = version
@@ -176,7 +176,7 @@ class Workflow(Effects, Process):
     def stage(
         self,
         state: str,
-        handler: StageHandler[Any] | str,
+        handler: StageLike | str,
         *,
         inputs: Iterable[str] = (),
         emits: Iterable[EventRef] = (),
@@ -186,7 +186,7 @@ class Workflow(Effects, Process):
         """The stage that works in `state`, the data it is given, and its retry policy.
         Given a `StageHandler`, its result models are what it emits. `model` marks a model
         step, which a model budget guards (default: a handler whose `system` is "model")."""
-        if isinstance(handler, StageHandler):
+        if not isinstance(handler, str):
             name, emitted = handler.name, sorted(handler.events())
             model = handler.system == "model" if model is None else model
         else:
@@ -276,7 +276,7 @@ class Workflow(Effects, Process):
         self._lists.setdefault("gates", []).append(gate)
         return self
 
-    def settings(self, **fields: Any) -> Workflow:
+    def settings(self, **fields: object) -> Workflow:
         """Any other field of `WorkflowDefinition` (e.g. `retry_wait_state`)."""
         self._fields.update(fields)
         return self

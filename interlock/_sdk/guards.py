@@ -53,7 +53,7 @@ def cancel_requested() -> Guard:
 
 
 def payload_matches(
-    data: Mapping[str, str | list[str]] | None = None, values: Mapping[str, Any] | None = None
+    data: Mapping[str, str | list[str]] | None = None, values: Mapping[str, object] | None = None
 ) -> Guard:
     """The payload agrees with the record: each payload path in `data` equals the workflow
     data at the given dotted path (or each of a list), each in `values` equals the constant.
@@ -139,8 +139,8 @@ class Typed(Generic[P, D]):
     state: str
     payload: P
     data: D
-    params: Mapping[str, Any]
-    parameters: Mapping[str, Any]
+    params: Mapping[str, object]
+    parameters: Mapping[str, object]
     actor_role: str
     now: datetime
 

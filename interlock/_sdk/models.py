@@ -28,13 +28,13 @@ from interlock.services.ports import ModelClient, ModelReply, ModelRequest
 M = TypeVar("M", bound=BaseModel)
 tracer = trace.get_tracer("interlock.model")
 
-Rules = Callable[[Mapping[str, Any], bool], dict[str, Any]]
+Rules = Callable[[Mapping[str, object], bool], Mapping[str, object]]
 """`rules(inputs, repairing) -> output`: deterministic, no I/O. `repairing` is true when the
 previous answer failed validation. A pydantic `ValidationError` it raises is reported as
 invalid model inputs (the fields only, never their values)."""
 
 
-Faults = Callable[[Mapping[str, Any], dict[str, Any], bool], dict[str, Any]]
+Faults = Callable[[Mapping[str, object], Mapping[str, object], bool], Mapping[str, object]]
 """`faults(inputs, answer, repairing) -> answer`: an offline model's answer with the plugin's
 test markers applied (see `ModelTask.faults`)."""
 

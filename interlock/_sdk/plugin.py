@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from interlock._sdk.guards import guard
 from interlock._sdk.models import ModelTask
 from interlock._sdk.ports import Port
 from interlock._sdk.scenarios import Scenario
-from interlock._sdk.stages import StageHandler
+from interlock._sdk.stages import StageLike
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.guards import GuardPredicate, PluginGuard
 from interlock.contracts.registry import WorkflowKey
@@ -34,8 +33,8 @@ class Plugin:
 
     workflow_type: str
     definitions: tuple[WorkflowDefinition, ...]
-    stages: tuple[StageHandler[Any], ...] = ()
-    ports: tuple[Port[Any], ...] = ()
+    stages: tuple[StageLike, ...] = ()
+    ports: tuple[Port[object], ...] = ()
     description: str = ""
     guards: tuple[PluginGuard, ...] = ()
     """The plugin's own pure guards (`@guard`), usable in its rows beside the built-in ones."""
@@ -47,7 +46,7 @@ class Plugin:
     """The tasks its stages ask a model: their prompts and deterministic rules."""
     scenarios: tuple[Scenario, ...] = ()
     """Named end-to-end cases `interlock demo` runs on the real stack (`Scenario`)."""
-    scenario_parameters: Mapping[str, Any] = field(default_factory=dict)
+    scenario_parameters: Mapping[str, object] = field(default_factory=dict)
     """Parameter overrides the demo starts the stack with for this type, so its scenarios
     finish in seconds (short SLAs, fast retries); unless the installation sets its own."""
 

@@ -5,11 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
+from nats.aio.client import Client as Nats
 from pydantic import BaseModel
 
-T = TypeVar("T")
+from interlock.contracts.errors import ConfigurationError
+from interlock.services.ports import ModelClient
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+def _no_model() -> ModelClient:
+    raise ConfigurationError(
+        "no model client is configured for this adapter",
+        hint="bind the port with `asks_model=True`, or build the adapter without `ctx.model()`",
+    )
 
 
 @dataclass(frozen=True)
@@ -21,17 +32,17 @@ class AdapterContext:
 
     workflow_type: str
     port: str
-    nats: Any
+    nats: Nats
     timeout: float
-    config: Mapping[str, Any] = field(default_factory=dict)
-    model: Callable[[], Any] = field(default=lambda: None)
+    config: Mapping[str, object] = field(default_factory=dict)
+    model: Callable[[], ModelClient] = field(default=_no_model)
     home: Path = field(default_factory=Path.cwd)
     """The installation's home directory (`INTERLOCK_HOME`): where an adapter may keep local
     state that the installation's processes share, such as a simulator's ledger."""
 
 
 @dataclass(frozen=True)
-class Adapter(Generic[T]):
+class Adapter(Generic[T_co]):
     """A generic adapter (HTTP, NATS request/reply, …) a port may be bound to by
     configuration: ``INTERLOCK_ADAPTERS='{"<type>": {"<port>": {"adapter": "<kind>", …}}}'``
     picks it by kind from `Port.adapters`, and the other keys are its `AdapterContext.config`,
@@ -45,13 +56,13 @@ class Adapter(Generic[T]):
     ```
     """
 
-    build: Callable[[AdapterContext], T]
+    build: Callable[[AdapterContext], T_co]
     config: type[BaseModel] | None = None
     """The model its configuration must satisfy; None: it takes none."""
 
 
 @dataclass(frozen=True)
-class Port(Generic[T]):
+class Port(Generic[T_co]):
     """An outside system a stage calls, typed by the protocol its adapter implements.
 
     ```python
@@ -62,11 +73,11 @@ class Port(Generic[T]):
     """
 
     name: str
-    default: Callable[[AdapterContext], T] | None = None
+    default: Callable[[AdapterContext], T_co] | None = None
     protocol: object = None
     """The protocol class adapters implement (shown by `interlock workflows`)."""
     description: str = ""
-    adapters: Mapping[str, Adapter[T]] = field(default_factory=dict)
+    adapters: Mapping[str, Adapter[T_co]] = field(default_factory=dict)
     """Generic adapters the installation may bind instead of `default`, by kind."""
     asks_model: bool = False
     """The adapter is the configured model client (`ctx.model()`): a stage using this port

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class ScenarioRun(Protocol):
@@ -35,37 +35,37 @@ class ScenarioRun(Protocol):
     """The installation's home (as `AdapterContext.home`): where the plugin's simulators
     keep their ledgers, for checks that count what happened outside."""
 
-    async def start(self, payload: Mapping[str, Any]) -> str:
+    async def start(self, payload: Mapping[str, object]) -> str:
         """Publish another START of this type (a new event id) as the upstream client;
         the id of the workflow it addresses."""
         ...
 
-    async def view(self, workflow_id: str | None = None) -> dict[str, Any] | None:
+    async def view(self, workflow_id: str | None = None) -> dict[str, object] | None:
         """The workflow as `interlock show --json` prints it (default: the scenario's)."""
         ...
 
     async def wait_for(
-        self, predicate: Callable[[dict[str, Any]], bool], *, workflow_id: str | None = None
-    ) -> dict[str, Any]:
+        self, predicate: Callable[[dict[str, object]], bool], *, workflow_id: str | None = None
+    ) -> dict[str, object]:
         """Wait until `predicate(view)` holds; that view (the demo bounds the wait)."""
         ...
 
-    async def wait_state(self, *states: str, workflow_id: str | None = None) -> dict[str, Any]:
+    async def wait_state(self, *states: str, workflow_id: str | None = None) -> dict[str, object]:
         """Wait until the workflow is in one of `states`."""
         ...
 
-    async def announcement(self, name: str) -> dict[str, Any]:
+    async def announcement(self, name: str) -> dict[str, object]:
         """The payload of the scenario workflow's next announcement `name` (for example
         `approval_requested`), waiting for it."""
         ...
 
-    async def signal(self, event_type: str, payload: Mapping[str, Any], *, role: str) -> str:
+    async def signal(self, event_type: str, payload: Mapping[str, object], *, role: str) -> str:
         """Send a signal to the scenario's workflow as an actor of `role`; its event id."""
         ...
 
 
 Script = Callable[[ScenarioRun], Awaitable[None]]
-CheckFn = Callable[[ScenarioRun, dict[str, Any]], "bool | Awaitable[bool]"]
+CheckFn = Callable[[ScenarioRun, dict[str, object]], "bool | Awaitable[bool]"]
 Check = tuple[str, CheckFn]
 """A named condition on the finished run and its final view (sync or async)."""
 
@@ -81,7 +81,7 @@ class Scenario:
 
     name: str
     expected: str
-    request: Callable[[str], Mapping[str, Any]]
+    request: Callable[[str], Mapping[str, object]]
     script: Script | None = None
     checks: tuple[Check, ...] = ()
     description: str = ""

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
 from interlock._sdk.ports import Port
 from interlock._sdk.results import Result
-from interlock.contracts.errors import ErrorCode, TransientError
 from interlock.contracts.ids import result_event_id
 
 In = TypeVar("In", bound=BaseModel)
@@ -38,7 +37,7 @@ class StageContext:
     attempt: int
     idempotency_key: str
     """Stable across redeliveries and retries of the same job: hand it to an effect."""
-    adapters: Mapping[str, Any] = field(default_factory=dict)
+    adapters: Mapping[str, object] = field(default_factory=dict)
     correlation_id: str | None = None
     """The business case the workflow serves (the start request's event id): a recorded
     model looks its answers up by it (`ModelRequest.case_key`)."""
@@ -53,24 +52,35 @@ class StageContext:
 
     def port(self, port: Port[P]) -> P:
         try:
-            adapter: P = self.adapters[port.name]
+            adapter = self.adapters[port.name]
         except KeyError:
             raise LookupError(f"port {port.name!r} is not bound for this stage") from None
-        return adapter
+        return cast("P", adapter)  # the runtime bound an adapter built by this very port
 
 
 StageFn = Callable[[In, StageContext], Awaitable[Result]]
 
 
-class Transient(TransientError):
-    """Raise (or derive from) this for a failure worth trying the job again: the runtime
-    redelivers the job with a growing backoff, and escalates on the last delivery. Any other
-    exception a stage raises is taken to fail the same way again (a bug, bad data): the job
-    answers `PERMANENT_ERROR` at once, its class and redacted message kept. A class of your
-    own may say the same with `retryable = True`."""
+class StageLike(Protocol):
+    """What a plugin and the runtime read of a stage, whatever model it reads: a
+    `StageHandler` of any input model (see its fields)."""
 
-    code = ErrorCode.STAGE_TRANSIENT
-    retryable = True
+    @property
+    def name(self) -> str: ...
+    @property
+    def reads(self) -> type[BaseModel]: ...
+    @property
+    def emits(self) -> tuple[type[Result], ...]: ...
+    @property
+    def ports(self) -> tuple[Port[object], ...]: ...
+    @property
+    def effects(self) -> bool: ...
+    @property
+    def redeliver(self) -> bool: ...
+    @property
+    def system(self) -> str: ...
+    def events(self) -> frozenset[str]: ...
+    async def __call__(self, inputs: Mapping[str, object], ctx: StageContext) -> Result: ...
 
 
 @dataclass(frozen=True)
@@ -81,7 +91,7 @@ class StageHandler(Generic[In]):
     reads: type[In]
     emits: tuple[type[Result], ...]
     run: StageFn[In]
-    ports: tuple[Port[Any], ...] = ()
+    ports: tuple[Port[object], ...] = ()
     effects: bool = False
     """Acts on the outside world: the runtime consults the open-jobs record before each job."""
     redeliver: bool = False
@@ -98,7 +108,7 @@ class StageHandler(Generic[In]):
     def events(self) -> frozenset[str]:
         return frozenset(r.event_name() for r in self.emits)
 
-    async def __call__(self, inputs: Mapping[str, Any], ctx: StageContext) -> Result:
+    async def __call__(self, inputs: Mapping[str, object], ctx: StageContext) -> Result:
         """Run on a job's `inputs`: validated into `reads`, answered by one of `emits`."""
         result = await self.run(self.reads.model_validate(dict(inputs)), ctx)
         if not isinstance(result, self.emits):
@@ -112,7 +122,7 @@ def stage(
     *,
     reads: type[In],
     emits: tuple[type[Result], ...],
-    ports: tuple[Port[Any], ...] = (),
+    ports: tuple[Port[object], ...] = (),
     effects: bool = False,
     redeliver: bool = False,
     system: str = "",

@@ -16,15 +16,15 @@ from pydantic import ValidationError
 
 from interlock._sdk.ports import AdapterContext, Port
 from interlock.config.plugins import Installed
-from interlock.services.errors import AdapterConfigurationError
+from interlock.contracts.errors import ConfigurationError
 
 KIND = "adapter"
 """The key of a port's configuration that picks a generic adapter by kind."""
 
 
-def _misconfigured(workflow_type: str, port: str, problem: str) -> AdapterConfigurationError:
+def _misconfigured(workflow_type: str, port: str, problem: str) -> ConfigurationError:
     """`INTERLOCK_ADAPTERS` names something not installed or configures it wrongly."""
-    return AdapterConfigurationError(f"INTERLOCK_ADAPTERS: {workflow_type}.{port}: {problem}")
+    return ConfigurationError(f"INTERLOCK_ADAPTERS: {workflow_type}.{port}: {problem}")
 
 
 def chosen(
@@ -59,7 +59,7 @@ def chosen(
 
 
 def check_adapters(settings: Mapping[str, Mapping[str, Any]], installed: Installed) -> None:
-    """Raise `AdapterConfigurationError` for the first port of `settings` (`Settings.adapters`) that
+    """Raise `ConfigurationError` for the first port of `settings` (`Settings.adapters`) that
     names an unknown type, port or adapter kind, or whose configuration its adapter refuses."""
     for workflow_type, ports in sorted(settings.items()):
         if workflow_type not in installed.plugins:

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 import nats
 
 from interlock.app.childenv import child_environment
-from interlock.app.failures import ConfigurationError
 from interlock.app.health import wait_until_ready
 from interlock.app.supervisor import Supervisor
 from interlock.config import access, components
 from interlock.config.plugins import installed
 from interlock.config.settings import Settings
+from interlock.contracts.errors import ConfigurationError
 from interlock.contracts.partitions import PROJECTOR
 from interlock.contracts.partitions import components as projector_components
 from interlock.contracts.urls import nats_inbox, nats_servers

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
-from interlock.contracts.errors import ErrorCode, InterlockError
-from interlock.projector.store.errors import schema_missing
+from interlock.contracts.errors import ConfigurationError, ErrorCode, InterlockError
+from interlock.projector.errors import schema_missing
 
 CONFIGURATION_EXIT = 2
 # A plugin the runtime refuses to load (invalid definition) stops every command that needs
@@ -24,13 +24,6 @@ SETUP_CODES = (
     ErrorCode.EMBEDDED_START_FAILED,
     ErrorCode.INVALID_DEFINITION,
 )
-
-
-class ConfigurationError(InterlockError):
-    """A setting is invalid; the message names its variable."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
 
 
 def settings_problem(exc: ValidationError | SettingsError) -> ConfigurationError:

@@ -10,21 +10,14 @@ import nats
 import nats.errors
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from interlock.app.errors import ServerUnreachable
 from interlock.config.access import redacted, without_credentials
-from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.contracts.urls import nats_servers
 from interlock.projector.store.database import database_pool
 
 CONNECT_DEADLINE = 8.0
 """Seconds a server has to answer at start-up (a broker or database restarting is back well
 within it; one that is not running will not be)."""
-
-
-class ServerUnreachable(InterlockError):
-    """The broker or the database did not accept a connection within the start-up deadline."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
 
 
 async def require_reachable(

@@ -19,7 +19,6 @@ from typing import cast
 from interlock import console
 from interlock.app.bootstrap import Component, Runtime
 from interlock.app.connections import broker, connect, connection_options, reporting
-from interlock.app.failures import ConfigurationError
 from interlock.app.startup import require_free_ports
 from interlock.config import components as table
 from interlock.config.access import (
@@ -30,7 +29,7 @@ from interlock.config.access import (
 )
 from interlock.config.components import CONSOLE, GATEWAY, RELAY, SIMULATOR, TIMER
 from interlock.config.plugins import installed
-from interlock.contracts.errors import StoreUnavailable
+from interlock.contracts.errors import ConfigurationError, StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
 from interlock.contracts.partitions import PROJECTOR, partition_of_component
 from interlock.messaging.backoff import Backoff

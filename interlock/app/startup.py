@@ -10,9 +10,9 @@ import socket
 from pathlib import Path
 
 from interlock.app import terminal
-from interlock.app.failures import ConfigurationError
 from interlock.config.components import TABLE
 from interlock.config.settings import Settings
+from interlock.contracts.errors import ConfigurationError
 
 
 def require_free_ports(s: Settings, names: list[str]) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from interlock.app.failures import ConfigurationError
+from interlock.contracts.errors import ConfigurationError
 
 LOCK = "up.lock"
 

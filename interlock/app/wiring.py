@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from interlock._sdk.plugin import Plugin
 from interlock._sdk.ports import AdapterContext
-from interlock._sdk.stages import StageContext, StageHandler
+from interlock._sdk.stages import StageContext, StageLike
 from interlock.app.bindings import chosen
 from interlock.app.bootstrap import Runtime
 from interlock.config.plugins import installed
@@ -82,7 +82,7 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
 
 def worker(
     workflow_type: str,
-    stage: StageHandler[Any],
+    stage: StageLike,
     adapters: Mapping[str, Any],
     definitions: Sequence[WorkflowDefinition] = (),
 ) -> StageWorker:
@@ -118,7 +118,7 @@ def bind(plugin: Plugin, rt: Runtime, nc: Client) -> dict[str, Any]:
 
 def typed(
     workflow_type: str,
-    stage: StageHandler[Any],
+    stage: StageLike,
     adapters: Mapping[str, Any],
     definitions: Sequence[WorkflowDefinition] = (),
 ) -> Handler:
@@ -129,7 +129,7 @@ def typed(
     )
 
 
-def _bound(stage: StageHandler[Any], adapters: Mapping[str, Any]) -> dict[str, Any]:
+def _bound(stage: StageLike, adapters: Mapping[str, Any]) -> dict[str, Any]:
     """The adapters of `stage`'s ports; one not given fails when the stage asks for it
     (`StageContext.port`), as in a test that fakes only what its stage calls."""
     return {p.name: adapters[p.name] for p in stage.ports if p.name in adapters}
@@ -142,7 +142,7 @@ class TypedHandler:
     `PERMANENT_ERROR`), or that an unexpected exception stands for (see `unexpected`)."""
 
     workflow_type: str
-    stage: StageHandler[Any]
+    stage: StageLike
     adapters: Mapping[str, Any]
     definitions: Mapping[int, WorkflowDefinition] = field(default_factory=dict)
 

@@ -23,6 +23,7 @@ from interlock.contracts.effectcheck import effects_view
 from interlock.contracts.errors import UnknownDefinition
 from interlock.contracts.model_calls import calls_view, spend_view
 from interlock.ops import queries
+from interlock.ops.errors import AmbiguousWorkflow
 from interlock.ops.traceview import assemble, render
 
 T = TypeVar("T")
@@ -103,7 +104,7 @@ def _view(workflow_id: str, tenant: str | None) -> dict[str, Any]:
     use the id and none is named."""
     try:
         view = with_stack(lambda s, n, d: _query(d, queries.workflow_view, workflow_id, tenant))
-    except queries.AmbiguousWorkflow as exc:
+    except AmbiguousWorkflow as exc:
         terminal.errors.print(f"[red]ambiguous:[/] {exc}")
         raise typer.Exit(2) from None
     if view is None:

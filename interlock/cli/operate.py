@@ -28,7 +28,8 @@ from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor
 from interlock.contracts.errors import UnknownDefinition
 from interlock.ops.commands import send_and_wait
-from interlock.ops.signal_payloads import InvalidSignal, default_role, given_values, payload_for
+from interlock.ops.errors import InvalidSignal
+from interlock.ops.signal_payloads import default_role, given_values, payload_for
 
 Values = dict[str, Any]
 Own = Callable[..., tuple[Values, Values]]

@@ -19,7 +19,6 @@ from interlock.app.bootstrap import Runtime, prepare, supervised
 from interlock.app.composition import default_stack, resolve_name
 from interlock.app.devsender import with_dev_sender
 from interlock.app.endpoints import ENDPOINTS, write_endpoints
-from interlock.app.failures import ConfigurationError
 from interlock.app.health import healthy
 from interlock.app.options import load_settings, with_component, with_stack
 from interlock.app.startup import (
@@ -33,6 +32,7 @@ from interlock.config.access import component_roles
 from interlock.config.components import CONSOLE, GATEWAY, STAGE_HOST, placed
 from interlock.config.settings import Settings
 from interlock.config.telemetry import SCRAPED
+from interlock.contracts.errors import ConfigurationError
 from interlock.contracts.partitions import is_projector, partition_of_component
 
 
@@ -129,7 +129,7 @@ def _check_layout(names: list[str], partitions: int) -> None:
 
 
 def _check_adapters(s: Settings) -> None:
-    """Refuse (`AdapterConfigurationError`: one line, exit 2 through the CLI's error path) an
+    """Refuse (`ConfigurationError`: one line, exit 2 through the CLI's error path) an
     `INTERLOCK_ADAPTERS` that names an unknown type, port or adapter, or configures one
     wrongly."""
     # The plugins are loaded only by the commands that run the stack.

@@ -20,15 +20,10 @@ from interlock.contracts.envelope import Actor, utcnow
 from interlock.contracts.errors import UnknownDefinition
 from interlock.ops import bulk
 from interlock.ops.commands import send_and_wait
+from interlock.ops.errors import InvalidSelection, InvalidSignal, NotAccepted
 from interlock.ops.migration import migrate
-from interlock.ops.selection import InvalidSelection, Selection, selection
-from interlock.ops.signal_payloads import (
-    InvalidSignal,
-    NotAccepted,
-    default_role,
-    given_values,
-    payload_for,
-)
+from interlock.ops.selection import Selection, selection
+from interlock.ops.signal_payloads import default_role, given_values, payload_for
 from interlock.ops.signals import signal_envelope
 from interlock.projector.engine import Context, Workflow
 

@@ -9,6 +9,7 @@ A request is checked before it is sent: an unknown workflow type (`UnknownWorkfl
 payload the type's START model refuses (`InvalidPayload`) raises, in one line, instead of
 returning an id that would never become a workflow. A message the broker does not acknowledge
 raises `PublishFailed` (sending the same request again is safe only with a `workflow_id`).
+These errors are in `interlock.errors`.
 
 Reads (`get`, `wait_for_state`) need the database URL and return a frozen `WorkflowView`: they
 are for operators and tests; an upstream system learns outcomes from the tasks and
@@ -21,9 +22,8 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 import nats
 import nats.errors
@@ -31,14 +31,8 @@ from nats.aio.client import Client as Nats
 from nats.aio.subscription import Subscription
 from pydantic import ValidationError
 
-from interlock.client.views import (
-    AuditEntry,
-    InvalidPayload,
-    NotConnected,
-    StartRefused,
-    UnknownWorkflowType,
-    WorkflowView,
-)
+from interlock.client.errors import InvalidPayload, NotConnected, UnknownWorkflowType
+from interlock.client.views import AuditEntry, WorkflowView
 from interlock.config.plugins import installed
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
@@ -51,11 +45,6 @@ from interlock.ops.signals import publish
 __all__ = [
     "AuditEntry",
     "Client",
-    "InvalidPayload",
-    "NotConnected",
-    "PublishFailed",
-    "StartRefused",
-    "UnknownWorkflowType",
     "WorkflowView",
 ]
 
@@ -104,7 +93,7 @@ class Client:
     async def start(
         self,
         workflow_type: str,
-        payload: dict[str, Any],
+        payload: Mapping[str, object],
         *,
         tenant_id: str,
         workflow_id: str | None = None,
@@ -129,7 +118,7 @@ class Client:
         workflow_type: str,
         workflow_id: str,
         event_type: str,
-        payload: dict[str, Any],
+        payload: Mapping[str, object],
         *,
         tenant_id: str,
         actor: Actor,
@@ -170,7 +159,7 @@ class Client:
 
     async def tasks(
         self, workflow_type: str, event: str, *, tenant_id: str | None = None
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[dict[str, object], None]:
         """The messages announced on `wf.out.<type>.<event>` (e.g. `approval_requested`), or
         with `tenant_id` on that tenant's `wf.tenant.<tenant>.<type>.<event>` (what a client
         limited to some tenants may read). The iteration ends when it is closed (`aclose`,
@@ -197,7 +186,7 @@ class Client:
         if self._engine is not None:
             await self._engine.dispose()
 
-    def _check_start(self, workflow_type: str, payload: dict[str, Any]) -> Registry:
+    def _check_start(self, workflow_type: str, payload: Mapping[str, object]) -> Registry:
         """The definitions the request was checked against (it is for one of them)."""
         if self._workflows is None:
             self._workflows = installed().registry
@@ -230,7 +219,7 @@ class Client:
         workflow_id: str | None,
         tenant_id: str,
         actor: Actor,
-        payload: dict[str, Any],
+        payload: Mapping[str, object],
     ) -> Envelope:
         return Envelope(
             event_id=f"{self._sender}-{uuid.uuid4()}",

@@ -19,36 +19,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
 
 from pydantic import BaseModel
 
 from interlock._sdk.plugin import ENTRY_POINT_GROUP, Plugin
-from interlock._sdk.stages import StageHandler
+from interlock._sdk.stages import StageLike
+from interlock.config.errors import PluginError
 from interlock.contracts.definition import WorkflowDefinition
-from interlock.contracts.errors import DefinitionError, ErrorCode, InterlockError
+from interlock.contracts.errors import DefinitionError
 from interlock.contracts.graphcheck import assert_valid
 from interlock.contracts.registry import Registry
 from interlock.projector.engine import ACTIONS, GUARDS
-
-
-class PluginError(InterlockError):
-    """A plugin the runtime refuses to load; the message names plugin, row and problem."""
-
-    code = ErrorCode.INVALID_DEFINITION
-    retryable = False
-
-    def __init__(
-        self, plugin: str, row: str, problem: str, *, workflow_type: str | None = None
-    ) -> None:
-        # One line whatever the cause: it is what a start-up prints about the plugin.
-        problem = " ".join(problem.split())
-        super().__init__(
-            f"plugin {plugin}: {row}: {problem}", hint="fix or uninstall the plugin's distribution"
-        )
-        self.plugin, self.row, self.problem = plugin, row, problem
-        self.workflow_type = workflow_type
-        """The type the plugin claims, when it got far enough to say."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +210,7 @@ def _stages_match(plugin: Plugin, name: str) -> None:
 
 
 def _stage_matches(
-    handler: StageHandler[Any],
+    handler: StageLike,
     d: WorkflowDefinition,
     inputs: tuple[str, ...],
     *,

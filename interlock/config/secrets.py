@@ -29,7 +29,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.config.errors import SecretsError
 
 NATS_FILE = "nats.json"
 POSTGRES_FILE = "postgres.json"
@@ -39,13 +39,6 @@ SIGNING_KEY_FILE = "job-signing.key"
 PUBLIC_KEY_FILE = "job-signing.pub"
 CLAIMS_KEY_FILE = "gateway-claims.key"
 CLAIMS_PUBLIC_FILE = "gateway-claims.pub"
-
-
-class SecretsError(InterlockError):
-    """A credential is missing and cannot be created here, or a file is unreadable."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
 
 
 class Secrets:

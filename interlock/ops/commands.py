@@ -16,7 +16,7 @@ from interlock.config.access import OPERATOR
 from interlock.contracts.envelope import Actor
 from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
 from interlock.ops import queries, signal_watch
-from interlock.ops.signal_payloads import InvalidSignal, NotAccepted
+from interlock.ops.errors import AmbiguousWorkflow, InvalidSignal, NotAccepted
 from interlock.ops.signals import publish, signal_envelope
 
 DECISION_TIMEOUT = 15.0
@@ -69,7 +69,7 @@ async def send_and_wait(
     try:
         try:
             view = await queries.workflow_view(engine, workflow_id, tenant_id)
-        except queries.AmbiguousWorkflow as exc:
+        except AmbiguousWorkflow as exc:
             return {"accepted": False, "reason": "ambiguous_workflow", "detail": str(exc)}
         if view is None:
             return {"accepted": False, "reason": "unknown_workflow", "detail": workflow_id}

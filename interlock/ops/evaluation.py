@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from interlock._sdk.models import ModelTask
-from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.ops.errors import GoldenSetError
 from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.services.ports import ModelClient, ModelRequest, output_schema
 
@@ -35,13 +35,6 @@ MAX_CASES = 10_000
 """A golden set larger than this is refused rather than read whole."""
 CANDIDATE = "candidate-"
 """The prompt version a candidate's words are asked under: `candidate-<digest>`."""
-
-
-class GoldenSetError(InterlockError):
-    """A golden set that cannot be read, or a task or prompt that cannot be evaluated."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import UnknownDefinition
 from interlock.ops import queries
+from interlock.ops.errors import AmbiguousWorkflow
 from interlock.projector.engine import Context, Workflow
 from interlock.projector.engine.effects import facts_from_steps
 from interlock.projector.engine.migrate import MIGRATE_EVENT, move, refusal
@@ -43,7 +44,7 @@ async def migrate(
     reader = queries.open_reader(database_url)
     try:
         view = await queries.workflow_view(reader, workflow_id, tenant)
-    except queries.AmbiguousWorkflow as exc:
+    except AmbiguousWorkflow as exc:
         return _refused("ambiguous_workflow", str(exc))
     finally:
         await reader.dispose()

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Integer, Row, Table, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.ops.errors import AmbiguousWorkflow
 from interlock.projector.store.database import database_pool
 from interlock.projector.store.schema import audit, workflow_archive, workflows
 
@@ -33,20 +33,6 @@ AUDIT_FIELDS = (
     "error_class",
     "error_message",
 )
-
-
-class AmbiguousWorkflow(InterlockError):
-    """A workflow id that several tenants use, asked for without naming the tenant."""
-
-    code = ErrorCode.AMBIGUOUS_WORKFLOW
-    retryable = False
-
-    def __init__(self, workflow_id: str, tenants: list[str]) -> None:
-        super().__init__(
-            f"workflow {workflow_id} exists for tenants {', '.join(tenants)}",
-            hint="name one with --tenant",
-        )
-        self.tenants = tenants
 
 
 def open_reader(database_url: str, *, pool_size: int = 1) -> AsyncEngine:

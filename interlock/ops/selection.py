@@ -15,17 +15,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from interlock.config import durations
-from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.ops.errors import InvalidSelection
 
 MAX_SELECTED = 1000
 """The most workflows one command acts on (`--limit` may lower it, never raise it)."""
-
-
-class InvalidSelection(InterlockError):
-    """The selection cannot be used as given; the message says which option and why."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
 
 
 @dataclass(frozen=True, slots=True)

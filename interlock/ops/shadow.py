@@ -27,11 +27,11 @@ from typing import Any
 
 from interlock._sdk.models import ModelTask, input_digest
 from interlock._sdk.plugin import Plugin
-from interlock._sdk.stages import StageContext, StageHandler
-from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock._sdk.stages import StageContext, StageLike
 from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload
 from interlock.contracts.model_calls import ACCEPTED_CALLS, ModelCallRecord
 from interlock.contracts.registry import Registry
+from interlock.ops.errors import RequestCaptured
 from interlock.ops.evaluation import Case
 from interlock.projector.engine import Workflow
 from interlock.projector.replay import redecided
@@ -49,18 +49,6 @@ class ShadowCases:
     skipped: Counter[str] = field(default_factory=Counter)
     """Recorded calls not asked again, by why: `unmatched`, `unreplayable`, `no_job`."""
     workflows: int = 0
-
-
-class RequestCaptured(InterlockError):
-    """Raised by a shadow run's model client once the stage has made its request: the stage
-    is stopped there, never answered."""
-
-    code = ErrorCode.REFUSED
-    retryable = False
-
-    def __init__(self, request: ModelRequest) -> None:
-        super().__init__("the request was captured for a shadow run")
-        self.request = request
 
 
 class _Capture:
@@ -163,9 +151,7 @@ def _by_inputs(
     return [(record, accepted.get(digest)) for digest, record in first.items()]
 
 
-async def captured_request(
-    handler: StageHandler[Any], dispatched: Dispatched
-) -> ModelRequest | None:
+async def captured_request(handler: StageLike, dispatched: Dispatched) -> ModelRequest | None:
     """The request `handler` makes on the job, with only its model ports bound; None when it
     makes none (it reached another port, failed, or answered without asking)."""
     if handler.effects:

@@ -19,33 +19,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from interlock.contracts.definition import WorkflowDefinition
-from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.ops.errors import InvalidSignal, NotAccepted
 from interlock.projector.engine.guards import lookup
 
 APPROVING = frozenset({"APPROVED", "REJECTED_BY_REVIEWER", "CHANGES_REQUESTED"})
 """The reviewer's answers: signed by default in an approver's role, any other signal in an
 operator's."""
-
-
-class InvalidSignal(InterlockError):
-    """A signal that cannot be sent as asked (an undeclared event, a malformed option, a
-    payload its model refuses); the message is one line and carries no payload value."""
-
-    code = ErrorCode.MALFORMED_MESSAGE
-    retryable = False
-
-
-class NotAccepted(InvalidSignal):
-    """A signal whose required fields the workflow does not show, to a workflow whose state
-    accepts no such event (`reason`: `terminal` or `invalid_transition`, as the projector
-    would refuse it): there is nothing to bind it to, so it is not sent."""
-
-    code = ErrorCode.REFUSED
-    retryable = False
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
 
 
 def accepts(definition: WorkflowDefinition, state: str, event: str) -> bool:

@@ -25,8 +25,8 @@ from typing import Any
 from interlock.contracts.envelope import Envelope, utcnow
 from interlock.contracts.errors import StoreUnavailable
 from interlock.projector.engine.model import Accepted, Context, Rejected, Workflow
+from interlock.projector.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store import rows
-from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.records import (
     AuditRecord,
     HistoryRecord,

@@ -5,7 +5,7 @@ against both): `PostgresWorkflowStore` (`projector.store.postgres`), the one pro
 and `InMemoryWorkflowStore` (`projector.store.memory`), for fast tests. Every write is atomic:
 it happens entirely or not at all.
 
-Failures are `ConcurrencyConflict` and `DuplicateEvent` (`projector.store.errors`) and
+Failures are `ConcurrencyConflict` and `DuplicateEvent` (`projector.errors`) and
 `StoreUnavailable` (`contracts.errors`): the database cannot be reached, nothing is known to
 be written, every method may raise it.
 """

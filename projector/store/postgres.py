@@ -24,8 +24,8 @@ from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import StoreUnavailable
 from interlock.contracts.urls import asyncpg_dsn
 from interlock.projector.engine.model import Accepted, Context, Rejected, Workflow
+from interlock.projector.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store import rows, sql
-from interlock.projector.store.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store.records import HistoryRecord
 from interlock.projector.store.types import Stored, TraceInfo
 

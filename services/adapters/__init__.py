@@ -4,11 +4,6 @@ Each adapter translates its transport's failures into the ports' errors, so stag
 never catch a driver exception.
 """
 
-from interlock.services.adapters.sim import (
-    SimAccountApi,
-    SimActionProvider,
-    SimNotifier,
-    SimPolicyStore,
-)
+from interlock.services.adapters.sim import SimAdapter, SimEffectProvider
 
-__all__ = ["SimAccountApi", "SimActionProvider", "SimNotifier", "SimPolicyStore"]
+__all__ = ["SimAdapter", "SimEffectProvider"]

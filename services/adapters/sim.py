@@ -19,9 +19,7 @@ Amounts travel as decimal strings ("12.50"). The adapters translate failures ali
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from nats.aio.client import Client
@@ -38,15 +36,7 @@ from opentelemetry import trace
 from interlock.otel.messaging import client_span
 from interlock.otel.propagation import inject
 from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
-from interlock.services.ports import (
-    AccountSnapshot,
-    ActionReceipt,
-    ActionRequest,
-    Delivery,
-    EffectReceipt,
-    EffectRequest,
-    PolicyDocument,
-)
+from interlock.services.ports import EffectReceipt, EffectRequest
 
 tracer = trace.get_tracer("interlock.adapters")
 
@@ -83,26 +73,13 @@ _NOT_SENT = (
     ConnectionReconnectingError,
     OutboundBufferLimitError,
 )
-_on_behalf_of: ContextVar[str | None] = ContextVar("interlock_sim_on_behalf_of", default=None)
 T = TypeVar("T")
 
 
-@contextmanager
-def acting_for(customer_id: str) -> Iterator[None]:
-    """Policy reads made in this context carry `customer_id`.
-
-    `PolicyStore` calls name no customer, yet the simulator injects policy faults per
-    customer; a caller that wants those faults to apply wraps its policy calls in this.
-    """
-    token = _on_behalf_of.set(customer_id)
-    try:
-        yield
-    finally:
-        _on_behalf_of.reset(token)
-
-
-class _SimAdapter:
-    """The request/reply helper the adapters share: one place for error translation."""
+class SimAdapter:
+    """The request/reply helper a simulated system's adapter derives from: one place for the
+    error translation (see the module docstring). A subclass calls `_call(subject, request,
+    parse)` per method."""
 
     def __init__(self, nc: Client, timeout: float = DEFAULT_TIMEOUT) -> None:
         if timeout <= 0:
@@ -141,58 +118,7 @@ class _SimAdapter:
             raise _unreadable(subject) from exc
 
 
-class SimAccountApi(_SimAdapter):
-    """`AccountApi` over `sim.account.inspect`."""
-
-    async def inspect(self, customer_id: str) -> AccountSnapshot:
-        request = {"customer_id": customer_id}
-        return await self._call(ACCOUNT_INSPECT, request, AccountSnapshot.model_validate)
-
-
-class SimPolicyStore(_SimAdapter):
-    """`PolicyStore` over `sim.policy.*`; sends the customer named by `acting_for`, if any."""
-
-    async def current(self, category: str) -> PolicyDocument:
-        request = {"category": category, "customer_id": _on_behalf_of.get()}
-        return await self._call(POLICY_CURRENT, request, PolicyDocument.model_validate)
-
-    async def version(self, policy_id: str, version: int) -> PolicyDocument:
-        request = {"policy_id": policy_id, "version": version, "customer_id": _on_behalf_of.get()}
-        return await self._call(POLICY_VERSION, request, PolicyDocument.model_validate)
-
-
-class SimActionProvider(_SimAdapter):
-    """`ActionProvider` over `sim.action.*`; the simulator deduplicates by idempotency key."""
-
-    async def execute(self, request: ActionRequest) -> ActionReceipt:
-        body = request.model_dump(mode="json")
-        return await self._call(ACTION_EXECUTE, body, ActionReceipt.model_validate)
-
-    async def lookup(self, idempotency_key: str) -> ActionReceipt | None:
-        request = {"idempotency_key": idempotency_key}
-        return await self._call(ACTION_LOOKUP, request, _receipt_or_none)
-
-    async def reverse(self, idempotency_key: str, operation_id: str) -> str:
-        request = {"idempotency_key": idempotency_key, "operation_id": operation_id}
-        return await self._call(ACTION_REVERSE, request, _reversal_id)
-
-
-class SimNotifier(_SimAdapter):
-    """`Notifier` over `sim.notify.send`; the simulator deduplicates by delivery key."""
-
-    async def send(
-        self, delivery_key: str, customer_id: str, template: str, fields: dict[str, str]
-    ) -> Delivery:
-        request = {
-            "delivery_key": delivery_key,
-            "customer_id": customer_id,
-            "template": template,
-            "fields": fields,
-        }
-        return await self._call(NOTIFY_SEND, request, Delivery.model_validate)
-
-
-class SimEffectProvider(_SimAdapter):
+class SimEffectProvider(SimAdapter):
     """`EffectProvider` over `sim.effect.*`; the simulator deduplicates by idempotency key."""
 
     async def execute(self, request: EffectRequest) -> EffectReceipt:
@@ -205,7 +131,7 @@ class SimEffectProvider(_SimAdapter):
 
     async def reverse(self, idempotency_key: str, operation_id: str) -> str:
         request = {"idempotency_key": idempotency_key, "operation_id": operation_id}
-        return await self._call(EFFECT_REVERSE, request, _reversal_id)
+        return await self._call(EFFECT_REVERSE, request, reversal_id)
 
 
 def _result(subject: str, data: bytes) -> dict[str, Any]:
@@ -226,17 +152,13 @@ def _result(subject: str, data: bytes) -> dict[str, Any]:
     raise _unreadable(subject)
 
 
-def _receipt_or_none(result: dict[str, Any]) -> ActionReceipt | None:
-    receipt = result.get("receipt")
-    return None if receipt is None else ActionReceipt.model_validate(receipt)
-
-
 def _effect_or_none(result: dict[str, Any]) -> EffectReceipt | None:
     receipt = result.get("receipt")
     return None if receipt is None else EffectReceipt.model_validate(receipt)
 
 
-def _reversal_id(result: dict[str, Any]) -> str:
+def reversal_id(result: Mapping[str, object]) -> str:
+    """The reversal id a `reverse` call answers (a reply without one cannot be read)."""
     reversal_id = result.get("reversal_id")
     if not isinstance(reversal_id, str) or not reversal_id:
         raise ValueError("no reversal id in the result")

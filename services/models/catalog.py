@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from interlock.services.models.local_task import LocalTask
 from interlock.services.models.prompts import Templates
 
-RulesFn = Callable[[Mapping[str, Any], bool], dict[str, Any]]
+RulesFn = Callable[[Mapping[str, object], bool], Mapping[str, object]]
 """`rules(inputs, repairing) -> output`, deterministic; see `RulesModel`."""
 
 

@@ -141,7 +141,7 @@ class LocalModel:
             "rationale": f"Most like the {label} examples it was trained on ({evidence}).",
         }
         if local.faults is not None:
-            output = local.faults(request.inputs, output, bool(request.repair_errors))
+            output = dict(local.faults(request.inputs, output, bool(request.repair_errors)))
         return ModelReply(
             output=output,
             model=MODEL,

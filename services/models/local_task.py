@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-FaultsFn = Callable[[Mapping[str, Any], dict[str, Any], bool], dict[str, Any]]
+FaultsFn = Callable[[Mapping[str, object], Mapping[str, object], bool], Mapping[str, object]]
 
 
 @dataclass(frozen=True)

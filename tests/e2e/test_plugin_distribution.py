@@ -9,6 +9,7 @@ its one stage calling a real HTTP greeting service bound by `INTERLOCK_ADAPTERS`
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -80,7 +81,9 @@ async def greeter() -> AsyncIterator[Greeter]:
 def plugin_settings(site: Path, greeter: Greeter | None = None) -> dict[str, str]:
     """The environment over `cli_env` that puts the plugin on the path (and binds its port)."""
     adapters = {"hello": {"greeter": {"base_url": greeter.base_url}}} if greeter else {}
-    return {"PYTHONPATH": str(site), "INTERLOCK_ADAPTERS": json.dumps(adapters)}
+    # The caller's path stays behind the plugin's: it is how a checkout under test is imported.
+    path = os.pathsep.join(filter(None, (str(site), os.environ.get("PYTHONPATH"))))
+    return {"PYTHONPATH": path, "INTERLOCK_ADAPTERS": json.dumps(adapters)}
 
 
 def plugin_env(home: Path, site: Path, greeter: Greeter | None = None) -> dict[str, str]:

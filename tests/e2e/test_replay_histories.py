@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from interlock.cli import app, history
 from interlock.config.settings import Settings
-from interlock.contracts.definition import Guard, WorkflowDefinition
 from interlock.contracts.registry import Registry
+from interlock.definition import Guard, WorkflowDefinition
 from interlock.projector.store.histories import read_histories
 from interlock.tools.demo import ScenarioResult, run_demo
 from interlock.tools.demo.scenarios import SCENARIOS

@@ -13,9 +13,9 @@ import nats
 import pytest
 from nats.aio.client import Client
 
+from interlock.errors import ExternalRejected, ExternalTimeout
 from interlock.services.adapters.sim import SimEffectProvider
 from interlock.services.effects import execute_once
-from interlock.services.errors import ExternalRejected, ExternalTimeout
 from interlock.services.ports import EffectRequest
 from interlock.simulators import effect_rows, ensure_schema, plan_effect_faults
 from tests.support.simulation import simulator

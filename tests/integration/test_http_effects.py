@@ -19,16 +19,11 @@ from email.utils import format_datetime
 
 import pytest
 
+from interlock.adapters.http import HttpEffectConfig, HttpEffects, SecretRef
 from interlock.contracts.errors import TransientError
-from interlock.services.adapters.http import HttpEffectConfig, HttpEffects, SecretRef
+from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable, OutcomeUnknown
 from interlock.services.effects import execute_once
-from interlock.services.errors import (
-    ExternalRejected,
-    ExternalTimeout,
-    ExternalUnavailable,
-    OutcomeUnknown,
-)
-from interlock.services.ports import ActionReceipt, ActionRequest
+from interlock.workflows.support.systems import ActionReceipt, ActionRequest
 from tests.support.cli import free_port
 from tests.support.http_service import Fault, LedgerService
 

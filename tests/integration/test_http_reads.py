@@ -9,16 +9,12 @@ from contextlib import aclosing
 
 import pytest
 
-from interlock.services.adapters.http import HttpReadConfig, HttpReader
-from interlock.services.errors import (
-    AdapterConfigurationError,
-    ExternalRejected,
-    ExternalTimeout,
-    ExternalUnavailable,
-)
-from interlock.services.ports import AccountSnapshot
+from interlock.adapters.http import HttpReadConfig, HttpReader
+from interlock.contracts.errors import ConfigurationError
+from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.services.runtime.calls import call
 from interlock.services.runtime.stage import StageResult
+from interlock.workflows.support.systems import AccountSnapshot
 from tests.support.http_service import Fault, LedgerService
 
 PATHS = {"inspect": "accounts/{customer_id}"}
@@ -135,8 +131,8 @@ async def test_a_slow_answer_is_a_timeout(service: LedgerService) -> None:
 async def test_an_operation_without_a_path_or_a_value_is_a_configuration_error(
     service: LedgerService, reader: HttpReader
 ) -> None:
-    with pytest.raises(AdapterConfigurationError, match="'policy'"):
+    with pytest.raises(ConfigurationError, match="'policy'"):
         await reader.get("policy", AccountSnapshot)
-    with pytest.raises(AdapterConfigurationError, match="customer_id"):
+    with pytest.raises(ConfigurationError, match="customer_id"):
         await reader.get("inspect", AccountSnapshot, path_params={"id": "cus-1"})
     assert service.calls == []

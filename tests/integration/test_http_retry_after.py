@@ -15,14 +15,14 @@ import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from interlock.adapters.http import HttpEffectConfig, HttpEffects
 from interlock.contracts.payloads import ErrorReport
+from interlock.errors import ExternalUnavailable
 from interlock.messaging.deadletter import MAX_REDELIVERY_DELAY
-from interlock.services.adapters.http import HttpEffectConfig, HttpEffects
 from interlock.services.effects import execute_once
-from interlock.services.errors import ExternalUnavailable
-from interlock.services.ports import ActionReceipt, ActionRequest
 from interlock.services.runtime.calls import transient
 from interlock.services.runtime.stage import nak_delay
+from interlock.workflows.support.systems import ActionReceipt, ActionRequest
 from tests.support.http_service import Fault, LedgerService
 
 KEY = "support-action:wf-ra:v1"

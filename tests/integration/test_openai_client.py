@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.services.models import OpenAIChatModel
 from interlock.services.ports import ModelRequest
 from tests.support.fake_openai import FakeOpenAI, Reply, completion, error

@@ -11,6 +11,7 @@ it never declares).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -51,8 +52,14 @@ def broken_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
+def _path(site: Path) -> str:
+    """The broken plugin and hello on the path, before the caller's (how a checkout under test
+    is imported)."""
+    return os.pathsep.join(filter(None, (str(site), str(HELLO), os.environ.get("PYTHONPATH"))))
+
+
 def _env(home: Path, site: Path, **env: str) -> dict[str, str]:
-    return cli_env(home, PYTHONPATH=f"{site}:{HELLO}", **env)
+    return cli_env(home, PYTHONPATH=_path(site), **env)
 
 
 def _interlock(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -116,7 +123,7 @@ def test_up_runs_the_other_plugins_and_names_the_broken(
     tmp_path: Path, broken_site: Path, nats_url: str, database_url: str
 ) -> None:
     env = {"INTERLOCK_NATS_URL": nats_url, "INTERLOCK_DATABASE_URL": database_url}
-    settings = {"PYTHONPATH": f"{broken_site}:{HELLO}", **env}
+    settings = {"PYTHONPATH": _path(broken_site), **env}
 
     with interlock_up(tmp_path / "home", "projector", "relay", **settings) as printed:
         listed = _interlock(_env(tmp_path / "home", broken_site, **env), "list", "--json")

@@ -14,7 +14,7 @@ from sqlalchemy import text
 
 from interlock.contracts import subjects
 from interlock.contracts.partitions import partition_of
-from interlock.messaging.inbound import PartitionLayoutError
+from interlock.messaging.errors import PartitionLayoutError
 from interlock.messaging.streams import provision
 from tests.support.drive import answer, race_cancels, start, start_then_cancel_each
 from tests.support.harness import Harness, projector_running

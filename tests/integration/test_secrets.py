@@ -11,7 +11,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
 
-from interlock.config.secrets import Secrets, SecretsError
+from interlock.config.errors import SecretsError
+from interlock.config.secrets import Secrets
 
 
 def test_credentials_are_private_and_stable(tmp_path: Path) -> None:

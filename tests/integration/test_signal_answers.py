@@ -14,7 +14,7 @@ import pytest
 from interlock.contracts.envelope import Actor
 from interlock.messaging.streams import provision
 from interlock.ops.commands import DECISION_TIMEOUT, send_and_wait
-from interlock.ops.signal_payloads import InvalidSignal
+from interlock.ops.errors import InvalidSignal
 from tests.support.harness import projector_running
 from tests.support.workflow_rows import insert_workflow
 from tests.support.workflows import STAGES

@@ -15,9 +15,9 @@ from decimal import Decimal
 import pytest
 from nats.aio.client import Client
 
-from interlock.services.adapters.sim import SimAccountApi, SimActionProvider
-from interlock.services.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 from interlock.simulators import action_count, reversal_count, seed_customer
+from interlock.workflows.support.sim import SimAccountApi, SimActionProvider
 from tests.support.simulation import (
     CUSTOMER,
     IMPATIENT,

@@ -15,10 +15,11 @@ from decimal import Decimal
 import pytest
 from nats.aio.client import Client
 
-from interlock.services.adapters.sim import ACTION_EXECUTE, SimAccountApi, SimActionProvider
-from interlock.services.errors import ExternalTimeout, ExternalUnavailable
+from interlock.errors import ExternalTimeout, ExternalUnavailable
+from interlock.services.adapters.sim import ACTION_EXECUTE
 from interlock.simulators import action_count, calls, seed_customer
 from interlock.simulators.db import connection
+from interlock.workflows.support.sim import SimAccountApi, SimActionProvider
 from tests.support.simulation import (
     CUSTOMER,
     IMPATIENT,

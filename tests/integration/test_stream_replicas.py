@@ -19,8 +19,9 @@ from interlock.config.secrets import Secrets
 from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_servers
+from interlock.messaging.errors import ReplicasRefused
 from interlock.messaging.permissions import ADMIN
-from interlock.messaging.streams import STREAMS, ReplicasRefused, provision
+from interlock.messaging.streams import STREAMS, provision
 from tests.support.nats_cluster import NatsCluster
 from tests.support.polling import eventually
 from tests.support.workflows import STAGES

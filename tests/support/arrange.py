@@ -14,14 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from interlock.contracts.definition import (
-    RETRY_TARGET,
-    REVIEW_TARGET,
-    Transition,
-    WorkflowDefinition,
-)
+from interlock.contracts.definition import RETRY_TARGET
 from interlock.contracts.effectcheck import effects_of
 from interlock.contracts.envelope import Envelope
+from interlock.definition import REVIEW_TARGET, Transition, WorkflowDefinition
 from interlock.projector.engine.guards import lookup
 from interlock.projector.engine.model import (
     BranchState,
@@ -32,6 +28,7 @@ from interlock.projector.engine.model import (
     TimerRef,
     Workflow,
 )
+from tests.support.loose import loose
 from tests.support.payloads import PAYLOADS, envelope, payloads_for
 from tests.support.request_payloads import request_data
 
@@ -89,7 +86,7 @@ def _put(target: dict[str, Any], path: str, value: Any) -> None:
 
 
 def _unlisted(s: Scene, p: dict[str, Any]) -> None:
-    if lookup(s.payload, p["field"]) in s.definition.parameters[p["param"]]:
+    if lookup(s.payload, p["field"]) in loose(s.definition.parameters[p["param"]]):
         _put(s.payload, p["field"], "not-listed")
 
 
@@ -158,7 +155,7 @@ VIOLATE: dict[str, Arranger] = {
     "has_data": lambda s, p: s.data.pop(p["key"], None),
     "payload_matches": _contradict_record,
     "payload_not_in": lambda s, p: _put(
-        s.payload, p["field"], s.definition.parameters[p["param"]][0]
+        s.payload, p["field"], loose(s.definition.parameters[p["param"]])[0]
     ),
     "effect_is": lambda s, p: _effects(s, p, hold=False),
 }

@@ -8,8 +8,9 @@ import itertools
 from decimal import Decimal
 from typing import Any
 
-from interlock import EffectReceipt, EffectRequest, ExternalTimeout, ModelReply, ModelRequest
-from interlock.simulated import (
+from interlock import EffectReceipt, EffectRequest, ModelReply, ModelRequest
+from interlock.errors import ExternalTimeout
+from interlock.workflows.support.systems import (
     AccountSnapshot,
     ActionReceipt,
     ActionRequest,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.graphcheck import check
+from interlock.definition import WorkflowDefinition
 from interlock.projector.engine import ACTIONS, GUARDS
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from interlock.services.ports import AccountSnapshot
+from interlock.workflows.support.systems import AccountSnapshot
 
 
 @dataclass(frozen=True)

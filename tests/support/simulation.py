@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from interlock.services.ports import ActionRequest
 from interlock.simulators import calls, run_simulator
+from interlock.workflows.support.systems import ActionRequest
 
 CUSTOMER = "cust-1"
 PATIENT = 5.0

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from interlock.adapters.http import HttpEffects
 from interlock.app import failures
 from interlock.app.bindings import check_adapters
 from interlock.app.bootstrap import Runtime
@@ -15,15 +16,14 @@ from interlock.app.wiring import bind
 from interlock.cli import app
 from interlock.config.plugins import installed
 from interlock.config.settings import Settings
-from interlock.services.adapters.http import HttpEffects
+from interlock.contracts.errors import ConfigurationError
 from interlock.services.adapters.sim import SimEffectProvider
-from interlock.services.errors import AdapterConfigurationError
 
 HTTP = {"adapter": "http", "base_url": "http://127.0.0.1:9/v1/", "timeout_s": 3}
 
 
 def problem(adapters: dict[str, Any]) -> str:
-    with pytest.raises(AdapterConfigurationError) as raised:
+    with pytest.raises(ConfigurationError) as raised:
         check_adapters(adapters, installed())
     return str(raised.value)
 

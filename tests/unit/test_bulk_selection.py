@@ -15,14 +15,8 @@ import typer
 from interlock.cli.bulk import Mode, check_mode, confirmed
 from interlock.contracts.envelope import Actor, utcnow
 from interlock.ops.bulk import preview_migration, preview_signal, view_of
-from interlock.ops.selection import (
-    InvalidSelection,
-    Selection,
-    matches,
-    parse_duration,
-    reason_of,
-    selection,
-)
+from interlock.ops.errors import InvalidSelection
+from interlock.ops.selection import Selection, matches, parse_duration, reason_of, selection
 from interlock.ops.signal_payloads import payload_for
 from interlock.ops.signals import signal_envelope
 from interlock.projector.engine import Context, Workflow

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from interlock.cli import app
 from interlock.config.plugins import installed
-from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.diagram import diagram, dot, mermaid, row_label
 from interlock.contracts.graphcheck import targets
+from interlock.definition import WorkflowDefinition
 from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2, SUPPORT_V3
 from tests.support.workflows import REGISTRY
 

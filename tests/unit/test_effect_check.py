@@ -9,11 +9,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from interlock import Effect, Terminal, Transition, effect_is
+from interlock import Effect, Terminal, effect_is
 from interlock.cli import app
-from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.effectcheck import counterexamples
 from interlock.contracts.graphcheck import check
+from interlock.definition import Transition, WorkflowDefinition
 from interlock.workflows.support.definition import SUPPORT_V2, SUPPORT_V3
 from tests.support.workflows import REGISTRY
 

@@ -12,7 +12,7 @@ import pytest
 
 import interlock
 from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
-from interlock.projector.store.errors import schema_missing
+from interlock.projector.errors import schema_missing
 
 ABSTRACT = {InterlockError, TransientError}
 
@@ -51,10 +51,21 @@ def test_the_walk_finds_the_errors_of_every_layer() -> None:
     assert {
         "interlock.contracts.errors",
         "interlock.projector.errors",
-        "interlock.projector.store.errors",
         "interlock.relay.errors",
         "interlock.services.errors",
+        "interlock.messaging.errors",
+        "interlock.config.errors",
+        "interlock.ops.errors",
+        "interlock.app.errors",
+        "interlock.client.errors",
+        "interlock.console.errors",
+        "interlock.tools.errors",
     } <= modules
+
+
+@pytest.mark.parametrize("cls", ERRORS, ids=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
+def test_each_layer_keeps_its_errors_in_its_errors_module(cls: type[BaseException]) -> None:
+    assert cls.__module__.endswith(".errors"), f"move {cls.__name__} to its layer's errors.py"
 
 
 @pytest.mark.parametrize("cls", ERRORS, ids=lambda cls: f"{cls.__module__}.{cls.__qualname__}")

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from interlock import ModelTask, Prompt
 from interlock.cli import app
-from interlock.ops.evaluation import Case, GoldenSetError, evaluate, golden_cases
+from interlock.ops.errors import GoldenSetError
+from interlock.ops.evaluation import Case, evaluate, golden_cases
 from interlock.services.ports import ModelReply, ModelRequest
 from interlock.workflows.support.prompts import CLASSIFY, ClassifierOutput
 

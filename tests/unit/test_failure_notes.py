@@ -9,8 +9,8 @@ from typing import Any
 
 from hello_workflow import PLUGIN
 
-from interlock import ExternalUnavailable
-from interlock.contracts.definition import Transition
+from interlock.definition import Transition
+from interlock.errors import ExternalUnavailable
 from interlock.projector.engine.digest import outcome
 from interlock.projector.engine.model import Accepted, Workflow
 from interlock.projector.replay import replay
@@ -18,6 +18,7 @@ from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.testing import WorkflowTestEnv
 from tests.support.direct import accepted, answer, checkpoint
+from tests.support.loose import loose
 from tests.support.payloads import PAYLOADS, envelope
 from tests.support.workflows import REGISTRY
 
@@ -66,7 +67,7 @@ async def test_a_workflow_waiting_to_retry_shows_why() -> None:
     await env.run()
 
     assert env.armed_timers(wf) == ["retry"]
-    last_error = (await env.data(wf))["last_error"]
+    last_error = loose(await env.data(wf))["last_error"]
     assert (last_error["event"], last_error["error_class"], last_error["system"]) == (
         "RETRYABLE_ERROR",
         "greet_unavailable",

@@ -9,7 +9,8 @@ from pydantic import SecretStr
 
 from interlock.config.settings import GatewaySender
 from interlock.contracts.clients import relayed_event_id, relayed_sender
-from interlock.messaging.letters import Letter, NotRedrivable, redrive
+from interlock.messaging.errors import NotRedrivable
+from interlock.messaging.letters import Letter, redrive
 from interlock.services.gateway import SenderRegistry
 
 SECRET = "whsec_" + "A" * 43 + "="

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from interlock.contracts.definition import (
-    GENERIC_RESULTS,
-    REVIEW_TARGET,
-    Transition,
-    WorkflowDefinition,
-)
+from interlock.contracts.definition import GENERIC_RESULTS
 from interlock.contracts.errors import DefinitionError
 from interlock.contracts.graphcheck import assert_valid, check
+from interlock.definition import REVIEW_TARGET, Transition, WorkflowDefinition
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.workflows.support.definition import SUPPORT_V1, SUPPORT_V2
 from tests.support.graph_issues import issue_codes

@@ -11,20 +11,10 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from interlock.services.adapters.http import (
-    HttpEffectConfig,
-    HttpEffects,
-    HttpReadConfig,
-    SecretRef,
-    retry_after,
-    status_error,
-)
-from interlock.services.errors import (
-    AdapterConfigurationError,
-    ExternalRejected,
-    ExternalTimeout,
-    ExternalUnavailable,
-)
+from interlock.adapters.http import HttpEffectConfig, HttpEffects, HttpReadConfig, SecretRef
+from interlock.contracts.errors import ConfigurationError
+from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.services.adapters.http import retry_after, status_error
 from interlock.services.ports import EffectProvider, EffectReceipt, EffectRequest
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -188,15 +178,15 @@ def test_a_missing_secret_names_its_source_and_nothing_else(tmp_path: Path) -> N
         base_url="http://h/", headers={"X-Api-Key": SecretRef(file=tmp_path / "absent")}
     )
 
-    with pytest.raises(AdapterConfigurationError, match="environment variable T is not set"):
+    with pytest.raises(ConfigurationError, match="environment variable T is not set"):
         by_env.resolved_headers({})
-    with pytest.raises(AdapterConfigurationError, match="absent cannot be read"):
+    with pytest.raises(ConfigurationError, match="absent cannot be read"):
         by_file.resolved_headers({})
     (tmp_path / "empty").write_text("\n")
     empty = HttpEffectConfig(
         base_url="http://h/", headers={"X-Api-Key": SecretRef(file=tmp_path / "empty")}
     )
-    with pytest.raises(AdapterConfigurationError, match="empty is empty"):
+    with pytest.raises(ConfigurationError, match="empty is empty"):
         empty.resolved_headers({})
 
 

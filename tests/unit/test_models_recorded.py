@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from interlock.services.errors import ExternalRejected, ExternalTimeout
+from interlock.errors import ExternalRejected, ExternalTimeout
 from interlock.services.models import RecordedFixtureError, RecordedModel
 from interlock.services.ports import ModelRequest
 from tests.support.model_requests import REQUEST_CLASSIFY_V1, seed_fixture

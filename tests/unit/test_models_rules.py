@@ -8,7 +8,7 @@ from typing import Any, get_args
 
 import pytest
 
-from interlock.services.errors import ExternalRejected
+from interlock.errors import ExternalRejected
 from interlock.services.ports import ModelRequest
 from interlock.workflows.support.payloads import ActionType, Category
 from tests.support.model_requests import (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from interlock.services.errors import ExternalRejected
+from interlock.errors import ExternalRejected
 from interlock.services.models import (
     OpenAIChatModel,
     RecordedModel,

@@ -14,7 +14,7 @@ from typer.testing import CliRunner, Result
 from interlock.cli import app, operate
 from interlock.config import access
 from interlock.contracts.envelope import Actor
-from interlock.ops.signal_payloads import InvalidSignal, NotAccepted
+from interlock.ops.errors import InvalidSignal, NotAccepted
 
 VIEW = {
     "workflow_type": "support",

@@ -13,9 +13,11 @@ import hello_workflow as hello
 import pytest
 from pydantic import BaseModel
 
-from interlock import GuardInput, Plugin, Result, StageContext, Transition, check, guard, stage
+from interlock import GuardInput, Plugin, Result, StageContext, check, guard, stage
 from interlock.app.bindings import check_adapters
-from interlock.config.plugins import PluginError, installed, load
+from interlock.config.errors import PluginError
+from interlock.config.plugins import installed, load
+from interlock.definition import Transition
 
 
 def refusal(*plugins: object) -> PluginError:

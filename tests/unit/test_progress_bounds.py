@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from interlock.config.plugins import installed
 from interlock.config.settings import Settings
-from interlock.contracts.definition import HumanWait
 from interlock.contracts.graphcheck import check
 from interlock.contracts.progress import (
     STUCK_AFTER,
@@ -14,6 +13,7 @@ from interlock.contracts.progress import (
     progress_bounds,
     wait_rules,
 )
+from interlock.definition import HumanWait
 from interlock.workflows.support.definition import SUPPORT_V2 as SUPPORT
 
 

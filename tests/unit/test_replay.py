@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from interlock.contracts.definition import Guard, WorkflowDefinition
 from interlock.contracts.registry import Registry
+from interlock.definition import Guard, WorkflowDefinition
 from interlock.projector.replay import replay
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from interlock.tools.demo.casefile import SHIPPED, FixtureError, environment, load
+from interlock.tools.demo.casefile import SHIPPED, environment, load
 from interlock.tools.demo.verdicts import COUNTERS, authorised, door_outcome, run_outcome, summary
+from interlock.tools.errors import FixtureError
 
 SEED = json.loads(SHIPPED.read_text(encoding="utf-8"))
 

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
-from interlock.contracts.definition import Guard, Transition, WorkflowDefinition
+from interlock.definition import Guard, Transition, WorkflowDefinition
 from interlock.projector.engine import Accepted, Context, Rejected, resolve
 from interlock.projector.engine.model import Execution, OpenJob, Workflow
 from interlock.workflows.request.definition import REQUEST_V1
 from interlock.workflows.request.table import PRE_APPROVAL
 from tests.support.graph_issues import issue_codes
+from tests.support.loose import loose
 from tests.support.payloads import envelope
 from tests.support.request_payloads import REQUEST_PAYLOADS, request_data
 
@@ -263,4 +264,4 @@ def test_approval_freshness_compares_all_three_facts() -> None:
     row = next(t for t in REQUEST_V1.transitions if t.event == "APPROVED")
     (fresh,) = [g for g in row.guards if g.name == "payload_matches"]
     assert isinstance(fresh, Guard)
-    assert set(fresh.params["data"]) == {"workflow_version", "policy_version", "effect"}
+    assert set(loose(fresh.params["data"])) == {"workflow_version", "policy_version", "effect"}

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from interlock import ExternalTimeout
 from interlock.contracts.envelope import Actor
+from interlock.errors import ExternalTimeout
 from interlock.testing import WorkflowTestEnv
 from interlock.workflows.request import PLUGIN
 from tests.support.fake_ports import Ledger, ScriptedModel
+from tests.support.loose import loose
 from tests.support.request_payloads import DECISION, REQUEST
 
 APPROVER = Actor(id="rita", role="request_approver")
@@ -37,7 +38,7 @@ async def test_an_authorised_route_executes_its_effect_once_under_its_authority(
     await env.run()
 
     assert await env.state(wf) == "completed"
-    data = await env.data(wf)
+    data = loose(await env.data(wf))
     assert data["authorization"]["basis"] == "route"
     assert data["effect"]["effect"] == "create_follow_up"
     (row,) = ledger.rows.values()
@@ -59,7 +60,7 @@ async def test_an_account_review_waits_for_an_approval_bound_to_the_operation() 
 
     assert outcome.accepted
     assert await env.state(wf) == "completed"
-    assert (await env.data(wf))["authorization"]["basis"] == "approval"
+    assert loose(await env.data(wf))["authorization"]["basis"] == "approval"
     assert [r.effect for r in ledger.rows.values()] == ["queue_account_review"]
 
 
@@ -124,7 +125,7 @@ async def test_a_decision_that_contradicts_the_request_is_blocked() -> None:
     await env.run()
 
     assert await env.state(wf) == "blocked"
-    failed = {c["name"] for c in (await env.data(wf))["route"]["checks"] if not c["passed"]}
+    failed = {c["name"] for c in loose(await env.data(wf))["route"]["checks"] if not c["passed"]}
     assert failed == {"effect_matches_request"}
     assert ledger.rows == {}
 
@@ -150,5 +151,5 @@ async def test_a_proposal_outside_the_closed_schema_fails_the_classification() -
     await env.run()
 
     assert (await env.state(wf), reasons(env, wf)) == ("failed", ["classification_invalid"])
-    rejected = (await env.data(wf))["classification_rejected"]
+    rejected = loose(await env.data(wf))["classification_rejected"]
     assert rejected["call"]["validation"] == "failed"

@@ -17,7 +17,7 @@ from interlock.app.wiring import TypedHandler
 from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.ids import fingerprint, result_event_id
 from interlock.contracts.jobs import JobPayload
-from interlock.services.errors import ExternalTimeout, OutcomeUnknown
+from interlock.errors import ExternalTimeout, OutcomeUnknown
 from interlock.services.models import RecordedModel
 from interlock.services.ports import ModelReply, ModelRequest
 from interlock.workflows.request.payloads import InboundRequest

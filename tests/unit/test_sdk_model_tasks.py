@@ -13,8 +13,9 @@ from pydantic import BaseModel
 
 from interlock import ModelTask, Prompt
 from interlock.app.wiring import task_catalog
-from interlock.config.plugins import PluginError, installed, validate
-from interlock.services.errors import ExternalRejected
+from interlock.config.errors import PluginError
+from interlock.config.plugins import installed, validate
+from interlock.errors import ExternalRejected
 from interlock.services.models import model_client
 from interlock.services.models.prompts import render_messages
 from interlock.services.ports import ModelRequest

@@ -58,7 +58,7 @@ def test_a_typed_guard_receives_the_data_as_its_model_with_decimal_amounts() -> 
     @guard(data=Shown)
     def small(g: Typed[Anything, Shown]) -> bool:
         seen.append(g.data.claim.amount)
-        return g.data.claim.amount <= Decimal(g.parameters["limit"])
+        return g.data.claim.amount <= Decimal(str(g.parameters["limit"]))
 
     assert small.name == "small"
     assert small.predicate(given({}, {"claim": {"amount": "99.99"}, "other": 1}))

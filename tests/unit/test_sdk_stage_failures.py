@@ -10,20 +10,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from interlock import (
-    ExternalUnavailable,
-    ModelReply,
-    ModelRequest,
-    OutcomeUnknown,
-    Result,
-    StageContext,
-    ask,
-    stage,
-)
+from interlock import ModelReply, ModelRequest, Result, StageContext, ask, stage
 from interlock.app.wiring import typed
 from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
+from interlock.errors import ExternalUnavailable, OutcomeUnknown
 
 ENVELOPE = Envelope(
     event_id="job-1",

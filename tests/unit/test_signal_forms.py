@@ -15,8 +15,8 @@ from interlock.console import actions
 from interlock.console.actions import forms, offered
 from interlock.console.operators import Operator
 from interlock.console.signal_forms import FormField, form_fields, submitted
-from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.registry import Registry
+from interlock.definition import WorkflowDefinition
 from interlock.ops.signal_payloads import payload_for, signal_model
 
 pytestmark = pytest.mark.unit

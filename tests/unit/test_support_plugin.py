@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from interlock import ExternalUnavailable
 from interlock.contracts.envelope import Actor
+from interlock.errors import ExternalUnavailable
 from interlock.testing import WorkflowTestEnv
 from interlock.workflows.support import PLUGIN
 from tests.support.fake_ports import Accounts, Actions, Notifier, Policies, ScriptedModel
+from tests.support.loose import loose
 from tests.support.payloads import REQUEST
 
 APPROVER = Actor(id="alice", role="support_approver")
@@ -67,7 +68,7 @@ async def test_an_approved_refund_is_executed_once_and_the_customer_told() -> No
 
     assert outcome.accepted
     assert await env.state(wf) == "COMPLETED"
-    data = await env.data(wf)
+    data = loose(await env.data(wf))
     assert data["classification"]["category"] == "billing"
     assert data["validation"]["passed"] is True
     assert data["action"]["reconciled"] is False
@@ -145,5 +146,7 @@ async def test_a_recommendation_over_policy_is_rejected_without_asking_anyone() 
     await env.run()
 
     assert await env.state(wf) == "REJECTED"
-    failed = [c["name"] for c in (await env.data(wf))["validation"]["checks"] if not c["passed"]]
+    failed = [
+        c["name"] for c in loose(await env.data(wf))["validation"]["checks"] if not c["passed"]
+    ]
     assert failed == ["amount_within_policy"]

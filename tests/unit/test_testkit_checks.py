@@ -7,12 +7,13 @@ import pytest
 from pydantic import BaseModel
 
 import interlock
+from interlock.errors import PluginError
 from interlock.testing import WorkflowTestEnv
 from tests.unit.testkit_plugins import Sender, SendRequest, Sent, plugin, send_stage
 
 
 def refusal(p: interlock.Plugin) -> str:
-    with pytest.raises(interlock.PluginError) as refused:
+    with pytest.raises(PluginError) as refused:
         WorkflowTestEnv(p, adapters={"sender": Sender()})
     return str(refused.value)
 
@@ -91,7 +92,7 @@ def test_a_guard_nobody_provides_is_refused_when_the_env_is_built_not_at_decisio
 
 
 def test_validate_names_plugin_row_and_problem_in_one_error() -> None:
-    with pytest.raises(interlock.PluginError) as refused:
+    with pytest.raises(PluginError) as refused:
         interlock.validate(plugin(guard="alowed"))
 
     error = refused.value

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from interlock.contracts.definition import Transition, WorkflowDefinition
+from interlock.definition import Transition, WorkflowDefinition
 from interlock.projector.engine import Accepted, Context, Rejected, resolve
 from interlock.projector.engine.model import Workflow
 from tests.support.arrange import arrange

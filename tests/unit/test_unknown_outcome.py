@@ -3,10 +3,10 @@ the person in manual review checks the provider before anything else."""
 
 from __future__ import annotations
 
+from interlock.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.ops.commands import caution
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
-from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.stage import escalation
 from tests.support.direct import answer, checkpoint, to_executing_action
 from tests.support.workflows import REGISTRY

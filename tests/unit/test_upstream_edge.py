@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 import interlock
-from interlock.client import Client, InvalidPayload, UnknownWorkflowType
+import interlock.errors
+from interlock.client import Client
 from interlock.config import access
 from interlock.config.plugins import installed
 from interlock.config.settings import Settings
@@ -22,6 +23,7 @@ from interlock.contracts.clients import relayed_event_id
 from interlock.contracts.envelope import Actor, parse_envelope
 from interlock.contracts.errors import InterlockError, MalformedMessage
 from interlock.contracts.subjects import Inbound
+from interlock.errors import InvalidPayload, UnknownWorkflowType
 from interlock.messaging.permissions import ADMIN
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
@@ -133,11 +135,14 @@ async def test_connecting_without_a_running_interlock_is_one_line(tmp_path: Path
     assert "\n" not in str(refused.value)
 
 
-def test_the_client_actor_and_error_root_are_exported_from_interlock() -> None:
+def test_the_client_and_actor_are_exported_from_interlock_and_the_error_root_from_its_errors() -> (
+    None
+):
     assert interlock.Client is Client
     assert interlock.Actor is Actor
-    assert interlock.InterlockError is InterlockError
-    assert {"Actor", "Client", "InterlockError"} <= set(interlock.__all__)
+    assert interlock.errors.InterlockError is InterlockError
+    assert {"Actor", "Client"} <= set(interlock.__all__)
+    assert "InterlockError" in interlock.errors.__all__
 
 
 def test_the_gateway_may_publish_requests_and_only_as_itself() -> None:

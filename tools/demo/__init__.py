@@ -50,6 +50,7 @@ from interlock.tools.demo.timings import (
     running_timings,
     scenarios_for,
 )
+from interlock.tools.errors import FixtureError
 
 __all__ = [
     "DEMO_ENV",
@@ -108,7 +109,7 @@ def _cases(path: Path) -> casefile.Fixture:
     """The case file, validated, with the settings its cases need put in the environment."""
     try:
         cases = casefile.load(path)
-    except casefile.FixtureError as exc:
+    except FixtureError as exc:
         terminal.errors.print(f"[red]{exc}[/]")
         raise typer.Exit(2) from None
     os.environ.update(casefile.environment(path, cases, os.environ))

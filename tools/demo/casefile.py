@@ -21,9 +21,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from interlock.contracts.errors import ErrorCode, InterlockError
 from interlock.services.errors import RecordedFixtureError
 from interlock.services.models.recorded import RecordedModel
+from interlock.tools.errors import FixtureError
 
 SHIPPED = Path(__file__).with_name("fixtures") / "request_cases.json"
 """The eleven shipped request cases, run by plain `interlock demo` after the support
@@ -46,13 +46,6 @@ Scenario = Literal[
 NonEmpty = Annotated[str, Field(min_length=1)]
 DEMO_REQUEST_PARAMETERS = {"retry_delay_scale": 0.02, "approval_sla_seconds": 10.0}
 """Short timings for the request workflow in the demo (a deployment's own values win)."""
-
-
-class FixtureError(InterlockError):
-    """The case file cannot be read or is not in the case-file format."""
-
-    code = ErrorCode.CONFIGURATION
-    retryable = False
 
 
 class ApprovalFacts(BaseModel):

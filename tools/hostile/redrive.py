@@ -15,6 +15,7 @@ from nats.js import JetStreamContext
 
 from interlock.contracts import subjects
 from interlock.messaging import letters
+from interlock.messaging.errors import NotRedrivable
 from interlock.tools.hostile import account
 from interlock.tools.hostile.forge import Hostile
 
@@ -45,7 +46,7 @@ async def attempt(
         return account.UNACCOUNTED
     try:
         await letters.redrive(js, record)
-    except letters.NotRedrivable:
+    except NotRedrivable:
         return "not_redrivable"
     return None
 

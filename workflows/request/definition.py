@@ -23,18 +23,9 @@ first when its outcome is unknown).
 
 from __future__ import annotations
 
-from interlock import (
-    CONFIRM_EVENT,
-    Announcement,
-    Empty,
-    ErrorReport,
-    Escalation,
-    Retry,
-    Timer,
-    TimerFired,
-    WorkflowDefinition,
-)
-from interlock.contracts.definition import DataUpdate, EventSpec, Gate, HumanWait, Stage
+from interlock import CONFIRM_EVENT, Empty, ErrorReport, Escalation, Retry, Timer, TimerFired
+from interlock.contracts.definition import DataUpdate, EventSpec, Gate, Stage
+from interlock.definition import Announcement, HumanWait, WorkflowDefinition
 from interlock.workflows.request import payloads as rp
 from interlock.workflows.request import recovery as rec
 from interlock.workflows.request.table import PRE_APPROVAL

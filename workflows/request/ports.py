@@ -8,11 +8,10 @@ from interlock import (
     EffectProvider,
     EffectReceipt,
     EffectRequest,
-    HttpEffectConfig,
-    HttpEffects,
     ModelClient,
     Port,
 )
+from interlock.adapters.http import HttpEffectConfig, HttpEffects
 from interlock.simulated import SimEffectProvider
 
 

@@ -20,15 +20,14 @@ from interlock import (
     COMPENSATE_EVENT,
     CONFIRM_EVENT,
     RERUN_EVENT,
-    Announcement,
     Effect,
     Empty,
     ErrorReport,
     Terminal,
-    Transition,
     effect_is,
 )
 from interlock.contracts.definition import DataUpdate, EventSpec, Stage
+from interlock.definition import Announcement, Transition
 from interlock.workflows.request import payloads as rp
 from interlock.workflows.request.table import OPERATOR, PRE_APPROVAL, flow_rows, recovery_rows
 

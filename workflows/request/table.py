@@ -7,8 +7,8 @@ approval bound to the operation.
 
 from __future__ import annotations
 
-from interlock import Guard, Transition
 from interlock.contracts.rules import RETRYABLE_ERROR, edges
+from interlock.definition import Guard, Transition
 
 T = Transition
 WORKING = ("received", "validated", "normalized", "enriched", "classified", "approved", "executing")

@@ -12,18 +12,17 @@ started with (`interlock migrate-workflow` moves one on).
 
 from __future__ import annotations
 
-from interlock import (
-    CONFIRM_EVENT,
+from interlock import CONFIRM_EVENT, Retry, Timer
+from interlock.contracts import rules
+from interlock.contracts.definition import DataUpdate, Gate, Stage
+from interlock.definition import (
     Announcement,
     Branch,
+    HumanWait,
     Parallel,
-    Retry,
-    Timer,
     Transition,
     WorkflowDefinition,
 )
-from interlock.contracts import rules
-from interlock.contracts.definition import DataUpdate, Gate, HumanWait, Stage
 from interlock.workflows.support import recovery
 from interlock.workflows.support.events import EVENTS, RECOVERY_EVENTS
 from interlock.workflows.support.table import REVIEW, core_rows

@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 from decimal import Decimal
 
-from interlock import ExternalRejected
-from interlock.simulated import (
+from interlock.errors import ExternalRejected
+from interlock.workflows.support.systems import (
     AccountSnapshot,
     ActionReceipt,
     ActionRequest,

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from interlock import Adapter, AdapterContext, ModelClient, Port
-from interlock.simulated import (
-    AccountApi,
-    ActionProvider,
-    Notifier,
-    PolicyStore,
-    SimAccountApi,
-    SimActionProvider,
-    SimNotifier,
-    SimPolicyStore,
-)
 from interlock.workflows.support.instant import (
     InstantAccounts,
     InstantActions,
     InstantNotifier,
     InstantPolicies,
 )
+from interlock.workflows.support.sim import (
+    SimAccountApi,
+    SimActionProvider,
+    SimNotifier,
+    SimPolicyStore,
+)
+from interlock.workflows.support.systems import AccountApi, ActionProvider, Notifier, PolicyStore
 
 
 def _model(ctx: AdapterContext) -> ModelClient:

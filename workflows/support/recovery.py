@@ -16,11 +16,10 @@ from interlock import (
     RERUN_EVENT,
     Effect,
     EffectStatus,
-    Guard,
     Terminal,
-    Transition,
     effect_is,
 )
+from interlock.definition import Guard, Transition
 from interlock.workflows.support.table import OPERATOR, REVIEW
 
 T = Transition

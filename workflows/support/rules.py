@@ -127,10 +127,11 @@ def _classify_hooks(subject: str, answer: dict[str, Any], *, repairing: bool) ->
 
 
 def classify_faults(
-    inputs: Mapping[str, Any], answer: dict[str, Any], repairing: bool
+    inputs: Mapping[str, object], answer: Mapping[str, object], repairing: bool
 ) -> dict[str, Any]:
     """The ``classify`` hooks applied to another offline model's answer (`Faults`)."""
-    return _classify_hooks(_Ticket.model_validate(inputs).subject, answer, repairing=repairing)
+    subject = _Ticket.model_validate(inputs).subject
+    return _classify_hooks(subject, dict(answer), repairing=repairing)
 
 
 def _confidence(counts: list[int]) -> float:

@@ -8,8 +8,7 @@ evidence) are added by `definition` through the builders of `contracts.rules`.
 
 from __future__ import annotations
 
-from interlock import Guard, Limit, Transition
-from interlock.contracts.definition import REVIEW_TARGET
+from interlock.definition import REVIEW_TARGET, Guard, Limit, Transition
 
 T = Transition
 REVIEW = "MANUAL_REVIEW"

@@ -1,5 +1,5 @@
 """A simulated bank for the expense workflow: payments and notices over HTTP, at most one per
-`Idempotency-Key` (the protocol `interlock.HttpEffects` speaks).
+`Idempotency-Key` (the protocol `interlock.adapters.http.HttpEffects` speaks).
 
 - ``POST /payments`` (``/notices``) with the key in the header: 201 with ``{"id"}``; the same
   key again answers the first receipt (200) and pays nothing more.

@@ -4,6 +4,7 @@ paid over HTTP under an idempotency key, the employee told; cancellable while it
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import cast
 
 from pydantic import BaseModel
 
@@ -13,8 +14,6 @@ from interlock import (
     Amount,
     Anything,
     Currency,
-    HttpEffectConfig,
-    HttpEffects,
     KeyedEffects,
     Port,
     Result,
@@ -30,6 +29,7 @@ from interlock import (
     guard,
     stage,
 )
+from interlock.adapters.http import HttpEffectConfig, HttpEffects
 
 
 class Claim(BaseModel):
@@ -124,13 +124,13 @@ class Shown(BaseModel):
 
 @guard(payload=Classified, data=Shown)
 def within_policy(g: Typed[Classified, Shown]) -> bool:
-    limits: dict[str, str] = g.parameters["policy_limits"]
+    limits = cast("dict[str, str]", g.parameters["policy_limits"])
     return g.data.claim.amount <= Decimal(limits.get(g.payload.category, limits["other"]))
 
 
 @guard(data=Shown)
 def needs_approval(g: Typed[Anything, Shown]) -> bool:
-    return g.data.claim.amount >= Decimal(g.parameters["approval_threshold"])
+    return g.data.claim.amount >= Decimal(str(g.parameters["approval_threshold"]))
 
 
 shown = {"employee": "claim.employee", "amount": "claim.amount", "currency": "claim.currency"}

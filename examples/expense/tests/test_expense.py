@@ -9,7 +9,8 @@ from typing import Any
 from interlock_expense import PLUGIN
 from interlock_expense.workflow import Order, Receipt
 
-from interlock import RERUN_EVENT, Actor, ExternalUnavailable
+from interlock import RERUN_EVENT, Actor
+from interlock.errors import ExternalUnavailable
 from interlock.testing import WorkflowTestEnv
 
 MANAGER = Actor(id="mia", role="manager")

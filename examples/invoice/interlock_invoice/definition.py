@@ -8,17 +8,8 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
-from interlock import (
-    REVIEW_TARGET,
-    Announcement,
-    GuardInput,
-    HumanWait,
-    Retry,
-    Timer,
-    Workflow,
-    check,
-    guard,
-)
+from interlock import GuardInput, Retry, Timer, Workflow, check, guard
+from interlock.definition import REVIEW_TARGET, Announcement, HumanWait
 from interlock_invoice.document import InvoiceRequest
 from interlock_invoice.recovery import (
     OPERATOR,
@@ -99,7 +90,8 @@ def needs_approval(g: GuardInput) -> bool:
 @guard
 def approval_covers_total(g: GuardInput) -> bool:
     """The approver's role has a limit covering the total, and they approve that total."""
-    limit = _amount(g.parameters.get("approver_limits", {}).get(g.actor_role))
+    limits = g.parameters.get("approver_limits")
+    limit = _amount(limits.get(g.actor_role)) if isinstance(limits, dict) else None
     total, approved = _total(g), _amount(g.payload.get("total"))
     if limit is None or total is None:
         return False

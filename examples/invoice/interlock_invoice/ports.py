@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from interlock import AdapterContext, ExternalRejected, ExternalTimeout, Port
+from interlock import AdapterContext, Port
+from interlock.errors import ExternalRejected, ExternalTimeout
 from interlock_invoice.document import as_json, parse_plain_text
 from interlock_invoice.simulator import LedgerFinance, LedgerNotifier, fault_of, ledger_of
 

@@ -12,15 +12,8 @@ Nothing posted is ever cancelled or rejected as if it had not been.
 
 from __future__ import annotations
 
-from interlock import (
-    COMPENSATE_EVENT,
-    CONFIRM_EVENT,
-    RERUN_EVENT,
-    REVIEW_TARGET,
-    Workflow,
-    check,
-    effect_is,
-)
+from interlock import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_EVENT, Workflow, check, effect_is
+from interlock.definition import REVIEW_TARGET
 from interlock_invoice.results import Posted, PostingReversed, PostingUnconfirmed, ReversalFailed
 
 REVIEW = "MANUAL_REVIEW"

@@ -59,6 +59,14 @@ def accepted(view: dict[str, Any]) -> list[str]:
     return [a["event_type"] for a in view["audit"] if a["accepted"]]
 
 
+def replay_seen(view: dict[str, Any]) -> bool:
+    return any(a["reason"] == "idempotent_replay" for a in view["audit"])
+
+
+def repaired(run: ScenarioRun, view: dict[str, Any]) -> bool:
+    return bool(view["data"]["extraction"]["verdict"] == "repaired")
+
+
 def reason(view: dict[str, Any]) -> str | None:
     review = view["execution"].get("review") or {}
     return review.get("reason")
@@ -96,7 +104,7 @@ async def upload_twice(run: ScenarioRun) -> None:
     again = await run.start(document(run.token))
     if again != run.workflow_id:
         raise AssertionError("the same file addressed another workflow")
-    await run.wait_for(lambda view: any(a["reason"] == "idempotent_replay" for a in view["audit"]))
+    await run.wait_for(replay_seen)
 
 
 async def post_a_second_with_the_same_number(run: ScenarioRun) -> None:
@@ -192,7 +200,7 @@ SCENARIOS = (
         "POSTED",
         lambda t: document(t, fault="invalid-output"),
         checks=(
-            ("one repair", lambda r, v: v["data"]["extraction"]["verdict"] == "repaired"),
+            ("one repair", repaired),
             ("one posting", one_posting),
         ),
     ),

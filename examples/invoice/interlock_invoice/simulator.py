@@ -29,7 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from interlock import AdapterContext, ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock import AdapterContext
+from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 
 LEDGER_FILE = "invoice-finance.sqlite3"
 FAULT_MARK = "~"
@@ -263,4 +264,4 @@ def _number(value: int) -> str:
 def ledger_of(ctx: AdapterContext, suppliers: tuple[str, ...]) -> Ledger:
     """The installation's ledger, or the file `INTERLOCK_ADAPTERS` names (`ledger`)."""
     configured = ctx.config.get("ledger")
-    return Ledger(Path(configured) if configured else ledger_path(ctx.home), suppliers)
+    return Ledger(Path(str(configured)) if configured else ledger_path(ctx.home), suppliers)

@@ -9,7 +9,8 @@ import time
 
 from pydantic import BaseModel, ValidationError
 
-from interlock import ExternalRejected, ExternalTimeout, ModelCall, StageContext, stage
+from interlock import ModelCall, StageContext, stage
+from interlock.errors import ExternalRejected, ExternalTimeout
 from interlock_invoice.document import SCHEMA_VERSION, Invoice, InvoiceRequest, decoded
 from interlock_invoice.document import sha256_of as digest
 from interlock_invoice.ports import EXTRACTOR, FINANCE, NOTIFIER, Finance

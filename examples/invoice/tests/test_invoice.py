@@ -11,8 +11,8 @@ from interlock_invoice import PLUGIN
 from interlock_invoice.document import render, request_for
 from interlock_invoice.ports import InMemoryFinance, InMemoryNotifier, PlainTextExtractor
 
-from interlock import ExternalUnavailable
 from interlock.contracts.envelope import Actor
+from interlock.errors import ExternalUnavailable
 from interlock.testing import WorkflowTestEnv
 
 APPROVER = Actor(id="ada", role="invoice_approver")

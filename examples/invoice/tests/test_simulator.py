@@ -11,7 +11,7 @@ import pytest
 from interlock_invoice.ports import DEFAULT_SUPPLIERS, PlainTextExtractor
 from interlock_invoice.simulator import Ledger, LedgerFinance, LedgerNotifier, fault_of
 
-from interlock import ExternalRejected, ExternalTimeout, ExternalUnavailable
+from interlock.errors import ExternalRejected, ExternalTimeout, ExternalUnavailable
 
 pytestmark = pytest.mark.unit
 

@@ -1,6 +1,5 @@
 """Local nats-server and PostgreSQL for development, tests and single-machine use."""
 
-from interlock.app.embedded._process import EmbeddedStartError
 from interlock.app.embedded._process import _parent_death_signal as parent_death_signal
 from interlock.app.embedded.nats import EmbeddedNats, broker_sync
 from interlock.app.embedded.postgres import EmbeddedPostgres
@@ -10,6 +9,7 @@ from interlock.app.embedded.stack import (
     resolve_urls,
     running_record,
 )
+from interlock.app.errors import EmbeddedStartError
 from interlock.config.stackfile import StackRecord
 
 __all__ = [

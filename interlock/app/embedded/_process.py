@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import psutil
 
-from interlock.contracts.errors import ErrorCode, InterlockError
+from interlock.app.errors import ExitedEarly
 
 _log = logging.getLogger(__name__)
 
@@ -29,20 +29,6 @@ _PR_SET_PDEATHSIG = 1
 Process = subprocess.Popen[bytes] | psutil.Process
 StopPlan = Sequence[tuple[signal.Signals, float]]
 T = TypeVar("T")
-
-
-class EmbeddedStartError(InterlockError):
-    """An embedded server did not start; the message carries the tail of its log."""
-
-    code = ErrorCode.EMBEDDED_START_FAILED
-    retryable = False
-
-
-class ExitedEarly(InterlockError):
-    """The server process ended before it became ready."""
-
-    code = ErrorCode.EMBEDDED_START_FAILED
-    retryable = False
 
 
 def raise_if_exited(process: subprocess.Popen[bytes]) -> None:

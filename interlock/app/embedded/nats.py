@@ -13,8 +13,6 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from interlock.app.embedded._process import (
-    EmbeddedStartError,
-    ExitedEarly,
     Process,
     launch,
     log_tail,
@@ -25,6 +23,7 @@ from interlock.app.embedded._process import (
     stop_process,
     wait_until,
 )
+from interlock.app.errors import EmbeddedStartError, ExitedEarly
 from interlock.contracts.urls import nats_servers
 
 STOP_PLAN = ((signal.SIGTERM, 10.0),)

@@ -13,8 +13,6 @@ from pathlib import Path
 import psutil
 
 from interlock.app.embedded._process import (
-    EmbeddedStartError,
-    ExitedEarly,
     Process,
     free_port,
     launch,
@@ -27,6 +25,7 @@ from interlock.app.embedded._process import (
     wait_until,
 )
 from interlock.app.embedded._run_as import hand_over, make_traversable, postgres_account
+from interlock.app.errors import EmbeddedStartError, ExitedEarly
 
 DATABASE = "interlock"
 SUPERUSER = "postgres"

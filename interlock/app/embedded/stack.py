@@ -13,7 +13,6 @@ import psutil
 
 from interlock.app.embedded import nats, postgres
 from interlock.app.embedded._process import (
-    EmbeddedStartError,
     nothing,
     on_exit,
     port_accepts,
@@ -23,6 +22,7 @@ from interlock.app.embedded._process import (
 )
 from interlock.app.embedded.nats import EmbeddedNats
 from interlock.app.embedded.postgres import EmbeddedPostgres
+from interlock.app.errors import EmbeddedStartError
 from interlock.config import access, natsconf
 from interlock.config.settings import Settings
 from interlock.config.stackfile import StackRecord

@@ -22,7 +22,7 @@ from typing import Literal, Self
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from interlock.services.errors import AdapterConfigurationError
+from interlock.contracts.errors import ConfigurationError
 
 _CREDENTIAL_WORDS = ("authorization", "cookie", "token", "secret", "password", "api-key", "apikey")
 _RESERVED_HEADERS = frozenset({"idempotency-key", "content-type", "content-length", "host"})
@@ -47,11 +47,11 @@ class SecretRef(_Config):
         return self
 
     def value(self, environ: Mapping[str, str]) -> str:
-        """The header value; `AdapterConfigurationError` naming the source if it is missing."""
+        """The header value; `ConfigurationError` naming the source if it is missing."""
         if self.env is not None:
             secret = environ.get(self.env)
             if not secret:
-                raise AdapterConfigurationError(
+                raise ConfigurationError(
                     f"the environment variable {self.env} is not set",
                     hint="set it, or point the header's secret reference elsewhere",
                 )
@@ -60,11 +60,11 @@ class SecretRef(_Config):
         try:
             secret = self.file.read_text(encoding="utf-8").strip()
         except OSError as exc:
-            raise AdapterConfigurationError(
+            raise ConfigurationError(
                 f"the secret file {self.file} cannot be read ({type(exc).__name__})"
             ) from None
         if not secret:
-            raise AdapterConfigurationError(f"the secret file {self.file} is empty")
+            raise ConfigurationError(f"the secret file {self.file} is empty")
         return self.prefix + secret
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import quote
 
+from interlock.contracts.errors import ConfigurationError
 from interlock.services.adapters.http.config import HttpReadConfig, placeholders
 from interlock.services.adapters.http.transport import (
     HttpAdapter,
@@ -22,7 +23,6 @@ from interlock.services.adapters.http.transport import (
     describe,
     parsed,
 )
-from interlock.services.errors import AdapterConfigurationError
 
 
 class HttpReader(HttpAdapter):
@@ -42,7 +42,7 @@ class HttpReader(HttpAdapter):
         query: Mapping[str, QueryValue] | None = None,
     ) -> M:
         """The answer of `operation` as a `response` model, its path template filled from
-        `path_params` and `query` appended (None values left out). `AdapterConfigurationError`
+        `path_params` and `query` appended (None values left out). `ConfigurationError`
         if the operation has no path or its path names a parameter not given."""
         values = {k: quote(str(v), safe="") for k, v in (path_params or {}).items()}
         template = self._template(operation, values)
@@ -56,13 +56,13 @@ class HttpReader(HttpAdapter):
     def _template(self, operation: str, params: Mapping[str, object]) -> str:
         template = self.config.paths.get(operation)
         if template is None:
-            raise AdapterConfigurationError(
+            raise ConfigurationError(
                 f"{self.host}: no path is configured for the operation {operation!r}",
                 hint="add it to the adapter's `paths`",
             )
         missing = [name for name in placeholders(template) if name not in params]
         if missing:
-            raise AdapterConfigurationError(
+            raise ConfigurationError(
                 f"{self.host}: the path of {operation!r} names {', '.join(missing)}, "
                 f"which the call does not supply (it gives: {', '.join(params) or 'nothing'})"
             )

@@ -98,9 +98,19 @@ class HttpAdapter:
                 span.set_attribute("error.type", str(response.status_code))
             return response
 
-    def request(self, method: str, path: str, **options: Any) -> httpx.Request:
-        """A request to `path`, relative to the base URL."""
-        return self._client.build_request(method, path, **options)
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        content: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, str | int | float | bool] | None = None,
+    ) -> httpx.Request:
+        """A request to `path`, relative to the base URL, with that body, headers and query."""
+        return self._client.build_request(
+            method, path, content=content, headers=headers, params=params
+        )
 
     async def _exchange(self, request: httpx.Request, what: str, *, write: bool) -> httpx.Response:
         deadline = self.config.timeout_s

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from interlock import EffectReverser, ExternalRejected, StageContext, stage
+from interlock import EffectReverser, StageContext, stage
+from interlock.errors import ExternalRejected
 from interlock.workflows.request.payloads import Authorization, EffectDone
 from interlock.workflows.request.ports import EFFECTS
 from interlock.workflows.request.results import CompensationFailed, EffectCompensated

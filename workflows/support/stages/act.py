@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from interlock import ExternalRejected, ShortText, StageContext, execute_once, stage
-from interlock.simulated import ActionRequest
+from interlock import ShortText, StageContext, execute_once, stage
+from interlock.errors import ExternalRejected
 from interlock.workflows.support.payloads import ActionReceipt, Recommendation, SupportRequest
 from interlock.workflows.support.ports import ACTIONS, NOTIFIER
 from interlock.workflows.support.results import (
@@ -21,6 +21,7 @@ from interlock.workflows.support.results import (
     CustomerNotified,
     InvariantFailed,
 )
+from interlock.workflows.support.systems import ActionRequest
 
 
 def action_key(tenant_id: str, workflow_id: str, recommendation_version: int) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from interlock import PolicyCheck, StageContext, stage
-from interlock.simulated import PolicyDocument
 from interlock.workflows.support.payloads import (
     AccountEvidence,
     PolicyEvidence,
@@ -19,6 +18,7 @@ from interlock.workflows.support.payloads import (
 )
 from interlock.workflows.support.ports import POLICIES
 from interlock.workflows.support.results import PolicyInvalid, PolicyUnclear, PolicyValid
+from interlock.workflows.support.systems import PolicyDocument
 
 
 def checks(

@@ -1,0 +1,20 @@
+"""The console's errors: what a page answers when it cannot show what was asked."""
+
+from __future__ import annotations
+
+from interlock.contracts.errors import ErrorCode, InterlockError, TransientError
+
+
+class Unavailable(TransientError):
+    """The broker cannot be reached, or refuses this identity what was asked (a missing
+    permission looks like no answer); the page says so and the operator may try again."""
+
+    code = ErrorCode.BROKER_UNAVAILABLE
+    retryable = True
+
+
+class BadFilter(InterlockError):
+    """A filter value the list cannot be asked with: answered 400, naming the filter."""
+
+    code = ErrorCode.REFUSED
+    retryable = False

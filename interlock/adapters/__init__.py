@@ -1,0 +1,1 @@
+"""Adapters a user points at their own systems (`interlock.adapters.http`)."""
