@@ -18,16 +18,9 @@ from types import ModuleType
 import pytest
 
 import interlock
+from tests.support.public_api import NAMESPACES
 
 INIT = Path(interlock.__file__)
-NAMESPACES = (
-    "interlock",
-    "interlock.errors",
-    "interlock.definition",
-    "interlock.adapters.http",
-    "interlock.testing",
-    "interlock.client",
-)
 
 
 def _type_checking_imports() -> dict[str, str]:

@@ -13,14 +13,7 @@ from typing import Any
 
 import pytest
 
-NAMESPACES = (
-    "interlock",
-    "interlock.errors",
-    "interlock.definition",
-    "interlock.adapters.http",
-    "interlock.testing",
-    "interlock.client",
-)
+from tests.support.public_api import NAMESPACES
 
 INHERITED_FROM_LIBRARIES = ("pydantic", "builtins", "typing", "abc", "enum")
 """What a public class inherits from these is the library's surface, not ours."""
