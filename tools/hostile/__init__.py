@@ -93,7 +93,7 @@ def hostile(
         ),
         with_read_clients(load_settings()),
     )
-    result = {**report.as_json(), "rate": rate, "seed": chosen_seed, "crashes": crashes}
+    result = {**report.as_json(), "rate_asked": rate, "seed": chosen_seed, "crashes": crashes}
     result["ok"] = report.ok and not crashes
     if json_output:
         terminal.print_json(result)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import secrets
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -52,6 +53,10 @@ class Report:
     seconds: float
     good_seconds: list[float] = field(default_factory=list)
     """Each good workflow's seconds from its request's publication to its last commit."""
+    rate: float = 0.0
+    """Hostile messages a second, as they actually went out."""
+    accepted_kinds: dict[str, int] = field(default_factory=dict)
+    """The kinds of the messages accepted (none may be)."""
     timing: timing.Timing | None = None
     """Those against the quiet stack's, when the round was timed."""
 
@@ -67,11 +72,13 @@ class Report:
             "sent": self.sent,
             "refused": {k: v for k, v in self.fates.items() if k != account.ACCEPTED},
             "accepted": self.fates.get(account.ACCEPTED, 0),
+            "accepted_by_kind": self.accepted_kinds,
             "unaccounted": self.fates.get(account.UNACCOUNTED, 0),
             "good_workflows": self.good,
             "good_completed_as_without_noise": self.good_as_without_noise,
             "good_failures": self.good_failures,
             "seconds": round(self.seconds, 1),
+            "sent_per_s": round(self.rate, 1),
             **({"timing": self.timing.as_json()} if self.timing else {}),
             "ok": self.ok,
         }
@@ -96,9 +103,9 @@ async def play(
         await good_traffic.desk.start()
         try:
             runs = [await good_traffic.start()]
-            sent, answers = await _interleave(conns, engine, good_traffic, rng, messages=messages,
-                                              runs=runs, good=good, kinds=kinds,
-                                              rate=rate)  # fmt: skip
+            sent, answers, achieved = await _interleave(
+                conns, engine, good_traffic, rng, messages=messages, runs=runs, good=good,
+                kinds=kinds, rate=rate)  # fmt: skip
             await settled(conns.admin, runs)
             answers.update(await conns.snoops.settled(conns.admin))
             fates = await _fates(conns, engine, runs, sent, answers)
@@ -111,40 +118,61 @@ async def play(
     return Report(
         sent=dict(sorted(Counter(h.kind for h in sent).items())),
         fates=fates.counts(),
+        accepted_kinds=_kinds(sent, fates, account.ACCEPTED),
         good=len(runs),
         good_as_without_noise=sum(checked),
         good_failures=failures,
         seconds=time.monotonic() - started,
         good_seconds=good_seconds,
+        rate=achieved,
     )
 
 
 async def _interleave(
     conns: _Connections, engine: AsyncEngine, good_traffic: Good, rng: random.Random, *,
     messages: int, runs: list[Run], good: int, kinds: Iterable[str], rate: float,
-) -> tuple[list[Hostile], dict[int, str]]:  # fmt: skip
-    """Hostile messages in chunks (at `rate`, one every `PACE_S`); a good workflow starts
-    every few chunks."""
+) -> tuple[list[Hostile], dict[int, str], float]:  # fmt: skip
+    """Hostile messages in chunks; a good workflow starts every few chunks. Paced (`rate`),
+    a chunk goes every `PACE_S` whatever became of the last (a send the broker refuses waits
+    out its publish timeout); unpaced, each burst is answered before the next. Also returns
+    the rate the messages actually went out at."""
     sent: list[Hostile] = []
     answers: dict[int, str] = {}
-    first = rng.getrandbits(32) * 1_000_000  # another round's numbers are not this one's
+    # Another round's numbers are not this one's, the same seed's included: the numbers are
+    # in the messages' event ids, and the audit of an earlier round on the same installation
+    # would otherwise be read as this round's.
+    first = secrets.randbits(32) * 1_000_000
     size = max(1, min(CHUNK, round(rate * PACE_S))) if rate else CHUNK
     chunks = max(1, -(-messages // size))
-    began = time.monotonic()
     every = max(1, chunks // max(1, good - 1))
+    in_flight: list[tuple[list[Hostile], asyncio.Future[list[str | None]]]] = []
+    began = time.monotonic()
     for index in range(chunks):
         if index and index % every == 0 and len(runs) < good:
             runs.append(await good_traffic.start())
         targets = [await _target(engine, run) for run in runs]
         batch = forge(rng, first + len(sent), min(size, messages - len(sent)), targets, kinds)
-        results = await asyncio.gather(*(conns.send(h) for h in batch))
-        answers.update((h.number, a) for h, a in zip(batch, results, strict=True) if a)
+        sending = asyncio.gather(*(conns.send(h) for h in batch))
         sent += batch
         if rate:  # the pace is kept on average: a slow chunk is caught up by the next ones
+            in_flight.append((batch, sending))
             await asyncio.sleep(max(0.0, began + len(sent) / rate - time.monotonic()))
+        else:
+            in_flight.append((batch, asyncio.ensure_future(sending)))
+            await in_flight[-1][1]
+    achieved = len(sent) / max(time.monotonic() - began, 1e-9)
+    for batch, results in in_flight:
+        answers.update((h.number, a) for h, a in zip(batch, await results, strict=True) if a)
     while len(runs) < good:
         runs.append(await good_traffic.start())
-    return sent, answers
+    return sent, answers, achieved
+
+
+def _kinds(sent: list[Hostile], fates: account.Fates, fate: str) -> dict[str, int]:
+    """How many messages of each kind met `fate`."""
+    return dict(
+        sorted(Counter(h.kind for h in sent if fates.by_number.get(h.number) == fate).items())
+    )
 
 
 async def _fates(
