@@ -3,6 +3,7 @@ the CSRF token and a one-time message, and finding one workflow."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,13 +72,24 @@ def render(
     )
 
 
+MAX_IDENTIFIER = 200
+"""No tenant or workflow id is longer (`contracts.envelope.Identifier`)."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def identifier(value: str) -> bool:
+    """Whether `value` can be a tenant or workflow id: at most `MAX_IDENTIFIER` printable
+    characters (the database refuses a NUL in text, and no id was ever longer)."""
+    return 0 < len(value) <= MAX_IDENTIFIER and not _CONTROL.search(value)
+
+
 async def find_workflow(request: Request) -> dict[str, Any] | None:
-    """The workflow the path names (tenant and id), or None."""
-    return await queries.workflow_view(
-        console_of(request).reader,
-        request.path_params["workflow_id"],
-        request.path_params["tenant"],
-    )
+    """The workflow the path names (tenant and id), or None (also for a tenant or id no
+    workflow can have, never asked of the database)."""
+    tenant, workflow_id = request.path_params["tenant"], request.path_params["workflow_id"]
+    if not (identifier(tenant) and identifier(workflow_id)):
+        return None
+    return await queries.workflow_view(console_of(request).reader, workflow_id, tenant)
 
 
 def ago(value: datetime | str | None) -> str:
