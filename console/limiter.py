@@ -5,7 +5,7 @@ wait `min(cap, base * 2 ** (failures - free))` seconds from the last failure bef
 password is even checked (the login page answers 429 with `Retry-After` meanwhile). Once the
 wait is over the right password logs in and clears the failures: there is no lockout, and
 nobody else waits — not the same name from another address, not another name behind the same
-proxy.
+proxy. The hosts of one IPv6 /64 count as one client address.
 
 Memory is bounded whatever arrives: at most `max_entries` entries (the least recently failed
 is evicted first), each forgotten `forget_after` seconds after its last failure (never before
@@ -15,6 +15,7 @@ or stored.
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -94,4 +95,19 @@ class LoginLimiter:
 
 
 def _key(name: str, address: str) -> tuple[str, str]:
-    return name, address[:MAX_ADDRESS_LENGTH]
+    return name, client_of(address[:MAX_ADDRESS_LENGTH])
+
+
+def client_of(address: str) -> str:
+    """The client an address stands for: an IPv6 address's /64 (one host's network, whose
+    2**64 addresses would each buy free attempts), an IPv4-mapped one's IPv4 address, and
+    anything else (an IPv4 address, "unknown") as it is."""
+    try:
+        parsed = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    return str(parsed)

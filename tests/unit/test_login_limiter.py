@@ -107,3 +107,19 @@ def test_an_entry_is_never_forgotten_before_its_wait_is_over() -> None:
     fail(limit, 20)
     clock.now += 120
     assert limit.retry_after("alice", "10.0.0.1") == 900 - 120
+
+
+def test_addresses_of_one_ipv6_network_share_one_delay() -> None:
+    """Every host of a /64 is one client's: rotating through its 2**64 addresses does not
+    buy 5 free guesses each (an IPv4-mapped address is its IPv4 address)."""
+    limit = LoginLimiter(free=2, base=4.0, cap=60.0, clock=Clock())
+    for host in ("2001:db8:1:2::1", "2001:db8:1:2::2"):
+        limit.failed("alice", host)
+    limit.failed("bob", "::ffff:192.0.2.7")
+    limit.failed("bob", "192.0.2.7")
+
+    assert limit.retry_after("alice", "2001:db8:1:2:ffff::9") == 4.0
+    assert limit.retry_after("alice", "2001:db8:1:3::1") == 0.0
+    assert limit.retry_after("bob", "192.0.2.7") == 4.0
+    assert limit.retry_after("bob", "192.0.2.8") == 0.0
+    assert limit.retry_after("alice", "unknown") == 0.0
