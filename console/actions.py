@@ -144,13 +144,20 @@ async def perform(
 ) -> dict[str, Any]:
     """Send the action's signal as `operator`, its payload the posted `form`'s values over
     what the workflow shows, and wait (bounded) for the projector's decision; a dead letter
-    is read as the console itself (`nats_url`'s identity may read them)."""
+    is read as the console itself (`nats_url`'s identity may read them). A form without a
+    value its page showed bound in (a recommendation version, an amount) is refused
+    (`unbound_form`) and nothing is sent."""
     nats_url, database_url = urls
     definition = registry.get(view["workflow_type"], view["definition_version"])
     try:
         given = submitted(signal_model(definition, action.event), form)
     except InvalidSignal as exc:
         return {"accepted": False, "reason": "invalid_signal", "detail": str(exc)}
+    (page_form,) = forms(registry, view, [action], settings.console_redact)
+    unbound = [f.name for f in page_form.fields if f.hidden and f.name not in given]
+    if unbound:  # it would approve whatever the workflow shows now, not what the page did
+        detail = f"the form does not carry the {', '.join(unbound)} its page showed: reload it"
+        return {"accepted": False, "reason": "unbound_form", "detail": detail}
     return await send_and_wait(
         as_operator(settings, nats_url),
         database_url,
