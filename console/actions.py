@@ -12,6 +12,7 @@ letter it made of the signal — is shown with its reason.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,8 @@ from interlock.contracts.envelope import Actor
 from interlock.contracts.registry import Registry
 from interlock.ops.commands import send_and_wait
 from interlock.ops.signal_payloads import InvalidSignal, payload_for, signal_model
+
+log = logging.getLogger("interlock.console")
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,19 @@ def limit_of(
     return approval_limit(params, actor_role(operator, params, approving=True))
 
 
+def unbound_fields(
+    registry: Registry,
+    view: dict[str, Any],
+    action: Action,
+    given: Mapping[str, Any],
+    redacted: frozenset[str],
+) -> list[str]:
+    """The values the action's form on the workflow's page carries hidden (what the page
+    showed) that the posted `given` values lack."""
+    (page_form,) = forms(registry, view, [action], redacted)
+    return [f.name for f in page_form.fields if f.hidden and f.name not in given]
+
+
 async def perform(
     settings: Settings,
     urls: tuple[str, str],
@@ -153,10 +169,13 @@ async def perform(
         given = submitted(signal_model(definition, action.event), form)
     except InvalidSignal as exc:
         return {"accepted": False, "reason": "invalid_signal", "detail": str(exc)}
-    (page_form,) = forms(registry, view, [action], settings.console_redact)
-    unbound = [f.name for f in page_form.fields if f.hidden and f.name not in given]
+    unbound = unbound_fields(registry, view, action, given, settings.console_redact)
     if unbound:  # it would approve whatever the workflow shows now, not what the page did
         detail = f"the form does not carry the {', '.join(unbound)} its page showed: reload it"
+        where = f"{view['tenant_id']}/{view['workflow_id']}"
+        log.warning(
+            "console %s of %s by %s refused: %s", action.event, where, operator.name, detail
+        )
         return {"accepted": False, "reason": "unbound_form", "detail": detail}
     return await send_and_wait(
         as_operator(settings, nats_url),

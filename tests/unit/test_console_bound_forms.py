@@ -53,11 +53,14 @@ async def _post(
 
 
 async def test_an_approval_without_the_version_the_page_showed_is_refused_and_not_sent(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     decision, sent = await _post(monkeypatch, {"p.comment": "ok"})
 
     assert sent == []
+    (line,) = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert "alice" in line
+    assert "acme/ticket-1" in line
     assert decision["accepted"] is False
     assert decision["reason"] == "unbound_form"
     assert "recommendation_version" in decision["detail"]
