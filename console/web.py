@@ -3,7 +3,6 @@ the CSRF token and a one-time message, and finding one workflow."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from interlock.config.settings import Settings
 from interlock.console.guard import csrf_token, current_operator
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators
+from interlock.contracts.envelope import is_identifier
 from interlock.contracts.registry import Registry
 from interlock.ops import queries
 
@@ -72,22 +72,11 @@ def render(
     )
 
 
-MAX_IDENTIFIER = 200
-"""No tenant or workflow id is longer (`contracts.envelope.Identifier`)."""
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def identifier(value: str) -> bool:
-    """Whether `value` can be a tenant or workflow id: at most `MAX_IDENTIFIER` printable
-    characters (the database refuses a NUL in text, and no id was ever longer)."""
-    return 0 < len(value) <= MAX_IDENTIFIER and not _CONTROL.search(value)
-
-
 async def find_workflow(request: Request) -> dict[str, Any] | None:
     """The workflow the path names (tenant and id), or None (also for a tenant or id no
     workflow can have, never asked of the database)."""
     tenant, workflow_id = request.path_params["tenant"], request.path_params["workflow_id"]
-    if not (identifier(tenant) and identifier(workflow_id)):
+    if not (is_identifier(tenant) and is_identifier(workflow_id)):
         return None
     return await queries.workflow_view(console_of(request).reader, workflow_id, tenant)
 
