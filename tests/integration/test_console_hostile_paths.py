@@ -41,3 +41,18 @@ async def test_a_dead_letter_id_out_of_range_is_not_a_server_error(
         )
 
     assert posted.status_code in (303, 404)
+
+
+async def test_a_cursor_at_the_edges_of_time_is_answered_not_a_server_error(
+    settings: Settings, nats_url: str, database_url: str
+) -> None:
+    edges = [
+        "0001-01-01T00:00:00+01:00~x",
+        "9999-12-31T23:59:59-14:00~x",
+        "2026-12-01T00:00:00+00:00~x",
+    ]
+    async with signed_in(settings, nats_url, database_url, "victor") as client:
+        answers = [await client.get("/api/workflows", params={"before": b}) for b in edges]
+
+    assert [a.status_code for a in answers] == [400, 400, 200]
+    assert "before" in answers[0].json()["detail"]
