@@ -12,6 +12,7 @@ letter it made of the signal — is shown with its reason.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,8 @@ from interlock.contracts.registry import Registry
 from interlock.ops.commands import send_and_wait
 from interlock.ops.errors import InvalidSignal
 from interlock.ops.signal_payloads import payload_for, signal_model
+
+log = logging.getLogger("interlock.console")
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,19 @@ def limit_of(
     return approval_limit(params, actor_role(operator, params, approving=True))
 
 
+def unbound_fields(
+    registry: Registry,
+    view: dict[str, Any],
+    action: Action,
+    given: Mapping[str, Any],
+    redacted: frozenset[str],
+) -> list[str]:
+    """The values the action's form on the workflow's page carries hidden (what the page
+    showed) that the posted `given` values lack."""
+    (page_form,) = forms(registry, view, [action], redacted)
+    return [f.name for f in page_form.fields if f.hidden and f.name not in given]
+
+
 async def perform(
     settings: Settings,
     urls: tuple[str, str],
@@ -145,13 +161,23 @@ async def perform(
 ) -> dict[str, Any]:
     """Send the action's signal as `operator`, its payload the posted `form`'s values over
     what the workflow shows, and wait (bounded) for the projector's decision; a dead letter
-    is read as the console itself (`nats_url`'s identity may read them)."""
+    is read as the console itself (`nats_url`'s identity may read them). A form without a
+    value its page showed bound in (a recommendation version, an amount) is refused
+    (`unbound_form`) and nothing is sent."""
     nats_url, database_url = urls
     definition = registry.get(view["workflow_type"], view["definition_version"])
     try:
         given = submitted(signal_model(definition, action.event), form)
     except InvalidSignal as exc:
         return {"accepted": False, "reason": "invalid_signal", "detail": str(exc)}
+    unbound = unbound_fields(registry, view, action, given, settings.console_redact)
+    if unbound:  # it would approve whatever the workflow shows now, not what the page did
+        detail = f"the form does not carry the {', '.join(unbound)} its page showed: reload it"
+        where = f"{view['tenant_id']}/{view['workflow_id']}"
+        log.warning(
+            "console %s of %s by %s refused: %s", action.event, where, operator.name, detail
+        )
+        return {"accepted": False, "reason": "unbound_form", "detail": detail}
     return await send_and_wait(
         as_operator(settings, nats_url),
         database_url,

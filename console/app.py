@@ -1,5 +1,5 @@
 """The console's Starlette application: routes, the signed session cookie, static files,
-and the read pool opened for the app's lifetime."""
+the bound on request bodies, and the read pool opened for the app's lifetime."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from interlock.config.settings import Settings
+from interlock.console.bodylimit import BodyLimit
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators
 from interlock.console.pages import login, operations, slos, tasks, workflows
@@ -82,6 +83,6 @@ def create_app(
         same_site="strict",
         https_only=False,  # served on loopback by default; put TLS in front elsewhere
     )
-    app = Starlette(routes=routes, middleware=[session], lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=[Middleware(BodyLimit), session], lifespan=lifespan)
     app.state.console = console
     return app

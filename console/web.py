@@ -17,6 +17,7 @@ from interlock.config.settings import Settings
 from interlock.console.guard import csrf_token, current_operator
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators
+from interlock.contracts.envelope import is_identifier
 from interlock.contracts.registry import Registry
 from interlock.ops import queries
 
@@ -72,12 +73,12 @@ def render(
 
 
 async def find_workflow(request: Request) -> dict[str, Any] | None:
-    """The workflow the path names (tenant and id), or None."""
-    return await queries.workflow_view(
-        console_of(request).reader,
-        request.path_params["workflow_id"],
-        request.path_params["tenant"],
-    )
+    """The workflow the path names (tenant and id), or None (also for a tenant or id no
+    workflow can have, never asked of the database)."""
+    tenant, workflow_id = request.path_params["tenant"], request.path_params["workflow_id"]
+    if not (is_identifier(tenant) and is_identifier(workflow_id)):
+        return None
+    return await queries.workflow_view(console_of(request).reader, workflow_id, tenant)
 
 
 def ago(value: datetime | str | None) -> str:

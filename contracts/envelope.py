@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -18,6 +19,16 @@ SCHEMA_VERSION = 1
 EventType = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")]
 WorkflowType = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 Identifier = Annotated[str, Field(min_length=1, max_length=200)]
+MAX_IDENTIFIER = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def is_identifier(value: str) -> bool:
+    """Whether `value` can be a stored tenant, workflow or event id: 1 to `MAX_IDENTIFIER`
+    characters, none a control character (the database refuses a NUL in text, and the
+    projector's door refuses every message with one), so a read of anything else can be
+    answered "no such" without asking the database."""
+    return 0 < len(value) <= MAX_IDENTIFIER and not _CONTROL.search(value)
 
 
 class Actor(BaseModel):

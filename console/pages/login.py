@@ -3,6 +3,7 @@ same client address (see `limiter`); a name too long to be anyone's is refused a
 
 from __future__ import annotations
 
+import logging
 import math
 
 from starlette.requests import Request
@@ -11,6 +12,8 @@ from starlette.responses import RedirectResponse, Response
 from interlock.console.guard import client_address, csrf_ok, requires, safe_next
 from interlock.console.limiter import MAX_NAME_LENGTH
 from interlock.console.web import console_of, render
+
+log = logging.getLogger("interlock.console")
 
 
 async def login(request: Request) -> Response:
@@ -23,12 +26,14 @@ async def login(request: Request) -> Response:
     target = safe_next(form.get("next"))
     if not await csrf_ok(request):
         return _refused(request, target, "Your session expired; try again.", 403)
-    if len(name) > MAX_NAME_LENGTH:
-        return _refused(request, target, f"No operator name is over {MAX_NAME_LENGTH} characters.")
     address = client_address(request)
+    if len(name) > MAX_NAME_LENGTH:
+        _log_refusal(name, address, f"name over {MAX_NAME_LENGTH} characters")
+        return _refused(request, target, f"No operator name is over {MAX_NAME_LENGTH} characters.")
     wait = console.limiter.retry_after(name, address)
     if wait > 0:
         seconds = math.ceil(wait)
+        _log_refusal(name, address, f"too many failed attempts, {seconds} s to wait")
         error = f"Too many failed attempts; try again in {seconds} s."
         response = _refused(request, target, error, 429)
         response.headers["Retry-After"] = str(seconds)
@@ -37,11 +42,17 @@ async def login(request: Request) -> Response:
     operator = console.operators.authenticate(name, password)
     if operator is None:
         console.limiter.failed(name, address)
+        _log_refusal(name, address, "wrong name or password")
         return _refused(request, target, "Wrong name or password.", 401)
     console.limiter.succeeded(name, address)
     request.session.clear()  # a fresh session (and CSRF token) for the logged-in operator
     request.session["operator"] = operator.name
     return RedirectResponse(target, status_code=303)
+
+
+def _log_refusal(name: str, address: str, reason: str) -> None:
+    """One line per refused login (the name quoted and cut: it is the client's text)."""
+    log.warning("console login refused for %r from %s: %s", name[:64], address[:64], reason)
 
 
 def _refused(request: Request, target: str, error: str, status_code: int = 400) -> Response:

@@ -5,7 +5,7 @@ their JSON for the pages' refresh."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from starlette.requests import Request
@@ -43,7 +43,8 @@ def _cursor(value: str) -> str:
     at, tilde, workflow_id = value.partition("~")
     try:
         parsed = datetime.fromisoformat(at)
-    except ValueError:
+        parsed.astimezone(UTC)  # what the database is given: a time Python can hold in UTC
+    except (ValueError, OverflowError):
         parsed = None
     if not (tilde and workflow_id and parsed is not None and parsed.tzinfo is not None):
         raise BadFilter("before: not a cursor a page's `next` gave")

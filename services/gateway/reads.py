@@ -26,6 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from interlock.contracts.clients import relayed_sender
+from interlock.contracts.envelope import is_identifier
 from interlock.contracts.registry import Registry
 from interlock.otel import metrics
 from interlock.services.errors import Refusal
@@ -70,10 +71,14 @@ async def answer(
             return rate_limited()
         tenant = _tenant(senders, sender, request.query.get("tenant_id"))
         event_id = request.query.get("event_id")
-        if event_id is not None and relayed_sender(event_id) != sender:
+        if event_id is not None and not (
+            is_identifier(event_id) and relayed_sender(event_id) == sender
+        ):
             raise Refusal(404, "unknown_event", "no such event from this sender")
         known = workflow_type in workflows.workflow_types()
         if not (known and senders.admits_type(sender, workflow_type)):
+            raise _unknown()
+        if not is_identifier(workflow_id):  # no workflow has it: never asked of the database
             raise _unknown()
         if read is None:
             detail = "this gateway has no database access"

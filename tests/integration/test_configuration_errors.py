@@ -151,3 +151,19 @@ def test_debug_shows_the_trace(tmp_path: Path, stack_urls: tuple[str, str]) -> N
         )
         assert result.returncode == 2
         assert "Traceback" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["tickets-eu", "tickets eu", "x" * 65])
+def test_a_gateway_sender_name_that_could_make_event_ids_collide_is_one_line(
+    name: str, tmp_path: Path
+) -> None:
+    """`gw-<sender>-<webhook-id>` names one sender only if no name holds a `-`."""
+    senders = (
+        f'{{"{name}": {{"secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", '
+        '"roles": ["support_approver"], "tenants": ["acme"], "actors": ["*"]}}'
+    )
+    done = _interlock(tmp_path / "home", "list", INTERLOCK_GATEWAY_SENDERS=senders)
+
+    line = one_line_refusal(done)
+    assert "INTERLOCK_GATEWAY_SENDERS" in line
+    assert "A-Za-z0-9_" in line

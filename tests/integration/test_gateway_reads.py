@@ -280,3 +280,22 @@ async def test_a_sender_reads_no_workflow_of_a_type_it_is_not_configured_for(
     status, body = await _get(client, path, sender="desk", secret=DESK_SECRET)
 
     assert (status, body["error"]) == (404, "unknown_workflow")
+
+
+async def test_a_read_naming_a_nul_or_an_overlong_id_is_404_not_a_server_error(
+    awaiting: tuple[Client_, str, str],
+) -> None:
+    """Ids no workflow or event can have (a NUL, which the database refuses in text; over
+    200 characters) are answered as unknown, never asked of the database."""
+    client, _, path = awaiting
+
+    reads = [
+        await _get(client, path, event_id="gw-tickets-\x00"),
+        await _get(client, path, event_id="gw-tickets-" + "x" * 300),
+        await _get(client, "/v1/workflows/support/wf%00x"),
+        await _get(client, f"/v1/workflows/support/{'w' * 300}"),
+    ]
+
+    assert [status for status, _ in reads] == [404] * len(reads)
+    assert [body["error"] for _, body in reads] == ["unknown_event"] * 2 + ["unknown_workflow"] * 2
+    assert (await _get(client, path))[0] == 200

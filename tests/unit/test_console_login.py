@@ -5,6 +5,7 @@ slowed, and names too long to be anyone's are refused at once, leaving nothing b
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
@@ -87,7 +88,7 @@ def deep_size(value: object, seen: set[int] | None = None) -> int:
 async def test_logins_with_huge_names_are_refused_at_once_and_keep_the_limiter_small(
     client: httpx.AsyncClient, operators: CountingOperators
 ) -> None:
-    huge = "n" * (256 * 1024)
+    huge = "n" * (128 * 1024)  # under the body bound (`bodylimit`): the name bound refuses it
     statuses = {(await log_in(client, f"{i}{huge}", "x")).status_code for i in range(200)}
 
     assert statuses == {400}
@@ -122,3 +123,20 @@ async def test_during_the_delay_nothing_is_checked_and_after_it_the_right_passwo
         clock.now += 4
         assert (await log_in(client, "alice")).status_code == 303
         assert (await client.get("/login")).status_code == 200
+
+
+async def test_every_refused_login_is_logged_with_its_reason_and_a_quoted_name(
+    client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="interlock.console")
+    for _ in range(6):
+        await log_in(client, "alice", "wrong")
+    await log_in(client, "x\nforged line" + "n" * 300, "x")
+    await log_in(client, "alice")  # the right password, but during the delay
+
+    refusals = [r.getMessage() for r in caplog.records if "login refused" in r.getMessage()]
+    assert len(refusals) == 8
+    assert sum("wrong name or password" in line for line in refusals) == 5
+    assert ["too many failed attempts" in line for line in refusals[5:]] == [True, False, True]
+    assert "name over 200 characters" in refusals[6]
+    assert all("\n" not in line and "'alice'" in line for line in refusals[:6])

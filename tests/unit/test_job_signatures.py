@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import Actor, Envelope
+from interlock.contracts.envelope import SCHEMA_VERSION, Actor, Envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import canonical_json, fingerprint
 from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload
@@ -70,43 +70,58 @@ async def test_every_dispatched_job_carries_a_signature_that_verifies() -> None:
     assert all(verified(job) for job in jobs)
 
 
+FORGERIES: list[dict[str, Any]] = [
+    {"workflow_id": "wf-other"},
+    {"tenant_id": "globex"},
+    {"expected_version": 99},
+    {"payload": {"inputs": {"request": {"amount": "99999.00"}}}},
+    {"payload": {"job_id": "job-made-up"}},
+    {"payload": {"stage": "execute_action"}},
+    {"payload": {"state": "EXECUTING_ACTION"}},
+    {"payload": {"branch": "account"}},
+    {"payload": {"attempt": 2}},
+    {"payload": {"repair": True}},
+    {"payload": {"cancel_requested": True}},
+    {"payload": {"definition_version": 1}},
+    {"payload": {"reply_id": "result:made-up"}},
+    {"type": "APPROVED"},
+    {"actor": Actor(id="mallory", role="support_approver")},
+    {"workflow_type": "request"},
+    {"event_id": "job-other"},
+    {"causation_id": "evt-other"},
+    {"correlation_id": "corr-other"},
+    {"occurred_at": NOW + timedelta(seconds=1)},
+    {"schema_version": SCHEMA_VERSION + 1},
+    {"payload": {"signature": None}},
+    {"payload": {"signature": "bm90IGEgc2lnbmF0dXJl"}},
+    {"payload": {"signature": "*not base64*"}},
+]
+
+
 @pytest.mark.parametrize(
     "forgery",
-    [
-        {"workflow_id": "wf-other"},
-        {"tenant_id": "globex"},
-        {"expected_version": 99},
-        {"payload": {"inputs": {"request": {"amount": "99999.00"}}}},
-        {"payload": {"job_id": "job-made-up"}},
-        {"payload": {"stage": "execute_action"}},
-        {"payload": {"state": "EXECUTING_ACTION"}},
-        {"payload": {"branch": "account"}},
-        {"payload": {"attempt": 2}},
-        {"payload": {"repair": True}},
-        {"payload": {"cancel_requested": True}},
-        {"payload": {"definition_version": 1}},
-        {"payload": {"reply_id": "result:made-up"}},
-        {"type": "APPROVED"},
-        {"actor": Actor(id="mallory", role="support_approver")},
-        {"workflow_type": "request"},
-        {"event_id": "job-other"},
-        {"causation_id": "evt-other"},
-        {"correlation_id": "corr-other"},
-        {"occurred_at": NOW + timedelta(seconds=1)},
-        {"payload": {"signature": None}},
-        {"payload": {"signature": "bm90IGEgc2lnbmF0dXJl"}},
-        {"payload": {"signature": "*not base64*"}},
-    ],
+    FORGERIES,
     ids=lambda forgery: "-".join(
         f"{k}.{'.'.join(v)}" if isinstance(v, dict) else k for k, v in forgery.items()
     ),
 )
 async def test_a_job_altered_in_any_signed_field_does_not_verify(forgery: dict[str, Any]) -> None:
     [job, *_] = await dispatched_jobs(JobSigner(PRIVATE))
-    payload = {**job.payload, **forgery.pop("payload", {})}
-    altered = job.model_copy(update={**forgery, "payload": payload})
+    envelope_fields = {k: v for k, v in forgery.items() if k != "payload"}
+    payload = {**job.payload, **forgery.get("payload", {})}
+    altered = job.model_copy(update={**envelope_fields, "payload": payload})
 
     assert not verified(altered)
+
+
+def test_every_field_a_stage_acts_on_is_among_the_forgeries() -> None:
+    """A field added to the envelope or the job is signed (`signed_claims` takes them all)
+    and must be tried here too: altering it must fail verification."""
+    altered = {k for f in FORGERIES for k in f if k != "payload"}
+    altered_job = {k for f in FORGERIES for k in f.get("payload", {})}
+
+    assert set(Envelope.model_fields) - {"payload"} <= altered
+    assert set(JobPayload.model_fields) <= altered_job
 
 
 async def test_a_job_signed_with_another_key_or_not_at_all_does_not_verify() -> None:

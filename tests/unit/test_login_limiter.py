@@ -76,18 +76,32 @@ def test_a_name_over_the_bound_leaves_no_entry() -> None:
     assert len(limit) == 0
 
 
-def test_entries_are_bounded_the_least_recently_failed_evicted_first() -> None:
+def test_entries_are_bounded_and_a_flood_of_failures_does_not_evict_a_counted_wait() -> None:
+    """Failing 10,000 other names does not buy the guesser of `alice` a fresh count: entries
+    not yet waiting are evicted first, the least recently failed first."""
     clock = Clock()
     limit = limiter(clock, max_entries=100)
-    fail(limit, 5, name="alice")
+    fail(limit, 5, name="alice")  # waits 8 s
     for n in range(10_000):
-        clock.now += 0.001
+        clock.now += 0.0001
         limit.failed(f"name-{n}", "10.0.0.9")
     assert len(limit) == 100
-    assert limit.retry_after("alice", "10.0.0.1") == 0  # evicted: the oldest entry
+    assert limit.retry_after("alice", "10.0.0.1") == pytest.approx(7.0)  # its wait kept
     assert limit.retry_after("name-9999", "10.0.0.9") == 0  # one failure: no wait, but kept
     fail(limit, 4, name="name-9999", address="10.0.0.9")
     assert limit.retry_after("name-9999", "10.0.0.9") > 0
+
+
+def test_when_only_waits_are_left_the_least_recently_failed_is_evicted() -> None:
+    clock = Clock()
+    limit = limiter(clock, max_entries=100)
+    fail(limit, 5, name="alice")
+    for n in range(200):
+        clock.now += 0.001
+        fail(limit, 3, name=f"name-{n}", address="10.0.0.9")
+    assert len(limit) == 100
+    assert limit.retry_after("alice", "10.0.0.1") == 0  # the oldest wait, evicted
+    assert limit.retry_after("name-199", "10.0.0.9") > 0
 
 
 def test_entries_idle_past_the_forget_time_are_pruned() -> None:
@@ -107,3 +121,29 @@ def test_an_entry_is_never_forgotten_before_its_wait_is_over() -> None:
     fail(limit, 20)
     clock.now += 120
     assert limit.retry_after("alice", "10.0.0.1") == 900 - 120
+
+
+def test_addresses_of_one_ipv6_network_share_one_delay() -> None:
+    """Every host of a /64 is one client's: rotating through its 2**64 addresses does not
+    buy 5 free guesses each (an IPv4-mapped address is its IPv4 address)."""
+    limit = LoginLimiter(free=2, base=4.0, cap=60.0, clock=Clock())
+    for host in ("2001:db8:1:2::1", "2001:db8:1:2::2"):
+        limit.failed("alice", host)
+    limit.failed("bob", "::ffff:192.0.2.7")
+    limit.failed("bob", "192.0.2.7")
+
+    assert limit.retry_after("alice", "2001:db8:1:2:ffff::9") == 4.0
+    assert limit.retry_after("alice", "2001:db8:1:3::1") == 0.0
+    assert limit.retry_after("bob", "192.0.2.7") == 4.0
+    assert limit.retry_after("bob", "192.0.2.8") == 0.0
+    assert limit.retry_after("alice", "unknown") == 0.0
+
+
+def test_with_the_limiter_full_of_waits_a_new_names_failures_still_count() -> None:
+    clock = Clock()
+    limit = limiter(clock, max_entries=10)
+    for n in range(10):
+        fail(limit, 3, name=f"name-{n}", address="10.0.0.9")
+    fail(limit, 3, name="alice")
+    assert len(limit) == 10
+    assert limit.retry_after("alice", "10.0.0.1") > 0
