@@ -14,6 +14,7 @@ from interlock.projector.door import OccurredWindow
 from interlock.tools.hostile import reads
 from interlock.tools.hostile.doorway import DOOR_FORGERS, FOREIGN
 from interlock.tools.hostile.forge import FORGERS, GATEWAY, HEADER, STAGES, Target, forge
+from interlock.tools.hostile.web import CONSOLE, GATEWAY_READ, WEB_FORGERS, fate
 
 TARGET = Target(
     tenant_id="acme",
@@ -31,7 +32,8 @@ def test_every_kind_is_made_and_numbered() -> None:
 
     assert set(Counter(h.kind for h in made)) == set(FORGERS)
     assert [h.number for h in made] == list(range(1000, 1500))
-    assert all(h.headers[HEADER] == str(h.number) for h in made if h.identity != GATEWAY)
+    over_http = (GATEWAY, CONSOLE, GATEWAY_READ)  # broker messages carry their number
+    assert all(h.headers[HEADER] == str(h.number) for h in made if h.identity not in over_http)
 
 
 def test_a_seed_makes_the_same_messages_again() -> None:
@@ -97,3 +99,18 @@ def test_door_kinds_are_well_formed_and_each_one_its_sender_may_not_send() -> No
     assert all(e.tenant_id == "acme" and not desk.admits_tenant(e.tenant_id) for e in foreign)
     reused = [parse_envelope(h.body) for h in by_kind["reused_event_id"]]
     assert {e.event_id for e in reused} == {"req-1"}
+
+
+def test_the_web_kinds_are_requests_and_their_fate_is_the_answer() -> None:
+    made = [h for h in forge(random.Random(5), 0, 600, [TARGET]) if h.kind in WEB_FORGERS]
+
+    assert {h.kind for h in made} == set(WEB_FORGERS)
+    assert {h.identity for h in made} == {CONSOLE, GATEWAY_READ}
+    assert all(h.subject.startswith("/") for h in made)
+    logins = [h for h in made if h.kind == "console_login"]
+    assert any(len(h.body) > 256 * 1024 for h in logins)  # past the console's body bound
+    assert (fate(401, "console_login"), fate(303, "console_login"), fate(500, "x")) == (
+        "console_login_401",
+        "ACCEPTED",
+        "UNACCOUNTED",
+    )

@@ -1,17 +1,20 @@
 """`interlock hostile`: a hostile-input run against the real stack.
 
 Good refund requests run while hostile messages of every kind (malformed, oversized, deeply
-nested, wrongly encoded, NUL-bearing, forged results, jobs and approvals, reserved ids,
-replays, cross-tenant signals, premature timer firings, webhooks to the gateway, a sender's
-refused webhook redriven from the dead letters, junk under the message ids of coming results
-and timer firings, signals for workflows that do not exist, cancellations dated year 1, 9999
-or days ahead, a client of another tenant cancelling the good tenant's workflow, a decided
-event id reused by another message, reads of another tenant's or type's announcements, another
-client's consumer deleted, pulled from or taken over, consumers beyond a client's own) are sent
-as the identities an attacker would hold. It prints how many were sent of each kind, what became
-of them (refused or dead-lettered, by reason), and whether every good workflow completed
-exactly as it would without the noise; exit 1 if any hostile message was accepted or could
-not be accounted for, a good workflow went astray, or a component crashed.
+nested, wrongly encoded, NUL-bearing, forged results, jobs and approvals, reserved ids, replays,
+cross-tenant signals, premature timer firings, webhooks to the gateway, a sender's refused
+webhook redriven from the dead letters, junk under the message ids of coming results and timer
+firings, signals for workflows that do not exist, cancellations dated year 1, 9999 or days
+ahead, a client of another tenant cancelling the good tenant's workflow, a decided event id
+reused by another message, reads of another tenant's or type's announcements, another client's
+consumer deleted, pulled from or taken over, consumers beyond a client's own; over the web,
+logins past their bounds, guesses at the console operator's password, values no database can
+take, a signed gateway read replayed elsewhere) are sent as the identities an attacker would
+hold (bus clients, a gateway sender's captured headers, a console viewer's login). It prints how
+many were sent of each kind, what became of them (refused or dead-lettered, by reason), and
+whether every good workflow completed exactly as it would without the noise; exit 1 if any
+hostile message was accepted or could not be accounted for, a good workflow went astray, or a
+component crashed.
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ from interlock.app.health import attached
 from interlock.app.options import JsonOpt, load_settings, with_stack
 from interlock.app.supervisor import Supervisor
 from interlock.config import access
-from interlock.config.components import GATEWAY
-from interlock.config.settings import GatewaySender, Settings
-from interlock.tools.hostile import reads, timing
+from interlock.config.components import CONSOLE, GATEWAY
+from interlock.config.settings import ConsoleOperator, GatewaySender, Settings
+from interlock.console.operators import hash_password
+from interlock.tools.hostile import reads, timing, web
 from interlock.tools.hostile.forge import SENDER
 from interlock.tools.hostile.good import TENANT, Stack, quiet_round
 from interlock.tools.hostile.round import Report, play
@@ -133,18 +137,20 @@ async def hostile_stack(
     s: Settings, nats_url: str, database_url: str
 ) -> AsyncIterator[tuple[Stack, Supervisor]]:
     """The support workflow's components and the gateway, supervised, for the duration."""
-    settings = hostile_settings(s)
+    viewer = _password()
+    settings = hostile_settings(s, viewer)
     await prepare(
         nats_url,
         database_url,
         access.component_roles(settings),
         partitions=settings.projector_partitions,
     )
-    names = [*default_stack("support"), GATEWAY]
+    names = [*default_stack("support"), GATEWAY, CONSOLE]
     async with supervised(settings, nats_url, database_url, names) as supervisor:
         server = access.without_credentials(nats_url)
         gateway = f"http://127.0.0.1:{settings.gateway_port}"
-        yield Stack(settings, server, database_url, gateway), supervisor
+        console = f"http://127.0.0.1:{settings.console_port}"
+        yield Stack(settings, server, database_url, gateway, console, viewer), supervisor
 
 
 def with_read_clients(s: Settings) -> Settings:
@@ -156,8 +162,10 @@ def with_read_clients(s: Settings) -> Settings:
     return s.model_copy(update={"clients": {**own, **reads.policies(TENANT)}})
 
 
-def hostile_settings(s: Settings) -> Settings:
-    """`s` with the round's parameters and a gateway of one sender (for the good tenant)."""
+def hostile_settings(s: Settings, viewer_password: str) -> Settings:
+    """`s` with the round's parameters, a gateway of one sender (for the good tenant), and a
+    console whose operators are the attacker's viewer login (`viewer_password`) and an
+    operator whose password nobody in the round knows."""
     secret = "whsec_" + base64.b64encode(os.urandom(32)).decode()
     sender = GatewaySender(
         secret=SecretStr(secret),
@@ -165,8 +173,20 @@ def hostile_settings(s: Settings) -> Settings:
         tenants=frozenset({TENANT}),
         actors=frozenset({"*"}),
     )
+    operators = {
+        web.VIEWER: ConsoleOperator(
+            password_hash=SecretStr(hash_password(viewer_password)), roles=frozenset({"viewer"})
+        ),
+        web.OPERATOR: ConsoleOperator(
+            password_hash=SecretStr(hash_password(_password())),
+            roles=frozenset({"viewer", "approver", "operator"}),
+        ),
+    }
     update: dict[str, Any] = {
         "parameters": PARAMETERS,
+        "console_host": "127.0.0.1",
+        "console_port": free_port(),
+        "console_operators": operators,
         "gateway_host": "127.0.0.1",
         "gateway_port": free_port(),
         "gateway_senders": {SENDER: sender},
@@ -175,3 +195,7 @@ def hostile_settings(s: Settings) -> Settings:
         "unknown_workflow_grace": UNKNOWN_WORKFLOW_GRACE,
     }
     return with_read_clients(s).model_copy(update=update)
+
+
+def _password() -> str:
+    return base64.urlsafe_b64encode(os.urandom(18)).decode()

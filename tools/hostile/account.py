@@ -15,10 +15,9 @@ from interlock.contracts import subjects
 from interlock.ops import queries
 from interlock.tools.hostile.doorway import FOREIGN
 from interlock.tools.hostile.forge import HEADER, Hostile
+from interlock.tools.hostile.messages import ACCEPTED, UNACCOUNTED
 
-ACCEPTED = "ACCEPTED"
-"""The fate no hostile message may have: it changed a workflow."""
-UNACCOUNTED = "UNACCOUNTED"
+__all__ = ["ACCEPTED", "UNACCOUNTED", "Fates", "dead_letters", "decisions", "replays"]
 
 
 @dataclass

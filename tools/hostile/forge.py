@@ -21,6 +21,7 @@ from interlock.contracts.ids import job_id_for, result_event_id, timer_event_id,
 from interlock.tools.hostile.doorway import DOOR_FORGERS
 from interlock.tools.hostile.messages import HEADER, Hostile, Target
 from interlock.tools.hostile.reads import READ_FORGERS
+from interlock.tools.hostile.web import WEB_FORGERS
 
 __all__ = ["FORGERS", "GATEWAY", "HEADER", "REDRIVE", "SENDER", "Hostile", "Target", "forge"]
 
@@ -281,6 +282,7 @@ FORGERS: dict[str, Forger] = {
     "unknown_workflow": unknown_workflow,
     **DOOR_FORGERS,
     **READ_FORGERS,
+    **WEB_FORGERS,
 }
 
 

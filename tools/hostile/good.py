@@ -37,12 +37,15 @@ REQUEST = {"subject": "Double charge", "body": "Charged twice.", "amount": "20.0
 @dataclass
 class Stack:
     """Where the round runs: the stack's settings, its server URL (no credentials) and
-    database, and the gateway's base URL."""
+    database, the gateway's and the console's base URLs, and the password of the console
+    login the attacker holds (`web.VIEWER`)."""
 
     settings: Settings
     server: str
     database_url: str
     gateway_url: str
+    console_url: str
+    viewer_password: str
 
 
 @dataclass

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+ACCEPTED = "ACCEPTED"
+"""The fate no hostile message may have: it changed a workflow (or got an answer that let it
+through)."""
+UNACCOUNTED = "UNACCOUNTED"
+"""A message whose fate could not be read back (or a server error answered it)."""
 HEADER = "Interlock-Hostile"
 """Every broker message carries its number here (dead letters keep the original headers)."""
 

@@ -5,9 +5,6 @@ projector's decision on its event id is its fate (read back like any other messa
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 from datetime import UTC, datetime
 
 import httpx
@@ -18,6 +15,7 @@ from interlock.messaging import letters
 from interlock.messaging.errors import NotRedrivable
 from interlock.tools.hostile import account
 from interlock.tools.hostile.forge import Hostile
+from interlock.tools.hostile.web import sign
 
 LOOK_BACK = 500
 """Dead letters searched, newest first, for the webhook's record (a round sends in chunks of
@@ -30,7 +28,7 @@ async def attempt(
     """Post `h` signed as its sender, then redrive its record; the fate when it is settled here
     (`not_redrivable`, or the gateway's acceptance), None when the projector decides it."""
     at, webhook_id = datetime.now(UTC), h.headers["webhook-id"]
-    signature = _sign(secret, webhook_id, at, h.body)
+    signature = sign(secret, webhook_id, at, h.body)
     signed = {
         **h.headers,
         "webhook-timestamp": str(int(at.timestamp())),
@@ -49,14 +47,6 @@ async def attempt(
     except NotRedrivable:
         return "not_redrivable"
     return None
-
-
-def _sign(secret: str, webhook_id: str, at: datetime, body: bytes) -> str:
-    """A Standard Webhooks `v1` signature: HMAC-SHA256 of `id.timestamp.body` under the
-    base64 key after `whsec_`."""
-    key = base64.b64decode(secret.removeprefix("whsec_"))
-    signed = f"{webhook_id}.{int(at.timestamp())}.".encode() + body
-    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
 
 
 async def _record_of(js: JetStreamContext, webhook_id: str) -> letters.Letter | None:

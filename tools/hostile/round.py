@@ -36,6 +36,7 @@ from interlock.tools.hostile.good import (
 )
 from interlock.tools.hostile.reads import SNOOP
 from interlock.tools.hostile.snoop import Snoops
+from interlock.tools.hostile.web import CONSOLE, GATEWAY_READ, Web
 
 CHUNK = 100
 """Hostile messages sent at once, unpaced."""
@@ -232,12 +233,15 @@ class _Connections:
         self.admin = await self._connect("admin")
         self.snoops = Snoops(self._connect, TENANT)
         await self.snoops.prepare()
+        self.web = Web(self._stack.console_url, self._stack.viewer_password, self.http)
+        await self.web.prepare()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         for nc in self._by_identity.values():
             await nc.close()
         await self.bus.close()
+        await self.web.close()
         await self.http.aclose()
 
     async def _connect(self, identity: str) -> Client:
@@ -256,6 +260,11 @@ class _Connections:
             return await redrive.attempt(self.http, self.admin.jetstream(), h, secret)
         if h.identity == SNOOP:
             return await self.snoops.attempt(h)
+        if h.identity == CONSOLE:
+            return await self.web.console(h)
+        if h.identity == GATEWAY_READ:
+            secret = self._stack.settings.gateway_senders[SENDER].secret.get_secret_value()
+            return await self.web.read(h, SENDER, secret)
         if h.identity == GATEWAY:
             response = await self.http.post(h.subject, content=h.body, headers=h.headers)
             if response.status_code == 202:
