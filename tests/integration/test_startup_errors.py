@@ -1,6 +1,7 @@
 """Start-up says what is wrong: a database never migrated, a port in use, a bad adapter
 configuration each is one line naming the setting or resource, exit 2, within seconds; `up`
-stops on Ctrl-C whatever its children do."""
+stops on Ctrl-C or SIGTERM whatever its children do (hanging, or crash-looping as when a
+folder shadows the package)."""
 
 from __future__ import annotations
 
@@ -109,32 +110,49 @@ if "service" in sys.argv:  # the component's process: deaf to SIGTERM, never rea
     time.sleep(3600)
 from hello_workflow import PLUGIN
 """
+CRASHING = """\
+import os
+import sys
+
+if "service" in sys.argv:  # the component's process: dies at once, every time
+    print("crashing", flush=True)
+    os._exit(1)
+from hello_workflow import PLUGIN
+"""
+MISBEHAVING = {
+    # A stage process that hangs at start-up (before it is ever ready): seen once.
+    "hanging": (HANGING, 1),
+    # One that dies as it starts (exit 1: restarted, again and again): seen three times.
+    "crashing": (CRASHING, 3),
+}
 
 
-def _hanging_site(root: Path) -> Path:
-    """A plugin whose stage process hangs at start-up (before it is ever ready)."""
+def _misbehaving_site(root: Path, word: str) -> Path:
+    """A plugin distribution whose stage process behaves as `MISBEHAVING[word]` says."""
+    module = f"{word}_hello"
     site = root / "site"
-    info = site / "hanging_hello-0.1.dist-info"
+    info = site / f"{module}-0.1.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hanging-hello\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[interlock.workflows]\nhello = hanging_hello:PLUGIN\n")
-    (site / "hanging_hello.py").write_text(HANGING)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {word}-hello\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[interlock.workflows]\nhello = {module}:PLUGIN\n")
+    (site / f"{module}.py").write_text(MISBEHAVING[word][0])
     return site
 
 
-def _hanging(log: Path, within: float = 60.0) -> None:
-    """Return once the component wrote that it hangs (deaf to SIGTERM from then on)."""
+def _logged(log: Path, word: str, times: int, within: float = 60.0) -> None:
+    """Return once the component wrote `word` `times` times (deaf, or restarted, by then)."""
     deadline = time.monotonic() + within
-    while not (log.exists() and "hanging" in log.read_text()):
-        assert time.monotonic() < deadline, f"no hanging component in {log} after {within}s"
+    while not (log.exists() and log.read_text().count(word) >= times):
+        assert time.monotonic() < deadline, f"{log} shows no {times} x {word!r} after {within}s"
         time.sleep(0.1)
 
 
+@pytest.mark.parametrize("word", list(MISBEHAVING))
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
-def test_ctrl_c_stops_up_while_a_component_is_not_ready(
-    tmp_path: Path, nats_url: str, database_url: str, stop_signal: signal.Signals
+def test_ctrl_c_stops_up_while_a_component_hangs_or_crash_loops(
+    tmp_path: Path, nats_url: str, database_url: str, stop_signal: signal.Signals, word: str
 ) -> None:
-    home, site = tmp_path / "home", _hanging_site(tmp_path)
+    home, site = tmp_path / "home", _misbehaving_site(tmp_path, word)
     env = _stack(
         nats_url,
         database_url,
@@ -150,7 +168,7 @@ def test_ctrl_c_stops_up_while_a_component_is_not_ready(
         text=True,
     )
     try:
-        _hanging(home / "logs" / "hello.greet.log")
+        _logged(home / "logs" / "hello.greet.log", word, MISBEHAVING[word][1])
         up.send_signal(stop_signal)
         signalled = time.monotonic()
         out, _ = up.communicate(timeout=30)
