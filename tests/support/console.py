@@ -72,6 +72,24 @@ async def asgi_client(
             yield client
 
 
+def unconnected_client(
+    operators: Operators, limiter: LoginLimiter | None = None
+) -> httpx.AsyncClient:
+    """An HTTP client of a console app in this process with nothing behind it (no broker, no
+    database, no lifespan): for the pages that need neither, such as the login page."""
+    options: dict[str, Any] = {} if limiter is None else {"limiter": limiter}
+    app = create_app(
+        Settings(),
+        "nats://127.0.0.1:1",
+        "postgresql://nobody@127.0.0.1:1/none",
+        registry=REGISTRY,
+        operators=operators,
+        session_key="test-session-key",
+        **options,
+    )
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://console")
+
+
 async def log_in(client: httpx.AsyncClient, name: str, password: str = PASSWORD) -> httpx.Response:
     """Post the login form (with the CSRF token the login page hands out)."""
     page = await client.get("/login")

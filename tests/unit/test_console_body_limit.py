@@ -10,12 +10,10 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from interlock.config.settings import ConsoleOperator, Settings
-from interlock.console import create_app
+from interlock.config.settings import ConsoleOperator
 from interlock.console.bodylimit import MAX_BODY
 from interlock.console.operators import Operators, hash_password
-from tests.support.console import csrf_of
-from tests.support.workflows import REGISTRY
+from tests.support.console import csrf_of, unconnected_client
 
 pytestmark = pytest.mark.unit
 PASSWORD = "correct horse battery staple"
@@ -27,16 +25,7 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
     operators = Operators(
         {"alice": ConsoleOperator(password_hash=SecretStr(hash_password(PASSWORD)))}
     )
-    app = create_app(
-        Settings(),
-        "nats://127.0.0.1:1",
-        "postgresql://nobody@127.0.0.1:1/none",
-        registry=REGISTRY,
-        operators=operators,
-        session_key="test-session-key",
-    )
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
+    async with unconnected_client(operators) as client:
         yield client
 
 

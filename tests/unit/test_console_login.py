@@ -9,18 +9,15 @@ import logging
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
 from pydantic import SecretStr
 
-from interlock.config.settings import ConsoleOperator, Settings
-from interlock.console import create_app
+from interlock.config.settings import ConsoleOperator
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operator, Operators, hash_password
-from tests.support.console import ManualClock, csrf_of
-from tests.support.workflows import REGISTRY
+from tests.support.console import ManualClock, csrf_of, unconnected_client
 
 pytestmark = pytest.mark.unit
 PASSWORD = "correct horse battery staple"
@@ -42,23 +39,9 @@ def operators() -> CountingOperators:
     return CountingOperators(ALICE)
 
 
-async def _client(operators: Operators, limiter: LoginLimiter | None) -> httpx.AsyncClient:
-    options: dict[str, Any] = {} if limiter is None else {"limiter": limiter}
-    app = create_app(
-        Settings(),
-        "nats://127.0.0.1:1",
-        "postgresql://nobody@127.0.0.1:1/none",
-        registry=REGISTRY,
-        operators=operators,
-        session_key="test-session-key",
-        **options,
-    )
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://console")
-
-
 @pytest.fixture
 async def client(operators: CountingOperators) -> AsyncIterator[httpx.AsyncClient]:
-    async with await _client(operators, None) as client:
+    async with unconnected_client(operators) as client:
         yield client
 
 
@@ -111,7 +94,7 @@ async def test_during_the_delay_nothing_is_checked_and_after_it_the_right_passwo
 ) -> None:
     clock = ManualClock()
     limiter = LoginLimiter(free=2, base=4.0, cap=60.0, clock=clock)
-    async with await _client(operators, limiter) as client:
+    async with unconnected_client(operators, limiter) as client:
         assert [(await log_in(client, "alice", "wrong")).status_code for _ in range(2)] == [401] * 2
         checked = operators.checked
 
