@@ -154,13 +154,12 @@ async def _interleave(
         targets = [await _target(engine, run) for run in runs]
         batch = forge(rng, first + len(sent), min(size, messages - len(sent)), targets, kinds)
         sending = asyncio.gather(*(conns.send(h) for h in batch))
+        in_flight.append((batch, sending))
         sent += batch
         if rate:  # the pace is kept on average: a slow chunk is caught up by the next ones
-            in_flight.append((batch, sending))
             await asyncio.sleep(max(0.0, began + len(sent) / rate - time.monotonic()))
         else:
-            in_flight.append((batch, asyncio.ensure_future(sending)))
-            await in_flight[-1][1]
+            await sending
     achieved = len(sent) / max(time.monotonic() - began, 1e-9)
     for batch, results in in_flight:
         answers.update((h.number, a) for h, a in zip(batch, await results, strict=True) if a)
