@@ -10,6 +10,9 @@ nor holds up, any other message.
 
 A message another projector partition decides (`owns` says no) is acknowledged at once.
 
+Of the messages ready to be decided, a free slot goes to each sender in turn (`fairness`), so
+one sender's backlog never stands between another sender and its next decision.
+
 A message waiting its turn is kept alive (`in_progress`) so that its ack wait does not run
 out and have the server deliver it a second time while the first copy is still queued.
 """
@@ -25,6 +28,7 @@ from nats.aio.msg import Msg
 
 from interlock.contracts.envelope import Envelope, parse_envelope, workflow_id_of
 from interlock.contracts.errors import MalformedMessage
+from interlock.projector.fairness import FairSlots, turn_of
 
 log = logging.getLogger("interlock.projector")
 Parsed = tuple[Msg, Envelope | MalformedMessage]
@@ -48,7 +52,7 @@ class KeyedDispatcher:
     ) -> None:
         self._handle = handle
         self._owns = owns
-        self._slots = asyncio.Semaphore(workers)
+        self._slots = FairSlots(workers)
         self._keep_alive = keep_alive
         self._tails: dict[str, asyncio.Task[None]] = {}
         self._running: set[asyncio.Task[None]] = set()
@@ -80,7 +84,7 @@ class KeyedDispatcher:
     async def _decide(self, parsed: Parsed, previous: asyncio.Task[None] | None) -> None:
         if previous is not None:
             await self._alive_while(parsed[0], asyncio.shield(previous))
-        await self._alive_while(parsed[0], self._slots.acquire())
+        await self._alive_while(parsed[0], self._slots.acquire(turn_of(*parsed)))
         try:
             await self._handle(parsed)
         except Exception:  # never let one message take the dispatcher down; it is redelivered

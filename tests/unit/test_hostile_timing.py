@@ -35,4 +35,17 @@ def test_one_good_workflow_past_the_bound_fails_the_round() -> None:
 
 @pytest.mark.parametrize(("quiet", "attacked"), [([], [1.0]), ([1.0], [])])
 def test_nothing_to_compare_is_no_timing(quiet: list[float], attacked: list[float]) -> None:
-    assert timing.ready(quiet, attacked, 2.0) is None
+    assert timing.ready((quiet, []), (attacked, []), 2.0) is None
+
+
+def test_the_slowest_workflow_shows_where_its_time_went() -> None:
+    t = timing.Timing(
+        quiet_s=[1.0, 1.0, 1.0],
+        attacked_s=[1.0, 3.0],
+        quiet_split=[timing.Split(0.4, 0.6), timing.Split(0.5, 0.5), timing.Split(0.3, 0.7)],
+        attacked_split=[timing.Split(0.4, 0.6), timing.Split(2.5, 0.5)],
+    )
+
+    shown = t.as_json()
+    assert shown["slowest"] == {"deciding_s": 2.5, "dispatching_s": 0.5}
+    assert shown["quiet"] == {"deciding_s": 0.4, "dispatching_s": 0.6}

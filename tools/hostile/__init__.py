@@ -125,9 +125,9 @@ async def run(
         terminal.errors.print("components are already running (e.g. `interlock up`); stop them")
         raise typer.Exit(2)
     async with hostile_stack(s, nats_url, database_url) as (stack, supervisor):
-        quiet = await quiet_round(stack, QUIET_RUNS) if bound else []
+        quiet = await quiet_round(stack, QUIET_RUNS) if bound else ([], [])
         report = await play(stack, rng, messages, good, rate=rate)
-        report.timing = timing.ready(quiet, report.good_seconds, bound)
+        report.timing = timing.ready(quiet, (report.good_seconds, report.good_split), bound)
         crashes = {n: c.restarts for n, c in supervisor.children.items() if c.restarts}
     return report, crashes
 

@@ -118,8 +118,11 @@ async def as_without_noise(stack: Stack, run: Run) -> bool:
     return accepted == HAPPY and refunds == 1
 
 
-async def quiet_round(stack: Stack, count: int, within: float = 120.0) -> list[float]:
-    """Seconds each of `count` good workflows takes, one at a time on the quiet stack."""
+async def quiet_round(
+    stack: Stack, count: int, within: float = 120.0
+) -> tuple[list[float], list[timing.Split]]:
+    """Seconds each of `count` good workflows takes, one at a time on the quiet stack, and
+    where they went."""
     bus = await Clients.connect(stack.settings, stack.server, "hostile-quiet")
     engine = queries.open_reader(stack.database_url, pool_size=2)
     good = Good(stack, bus, engine, ApprovalDesk(bus.approvals))

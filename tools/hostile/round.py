@@ -54,6 +54,8 @@ class Report:
     seconds: float
     good_seconds: list[float] = field(default_factory=list)
     """Each good workflow's seconds from its request's publication to its last commit."""
+    good_split: list[timing.Split] = field(default_factory=list)
+    """Where those seconds went."""
     rate: float = 0.0
     """Hostile messages a second, as they actually went out."""
     accepted_kinds: dict[str, int] = field(default_factory=dict)
@@ -111,7 +113,7 @@ async def play(
             answers.update(await conns.snoops.settled(conns.admin))
             fates = await _fates(conns, engine, runs, sent, answers)
             checked = [await as_without_noise(stack, r) for r in runs]
-            good_seconds = await timing.durations(engine, good_traffic.published)
+            good_seconds, good_split = await timing.durations(engine, good_traffic.published)
         finally:
             await good_traffic.stop()
             await engine.dispose()
@@ -125,6 +127,7 @@ async def play(
         good_failures=failures,
         seconds=time.monotonic() - started,
         good_seconds=good_seconds,
+        good_split=good_split,
         rate=achieved,
     )
 

@@ -9,8 +9,7 @@ good workflows also overlap each other, quiet they run alone."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -22,12 +21,30 @@ BOUND = 2.0
 
 
 @dataclass(frozen=True)
+class Split:
+    """Where one workflow's time went: `deciding`, the seconds from each event's creation to
+    the commit of its decision (the inbound stream, the projector's queue and the decision);
+    `dispatching`, from each commit to the next event's creation (the outbox, the jobs, the
+    stage's work or the approver's answer)."""
+
+    deciding: float
+    dispatching: float
+
+    def as_json(self) -> dict[str, float]:
+        return {"deciding_s": round(self.deciding, 3), "dispatching_s": round(self.dispatching, 3)}
+
+
+@dataclass(frozen=True)
 class Timing:
     quiet_s: list[float]
     """Each quiet workflow's seconds from publication to its last commit."""
     attacked_s: list[float]
     """Each good workflow's of the hostile round."""
     bound: float = BOUND
+    quiet_split: list[Split] = field(default_factory=list)
+    """Where each quiet workflow's time went (`Split`), when known."""
+    attacked_split: list[Split] = field(default_factory=list)
+    """The same of each good workflow of the round."""
 
     @property
     def baseline(self) -> float:
@@ -41,7 +58,7 @@ class Timing:
     def within_bound(self) -> bool:
         return bool(self.attacked_s) and max(self.ratios) <= self.bound
 
-    def as_json(self) -> dict[str, float | bool]:
+    def as_json(self) -> dict[str, object]:
         ratios = sorted(self.ratios)
         return {
             "quiet_median_s": round(self.baseline, 3),
@@ -51,7 +68,19 @@ class Timing:
             "ratio_max": round(ratios[-1], 2),
             "bound": self.bound,
             "within_bound": self.within_bound,
+            **self._slowest(),
         }
+
+    def _slowest(self) -> dict[str, object]:
+        """The slowest good workflow's split against the quiet median's, when known."""
+        if len(self.attacked_split) != len(self.attacked_s) or not self.quiet_split:
+            return {}
+        slowest = max(range(len(self.attacked_s)), key=self.attacked_s.__getitem__)
+        quiet = Split(
+            statistics.median(q.deciding for q in self.quiet_split),
+            statistics.median(q.dispatching for q in self.quiet_split),
+        )
+        return {"slowest": self.attacked_split[slowest].as_json(), "quiet": quiet.as_json()}
 
 
 def _p95(ordered: list[float]) -> float:
@@ -60,18 +89,40 @@ def _p95(ordered: list[float]) -> float:
     return statistics.quantiles(ordered, n=20, method="inclusive")[-1]
 
 
-async def durations(engine: AsyncEngine, published: dict[str, datetime]) -> list[float]:
+async def durations(
+    engine: AsyncEngine, published: dict[str, datetime]
+) -> tuple[list[float], list[Split]]:
     """Seconds from each workflow's publication (`published`, by workflow id) to the commit of
-    its last accepted decision, in the order of `published`."""
+    its last accepted decision, and where they went, in the order of `published`."""
     last: dict[str, datetime] = {}
-    for workflow_id, _, recorded_at in await queries.accepted_timestamps(engine, list(published)):
-        last[workflow_id] = recorded_at  # commit order: the last one stays
-    return [(last[w] - at).total_seconds() for w, at in published.items() if w in last]
+    deciding: dict[str, float] = {}
+    dispatching: dict[str, float] = {}
+    for workflow_id, occurred, recorded in await queries.accepted_timestamps(
+        engine, list(published)
+    ):
+        before = last.get(workflow_id, published[workflow_id])
+        dispatching[workflow_id] = dispatching.get(workflow_id, 0.0) + _seconds(before, occurred)
+        deciding[workflow_id] = deciding.get(workflow_id, 0.0) + _seconds(occurred, recorded)
+        last[workflow_id] = recorded  # commit order: the last one stays
+    timed = [w for w in published if w in last]
+    return (
+        [(last[w] - published[w]).total_seconds() for w in timed],
+        [Split(deciding[w], dispatching[w]) for w in timed],
+    )
 
 
-def ready(quiet: Iterable[float], attacked: Iterable[float], bound: float) -> Timing | None:
+def _seconds(start: datetime, end: datetime) -> float:
+    """`end - start`, never negative (a producer's clock a little ahead of the database's)."""
+    return max(0.0, (end - start).total_seconds())
+
+
+def ready(
+    quiet: tuple[list[float], list[Split]],
+    attacked: tuple[list[float], list[Split]],
+    bound: float,
+) -> Timing | None:
     """The timing of a round, or None when either side has nothing to compare."""
-    quiet_s, attacked_s = list(quiet), list(attacked)
+    (quiet_s, quiet_split), (attacked_s, attacked_split) = quiet, attacked
     if not quiet_s or not attacked_s:
         return None
-    return Timing(quiet_s, attacked_s, bound)
+    return Timing(quiet_s, attacked_s, bound, quiet_split, attacked_split)
