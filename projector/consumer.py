@@ -67,6 +67,7 @@ from interlock.otel.propagation import current_trace_id, inject
 from interlock.projector import door
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.errors import NotDueYet
+from interlock.projector.lines import lines_of
 from interlock.projector.parking import Parking, sequence
 from interlock.projector.partitioning import EVERYTHING, Owner
 from interlock.projector.service import EventOutcome, Projector
@@ -118,6 +119,7 @@ async def run(
         lambda parsed: consume(broker, projector, parsed, patience, parking),
         workers,
         owns=owner.owns,
+        line_of=lines_of(projector),
     )
     try:
         await fetch_in_order(

@@ -6,7 +6,8 @@ workflow and decided once they are, with at most `workers` decisions running at 
 holds back only its own later messages, never the fetch loop or another workflow. Memory is
 bounded by the consumer's `max_ack_pending`, the most the server hands out unacknowledged.
 A malformed message has no workflow: it is chained behind nothing, so it never waits for,
-nor holds up, any other message.
+nor holds up, any other message; nor does one the projector refuses whatever its workflow's
+state (`line_of`, `projector.lines`).
 
 A message another projector partition decides (`owns` says no) is acknowledged at once.
 
@@ -49,9 +50,13 @@ class KeyedDispatcher:
         *,
         keep_alive: float = KEEP_ALIVE_S,
         owns: Callable[[Envelope | MalformedMessage], bool] = lambda _: True,
+        line_of: Callable[[Msg, Envelope | MalformedMessage], str | None] = (
+            lambda _, event: key_of(event)
+        ),
     ) -> None:
         self._handle = handle
         self._owns = owns
+        self._line_of = line_of
         self._slots = FairSlots(workers)
         self._keep_alive = keep_alive
         self._tails: dict[str, asyncio.Task[None]] = {}
@@ -68,7 +73,7 @@ class KeyedDispatcher:
             with suppress(Exception):  # lost with the connection: redelivered, acked again
                 await msg.ack()
             return
-        key = key_of(event)
+        key = self._line_of(msg, event)
         previous = self._tails.get(key) if key is not None else None
         task = asyncio.create_task(self._decide((msg, event), previous))
         self._running.add(task)

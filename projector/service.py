@@ -93,6 +93,15 @@ class Projector:
         inbound = parse_inbound(subject)
         return inbound if self._claims is None else self._claims.checked(inbound, body, headers)
 
+    def refused_at_door(self, event: Envelope, inbound: Inbound) -> bool:
+        """Whether `event` is refused whatever its workflow's state: its sender, its ids or
+        its timestamp (`handle` decides how)."""
+        definition = self._latest(event.workflow_type)
+        spec = definition.event(event.type)
+        if spec is None or self._occurred.refusal(event) is not None:
+            return True
+        return door.refusal(definition, spec, event, inbound, self._clients) is not None
+
     async def handle(
         self, event: Envelope, trace: TraceInfo = NO_TRACE, *, inbound: Inbound | None = None
     ) -> EventOutcome:
