@@ -125,7 +125,11 @@ async def test_the_quiet_baseline_times_each_good_workflow_from_its_request_to_i
 ) -> None:
     running, _ = stack
 
-    quiet = await quiet_round(running, 2)
+    quiet, split = await quiet_round(running, 2)
 
     assert len(quiet) == 2
     assert all(0 < seconds < 60 for seconds in quiet), quiet
+    for seconds, where in zip(quiet, split, strict=True):  # where the time went adds up
+        assert where.deciding > 0
+        assert where.dispatching > 0
+        assert abs(where.deciding + where.dispatching - seconds) < 0.02
