@@ -3,8 +3,9 @@ or with several partitions the partition's own (`projector-p<k>-of-<n>`), which 
 without deciding what another partition decides (`partitioning`).
 
 Messages of different workflows are decided concurrently; messages of one workflow are
-decided one at a time, in stream order, so a command published right after a request is
-never decided before it, and racing transactions on one workflow are the exception.
+decided one at a time, each sender's in stream order (the senders of one workflow take
+turns, `dispatch`), so a command published right after a request is never decided before
+it, and racing transactions on one workflow are the exception.
 
 Why not FastStream's pull subscriber: it runs the messages of one fetched batch as
 concurrent tasks, which reorders messages of one workflow (measured: a quarter of them at

@@ -1,13 +1,19 @@
-"""Keyed dispatch: concurrent across workflows, sequential within one workflow.
+"""Keyed dispatch: concurrent across workflows, one at a time within a workflow.
 
-Messages arrive in stream order; each is chained behind the earlier messages of its own
-workflow and decided once they are, with at most `workers` decisions running at a time.
-`submit` never waits: a workflow stuck behind a dependency (its message retried in place)
-holds back only its own later messages, never the fetch loop or another workflow. Memory is
-bounded by the consumer's `max_ack_pending`, the most the server hands out unacknowledged.
-A malformed message has no workflow: it is chained behind nothing, so it never waits for,
-nor holds up, any other message; nor does one the projector refuses whatever its workflow's
-state (`line_of`, `projector.lines`).
+Messages arrive in stream order; each joins its workflow's line (`Line`) and is decided once
+the messages ahead of it are, with at most `workers` decisions running at a time. `submit`
+never waits: a workflow stuck behind a dependency (its message retried in place) holds back
+only its own later messages, never the fetch loop or another workflow. Memory is bounded by
+the consumer's `max_ack_pending`, the most the server hands out unacknowledged.
+A malformed message has no workflow: it waits in no line, so it never waits for, nor holds
+up, any other message; nor does one the projector refuses whatever its workflow's state
+(`line_of`, `projector.lines`).
+
+Within a line each sender's messages keep their stream order, and the senders take turns:
+a client that puts a thousand messages in front of a workflow's next approval (to be
+refused, one decision each) delays that approval by one of its messages, not by all of
+them. Messages of different senders waiting together were sent without either seeing the
+other decided, so either order is one the senders could have produced.
 
 A message another projector partition decides (`owns` says no) is acknowledged at once.
 
@@ -29,7 +35,7 @@ from nats.aio.msg import Msg
 
 from interlock.contracts.envelope import Envelope, parse_envelope, workflow_id_of
 from interlock.contracts.errors import MalformedMessage
-from interlock.projector.fairness import FairSlots, turn_of
+from interlock.projector.fairness import FairSlots, Line, turn_of
 
 log = logging.getLogger("interlock.projector")
 Parsed = tuple[Msg, Envelope | MalformedMessage]
@@ -59,12 +65,14 @@ class KeyedDispatcher:
         self._line_of = line_of
         self._slots = FairSlots(workers)
         self._keep_alive = keep_alive
-        self._tails: dict[str, asyncio.Task[None]] = {}
+        self._lines: dict[str, Line[Parsed]] = {}
         self._running: set[asyncio.Task[None]] = set()
+        self._unfinished = 0
+        self._keeper: asyncio.Task[None] | None = None
 
     async def submit(self, msg: Msg) -> None:
-        """Chain `msg` behind earlier messages of its workflow; returns at once (or acks
-        it, if another partition decides it)."""
+        """Put `msg` in its workflow's line; returns at once (or acks it, if another
+        partition decides it)."""
         try:
             event: Envelope | MalformedMessage = parse_envelope(msg.data)
         except MalformedMessage as exc:
@@ -73,22 +81,40 @@ class KeyedDispatcher:
             with suppress(Exception):  # lost with the connection: redelivered, acked again
                 await msg.ack()
             return
+        parsed: Parsed = (msg, event)
+        self._unfinished += 1
         key = self._line_of(msg, event)
-        previous = self._tails.get(key) if key is not None else None
-        task = asyncio.create_task(self._decide((msg, event), previous))
-        self._running.add(task)
-        if key is not None:
-            self._tails[key] = task
-        task.add_done_callback(lambda done: self._forget(key, done))
+        if key is None:
+            self._start(self._decide(parsed))
+            return
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = Line()
+            self._start(self._serve(key, line))
+        line.put(turn_of(msg, event), parsed)
+        if self._keeper is None:
+            self._keeper = asyncio.create_task(self._keep_lines_alive())
 
     @property
     def in_flight(self) -> int:
         """Messages submitted and not yet finished."""
-        return len(self._running)
+        return self._unfinished
 
-    async def _decide(self, parsed: Parsed, previous: asyncio.Task[None] | None) -> None:
-        if previous is not None:
-            await self._alive_while(parsed[0], asyncio.shield(previous))
+    def _start(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    async def _serve(self, key: str, line: Line[Parsed]) -> None:
+        """Decide the line's messages, senders in turn, until it is empty."""
+        try:
+            while line:
+                await self._decide(line.take())
+        finally:
+            if self._lines.get(key) is line:
+                del self._lines[key]
+
+    async def _decide(self, parsed: Parsed) -> None:
         await self._alive_while(parsed[0], self._slots.acquire(turn_of(*parsed)))
         try:
             await self._handle(parsed)
@@ -96,25 +122,29 @@ class KeyedDispatcher:
             log.exception("unexpected failure deciding %s", parsed[0].subject)
         finally:
             self._slots.release()
+            self._unfinished -= 1
 
     async def _alive_while(self, msg: Msg, waiting: Awaitable[object]) -> None:
         future = asyncio.ensure_future(waiting)
         while True:
             done, _ = await asyncio.wait({future}, timeout=self._keep_alive)
             if done:
-                with suppress(Exception):  # a predecessor's failure is its own business
-                    future.result()
+                future.result()
                 return
             with suppress(Exception):  # a lost connection: the message is redelivered
                 await msg.in_progress()
 
-    def _forget(self, key: str | None, task: asyncio.Task[None]) -> None:
-        self._running.discard(task)
-        if key is not None and self._tails.get(key) is task:
-            del self._tails[key]
+    async def _keep_lines_alive(self) -> None:
+        """Report every message waiting in a line in progress, every `keep_alive` seconds."""
+        while True:
+            await asyncio.sleep(self._keep_alive)
+            for line in list(self._lines.values()):
+                for msg, _ in line.waiting():
+                    with suppress(Exception):  # a lost connection: the message is redelivered
+                        await msg.in_progress()
 
     async def aclose(self) -> None:
-        tasks = list(self._running)
+        tasks = list(self._running) + ([self._keeper] if self._keeper else [])
         for task in tasks:
             task.cancel()
         for task in tasks:

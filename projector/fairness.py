@@ -8,14 +8,16 @@ client, a stage, the timer service, a webhook sender behind the gateway) and a f
 goes to the next sender in turn, round robin: a sender with one message waiting waits for
 at most one message of each other sender, however many those hold.
 
-Only the order among messages already fetched changes; each workflow's own messages are
-still decided in stream order (the dispatcher chains them before they ask for a slot).
+Only the order among messages already fetched changes. The same turns order each workflow's
+line (`Line`, used by the dispatcher): one sender's messages to a workflow in stream order,
+the senders in turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from typing import Generic, TypeVar
 
 from nats.aio.msg import Msg
 
@@ -23,6 +25,8 @@ from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.subjects import parse_inbound
 from interlock.projector.parking import sender
+
+T = TypeVar("T")
 
 
 def turn_of(raw: Msg, event: Envelope | MalformedMessage) -> str:
@@ -35,6 +39,47 @@ def turn_of(raw: Msg, event: Envelope | MalformedMessage) -> str:
     return sender(inbound, event.event_id if isinstance(event, Envelope) else None)
 
 
+class Line(Generic[T]):
+    """Items queued by sender, taken round robin: each sender's own items in the order they
+    were put, the senders in turn (the one served goes to the back of the turn)."""
+
+    def __init__(self) -> None:
+        self._queues: dict[str, deque[T]] = {}
+        """Senders with items, in turn order (the first is served next)."""
+
+    def put(self, sender: str, item: T) -> None:
+        self._queues.setdefault(sender, deque()).append(item)
+
+    def take(self) -> T:
+        """The next item in turn (IndexError when empty)."""
+        sender = next(iter(self._queues), None)
+        if sender is None:
+            raise IndexError("take from an empty line")
+        queue = self._queues.pop(sender)
+        item = queue.popleft()
+        if queue:
+            self._queues[sender] = queue
+        return item
+
+    def remove(self, sender: str, item: T) -> None:
+        """Withdraw `item` of `sender`, if it is still queued."""
+        queue = self._queues.get(sender)
+        if queue is None or item not in queue:
+            return
+        queue.remove(item)
+        if not queue:
+            del self._queues[sender]
+
+    def waiting(self, sender: str | None = None) -> list[T]:
+        """The items queued (of `sender`, or of every sender)."""
+        if sender is not None:
+            return list(self._queues.get(sender, ()))
+        return [item for queue in self._queues.values() for item in queue]
+
+    def __bool__(self) -> bool:
+        return bool(self._queues)
+
+
 class FairSlots:
     """At most `limit` holders at once; waiters served round robin by sender."""
 
@@ -42,33 +87,28 @@ class FairSlots:
         if limit < 1:
             raise ValueError("a dispatcher needs at least one slot")
         self._free = limit
-        self._waiting: dict[str, deque[asyncio.Future[None]]] = {}
-        """Senders with waiters, in turn order (the first is served next)."""
+        self._waiting: Line[asyncio.Future[None]] = Line()
 
     async def acquire(self, sender: str) -> None:
         if self._free and not self._waiting:
             self._free -= 1
             return
         granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.setdefault(sender, deque()).append(granted)
+        self._waiting.put(sender, granted)
         try:
             await granted
         except asyncio.CancelledError:
             if granted.done() and not granted.cancelled():
                 self.release()  # handed a slot as it was cancelled: pass it on
             else:
-                self._withdraw(sender, granted)
+                self._waiting.remove(sender, granted)
             raise
 
     def release(self) -> None:
         """Give the slot to the sender whose turn it is (then to the back of the turn), or
         keep it free when nobody waits."""
         while self._waiting:
-            sender = next(iter(self._waiting))
-            queue = self._waiting.pop(sender)
-            granted = queue.popleft()
-            if queue:
-                self._waiting[sender] = queue
+            granted = self._waiting.take()
             if not granted.done():
                 granted.set_result(None)
                 return
@@ -76,15 +116,4 @@ class FairSlots:
 
     def waiting(self, sender: str) -> int:
         """How many of `sender`'s messages wait for a slot."""
-        return len(self._waiting.get(sender, ()))
-
-    def _withdraw(self, sender: str, granted: asyncio.Future[None]) -> None:
-        queue = self._waiting.get(sender)
-        if queue is None:
-            return
-        try:
-            queue.remove(granted)
-        except ValueError:
-            return
-        if not queue:
-            del self._waiting[sender]
+        return len(self._waiting.waiting(sender))

@@ -77,6 +77,75 @@ async def test_malformed_messages_never_block_well_formed_ones() -> None:
         await dispatcher.aclose()
 
 
+def from_sender(sender: str, workflow_id: str, n: int) -> Any:
+    body = envelope("CANCEL_REQUESTED", workflow_id=workflow_id, event_id=f"{sender}-{n}")
+    return FakeMsg(body.to_bytes(), f"wf.in.signal.support.{sender}", sequence=n)
+
+
+async def test_one_senders_backlog_in_a_workflows_line_delays_anothers_message_by_one() -> None:
+    handled: list[str] = []
+    gate = asyncio.Event()
+
+    async def handle(parsed: Parsed) -> None:
+        event = parsed[1]
+        assert not isinstance(event, MalformedMessage)
+        await gate.wait()
+        handled.append(event.event_id)
+
+    dispatcher = KeyedDispatcher(handle, 4)
+    try:
+        for n in range(100):  # e.g. replays to be refused, all aimed at the one workflow
+            await dispatcher.submit(from_sender("mallory", "wf-1", n))
+        await dispatcher.submit(from_sender("alice", "wf-1", 0))
+        await _until(lambda: dispatcher.in_flight == 101)
+        gate.set()
+        await _until(lambda: len(handled) == 101)
+    finally:
+        await dispatcher.aclose()
+    assert handled.index("alice-0") <= 1  # the one in hand, then alice's turn: not 100
+    assert [e for e in handled if e.startswith("mallory-")] == [f"mallory-{n}" for n in range(100)]
+
+
+async def test_a_workflows_messages_are_still_decided_one_at_a_time() -> None:
+    running: list[str] = []
+    overlapped: list[str] = []
+
+    async def handle(parsed: Parsed) -> None:
+        event = parsed[1]
+        assert not isinstance(event, MalformedMessage)
+        if running:
+            overlapped.append(event.event_id)
+        running.append(event.event_id)
+        await asyncio.sleep(0)  # yield: another decision of the workflow could start here
+        running.remove(event.event_id)
+
+    dispatcher = KeyedDispatcher(handle, 8)
+    try:
+        for n in range(30):
+            await dispatcher.submit(from_sender(("a", "b", "c")[n % 3], "wf-1", n))
+        await _until(lambda: dispatcher.in_flight == 0)
+    finally:
+        await dispatcher.aclose()
+    assert overlapped == []
+
+
+async def test_messages_waiting_in_a_line_are_kept_alive() -> None:
+    gate = asyncio.Event()
+
+    async def handle(parsed: Parsed) -> None:
+        await gate.wait()
+
+    dispatcher = KeyedDispatcher(handle, 4, keep_alive=0.02)
+    waiting = from_sender("alice", "wf-1", 1)
+    try:
+        await dispatcher.submit(from_sender("alice", "wf-1", 0))
+        await dispatcher.submit(waiting)
+        await _until(lambda: waiting.pings >= 2)
+    finally:
+        gate.set()
+        await dispatcher.aclose()
+
+
 async def _until(condition: Any, within: float = 5.0) -> None:
     deadline = asyncio.get_running_loop().time() + within
     while not condition():
