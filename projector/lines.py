@@ -1,11 +1,12 @@
 """Which workflow's line an inbound message waits in.
 
 Messages of one workflow are decided one at a time (each sender's in stream order), because
-each decision reads the state the one before it left. A message the projector refuses whatever that state
-is (a sender who may not speak for the tenant, the type or the role; an id reserved for
-results or timers; a timestamp out of range) reads nothing the workflow's other messages
-write, so it waits in no line: decided at once, beside them. Otherwise an attacker who
-knows a workflow's id could put any number of refusals in front of its next genuine step.
+each decision reads the state the one before it left. A message the projector refuses
+whatever that state is (a sender who may not speak for the tenant, the type or the role; an
+id reserved for results or timers; a timestamp out of range) reads nothing the workflow's
+other messages write, so it waits in no line: decided at once, beside them. Otherwise an
+attacker who knows a workflow's id could put any number of refusals in front of its next
+genuine step.
 
 Anything the check cannot tell (a claim it cannot read, a type nobody installed) stays in
 the workflow's line and is decided there as before.
