@@ -26,7 +26,7 @@ async def hop_latencies(engine: AsyncEngine, workflow_ids: list[str]) -> dict[st
     rows = await queries.accepted_timestamps(engine, workflow_ids)
     hops: dict[str, list[float]] = defaultdict(list)
     previous: dict[str, Any] = {}
-    for workflow_id, occurred, recorded in rows:
+    for workflow_id, occurred, recorded, _ in rows:
         hops["decide_commit"].append((recorded - occurred).total_seconds() * 1000)
         if workflow_id in previous:
             hops["dispatch_work"].append((occurred - previous[workflow_id]).total_seconds() * 1000)

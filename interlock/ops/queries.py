@@ -227,17 +227,17 @@ async def decisions_per_workflow(
 
 async def accepted_timestamps(
     engine: AsyncEngine, workflow_ids: list[str]
-) -> list[tuple[str, datetime, datetime]]:
-    """`(workflow_id, occurred_at, recorded_at)` of each accepted transition of these
-    workflows, per workflow in commit order."""
+) -> list[tuple[str, datetime, datetime, str]]:
+    """`(workflow_id, occurred_at, recorded_at, event_type)` of each accepted transition of
+    these workflows, per workflow in commit order."""
     query = (
-        select(audit.c.workflow_id, audit.c.occurred_at, audit.c.recorded_at)
+        select(audit.c.workflow_id, audit.c.occurred_at, audit.c.recorded_at, audit.c.event_type)
         .where(audit.c.workflow_id.in_(workflow_ids), audit.c.accepted)
         .order_by(audit.c.workflow_id, audit.c.id)
     )
     async with engine.connect() as conn:
         rows = (await conn.execute(query)).all()
-    return [(r.workflow_id, r.occurred_at, r.recorded_at) for r in rows]
+    return [(r.workflow_id, r.occurred_at, r.recorded_at, r.event_type) for r in rows]
 
 
 async def refusals_of(engine: AsyncEngine, event_ids: list[str]) -> dict[str, str | None]:

@@ -49,3 +49,19 @@ def test_the_slowest_workflow_shows_where_its_time_went() -> None:
     shown = t.as_json()
     assert shown["slowest"] == {"deciding_s": 2.5, "dispatching_s": 0.5}
     assert shown["quiet"] == {"deciding_s": 0.4, "dispatching_s": 0.6}
+
+
+def test_the_slowest_workflow_shows_each_step_it_took() -> None:
+    steps = (("START", 0.0, 0.05), ("APPROVED", 0.2, 1.25))
+    t = timing.Timing(
+        quiet_s=[1.0],
+        attacked_s=[1.5],
+        quiet_split=[timing.Split(0.1, 0.2)],
+        attacked_split=[timing.Split(1.3, 0.2, steps)],
+    )
+
+    assert t.as_json()["slowest"] == {
+        "deciding_s": 1.3,
+        "dispatching_s": 0.2,
+        "steps": [["START", 0.0, 0.05], ["APPROVED", 0.2, 1.25]],
+    }

@@ -29,9 +29,18 @@ class Split:
 
     deciding: float
     dispatching: float
+    steps: tuple[tuple[str, float, float], ...] = ()
+    """Each accepted event's type, the seconds before its creation (since the last commit)
+    and its own deciding seconds, in commit order, when known."""
 
-    def as_json(self) -> dict[str, float]:
-        return {"deciding_s": round(self.deciding, 3), "dispatching_s": round(self.dispatching, 3)}
+    def as_json(self) -> dict[str, object]:
+        shown: dict[str, object] = {
+            "deciding_s": round(self.deciding, 3),
+            "dispatching_s": round(self.dispatching, 3),
+        }
+        if self.steps:
+            shown["steps"] = [[t, round(before, 3), round(d, 3)] for t, before, d in self.steps]
+        return shown
 
 
 @dataclass(frozen=True)
@@ -95,20 +104,23 @@ async def durations(
     """Seconds from each workflow's publication (`published`, by workflow id) to the commit of
     its last accepted decision, and where they went, in the order of `published`."""
     last: dict[str, datetime] = {}
-    deciding: dict[str, float] = {}
-    dispatching: dict[str, float] = {}
-    for workflow_id, occurred, recorded in await queries.accepted_timestamps(
+    steps: dict[str, list[tuple[str, float, float]]] = {}
+    for workflow_id, occurred, recorded, event_type in await queries.accepted_timestamps(
         engine, list(published)
     ):
         before = last.get(workflow_id, published[workflow_id])
-        dispatching[workflow_id] = dispatching.get(workflow_id, 0.0) + _seconds(before, occurred)
-        deciding[workflow_id] = deciding.get(workflow_id, 0.0) + _seconds(occurred, recorded)
+        step = (event_type, _seconds(before, occurred), _seconds(occurred, recorded))
+        steps.setdefault(workflow_id, []).append(step)
         last[workflow_id] = recorded  # commit order: the last one stays
     timed = [w for w in published if w in last]
     return (
         [(last[w] - published[w]).total_seconds() for w in timed],
-        [Split(deciding[w], dispatching[w]) for w in timed],
+        [_split(steps[w]) for w in timed],
     )
+
+
+def _split(steps: list[tuple[str, float, float]]) -> Split:
+    return Split(sum(s[2] for s in steps), sum(s[1] for s in steps), tuple(steps))
 
 
 def _seconds(start: datetime, end: datetime) -> float:
