@@ -27,7 +27,8 @@ from interlock.messaging.permissions import ADMIN
 from interlock.tools.hostile import hostile_stack, with_read_clients
 from interlock.tools.hostile.account import ACCEPTED, UNACCOUNTED
 from interlock.tools.hostile.doorway import DOOR_FORGERS
-from interlock.tools.hostile.good import Stack, quiet_round
+from interlock.tools.hostile.genuine import quiet_round
+from interlock.tools.hostile.good import Stack
 from interlock.tools.hostile.reads import READ_FORGERS
 from interlock.tools.hostile.round import play
 

@@ -43,7 +43,8 @@ from interlock.config.settings import ConsoleOperator, GatewaySender, Settings
 from interlock.console.operators import hash_password
 from interlock.tools.hostile import reads, timing, web
 from interlock.tools.hostile.forge import SENDER
-from interlock.tools.hostile.good import TENANT, Stack, quiet_round
+from interlock.tools.hostile.genuine import quiet_round
+from interlock.tools.hostile.good import TENANT, Stack
 from interlock.tools.hostile.round import Report, play
 
 PARAMETERS = {"support": {"approval_sla_seconds": 3600.0, "retry_delay_scale": 0.02}}

@@ -1,6 +1,6 @@
 """The good traffic of a hostile round: refund requests for the round's tenant, each approved
-as soon as its approval is asked, checked to have run exactly as without any noise; and the
-quiet baseline, the same requests one at a time on the quiet stack."""
+as soon as its approval is asked, checked to have run exactly as without any noise (the
+process that sends them, and the quiet baseline, are `genuine`'s)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,9 @@ from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
-from interlock.ops import queries
 from interlock.ops.signals import Clients
 from interlock.simulators import action_count, seed_customer
 from interlock.tools.demo.runner import ApprovalDesk, Run, approve
-from interlock.tools.hostile import timing
 
 TENANT = "hostile-good"
 TERMINAL = ("COMPLETED", "FAILED", "REJECTED", "CANCELLED", "MANUAL_REVIEW", "FAILED_COMPENSATED")
@@ -116,23 +114,3 @@ async def as_without_noise(stack: Stack, run: Run) -> bool:
     accepted = sorted(e["event_type"] for e in view["audit"] if e["accepted"])
     refunds = await action_count(stack.database_url, customer_id=run.customer_id)
     return accepted == HAPPY and refunds == 1
-
-
-async def quiet_round(
-    stack: Stack, count: int, within: float = 120.0
-) -> tuple[list[float], list[timing.Split]]:
-    """Seconds each of `count` good workflows takes, one at a time on the quiet stack, and
-    where they went."""
-    bus = await Clients.connect(stack.settings, stack.server, "hostile-quiet")
-    engine = queries.open_reader(stack.database_url, pool_size=2)
-    good = Good(stack, bus, engine, ApprovalDesk(bus.approvals))
-    await good.desk.start()
-    try:
-        for _ in range(count):
-            run = await good.start()
-            await asyncio.wait_for(run.wait_state(*TERMINAL), within)
-        return await timing.durations(engine, good.published)
-    finally:
-        await good.stop()
-        await engine.dispose()
-        await bus.close()

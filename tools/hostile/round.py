@@ -24,16 +24,11 @@ from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.ops import queries
 from interlock.ops.signals import Clients
-from interlock.tools.demo.runner import ApprovalDesk, Run
+from interlock.tools.demo.runner import Run
 from interlock.tools.hostile import account, redrive, timing
 from interlock.tools.hostile.forge import GATEWAY, REDRIVE, SENDER, Hostile, Target, forge
-from interlock.tools.hostile.good import (
-    TENANT,
-    Good,
-    Stack,
-    as_without_noise,
-    settled,
-)
+from interlock.tools.hostile.genuine import Genuine
+from interlock.tools.hostile.good import TENANT, Stack, as_without_noise, settled
 from interlock.tools.hostile.reads import SNOOP
 from interlock.tools.hostile.snoop import Snoops
 from interlock.tools.hostile.web import CONSOLE, GATEWAY_READ, Web
@@ -100,11 +95,10 @@ async def play(
     `good` good workflows, at `rate` messages a second (0: as fast as they are taken, in
     bursts of `CHUNK`); report."""
     started = time.monotonic()
-    async with _Connections(stack) as conns:
+    async with _Connections(stack) as conns, Genuine(stack, "hostile-good") as genuine:
         engine = queries.open_reader(stack.database_url, pool_size=4)
-        good_traffic = Good(stack, conns.bus, engine, ApprovalDesk(conns.bus.approvals))
-        await good_traffic.desk.start()
         try:
+            good_traffic = _Good(genuine, conns.bus, engine, stack.database_url)
             runs = [await good_traffic.start()]
             sent, answers, achieved = await _interleave(
                 conns, engine, good_traffic, rng, messages=messages, runs=runs, good=good,
@@ -113,9 +107,9 @@ async def play(
             answers.update(await conns.snoops.settled(conns.admin))
             fates = await _fates(conns, engine, runs, sent, answers)
             checked = [await as_without_noise(stack, r) for r in runs]
-            good_seconds, good_split = await timing.durations(engine, good_traffic.published)
+            published = await genuine.published()
+            good_seconds, good_split = await timing.durations(engine, published)
         finally:
-            await good_traffic.stop()
             await engine.dispose()
     failures = [r.workflow_id for r, ok in zip(runs, checked, strict=True) if not ok]
     return Report(
@@ -132,8 +126,23 @@ async def play(
     )
 
 
+@dataclass
+class _Good:
+    """The round's view of the genuine client's workflows (`genuine`, another process)."""
+
+    genuine: Genuine
+    bus: Clients
+    engine: AsyncEngine
+    database_url: str
+
+    async def start(self) -> Run:
+        workflow_id, customer = await self.genuine.start()
+        return Run("good", workflow_id, TENANT, customer, self.bus, self.engine,
+                   self.database_url)  # fmt: skip
+
+
 async def _interleave(
-    conns: _Connections, engine: AsyncEngine, good_traffic: Good, rng: random.Random, *,
+    conns: _Connections, engine: AsyncEngine, good_traffic: _Good, rng: random.Random, *,
     messages: int, runs: list[Run], good: int, kinds: Iterable[str], rate: float,
 ) -> tuple[list[Hostile], dict[int, str], float]:  # fmt: skip
     """Hostile messages in chunks; a good workflow starts every few chunks. Paced (`rate`),
