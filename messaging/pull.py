@@ -65,7 +65,11 @@ class PullConsumer:
         """One message handed on (with `held=True`) is settled: another may be requested."""
         if self._held is not None:
             self._held = max(0, self._held - 1)
-            self._queue.put_nowait(None)  # wakes the loop to ask for one more
+            self.wake()  # to ask for one more
+
+    def wake(self) -> None:
+        """Have `messages` look at its stop event (and top up) now rather than in a while."""
+        self._queue.put_nowait(None)
 
     async def messages(self, stop: asyncio.Event) -> AsyncGenerator[Msg, None]:
         """Yield messages until `stop` is set (noticed within `expires` / 4)."""
@@ -90,7 +94,7 @@ class PullConsumer:
                     # that means they were lost (a reconnect): ask again.
                     await self._top_up(inbox, lost=loop.time() - heard > self._expires + 1)
                     continue
-                if msg is None:  # a held message was released
+                if msg is None:  # woken: released, or stopping
                     await self._top_up(inbox)
                     continue
                 heard = loop.time()

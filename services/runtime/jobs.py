@@ -71,6 +71,7 @@ async def run_jobs(
             slots.release()
             consumer.release()
 
+    stopping = asyncio.create_task(_wake_on(stop, consumer))
     try:
         async with aclosing(consumer.messages(stop)) as jobs:
             async for msg in jobs:
@@ -79,7 +80,13 @@ async def run_jobs(
                 running.add(task)
                 task.add_done_callback(running.discard)
     finally:
+        stopping.cancel()
         await _finish(running, grace)
+
+
+async def _wake_on(stop: asyncio.Event, consumer: PullConsumer) -> None:
+    await stop.wait()
+    consumer.wake()
 
 
 def _unexpected(msg: Msg, exc: Exception) -> None:
