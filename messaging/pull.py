@@ -11,7 +11,8 @@ once: none waits in the process, unattended, while its ack wait runs out.
 
 Guarantees: messages are yielded in the order the server delivers them (stream order for a
 single consumer instance); nothing is acked here — the caller acks, naks or terminates each
-message. A lost pull request (reconnect, server restart) is re-issued after `expires`. The
+message it is handed (held messages that arrived but were never handed on are naked at
+stop). A lost pull request (reconnect, server restart) is re-issued after `expires`. The
 pull requests reply to an inbox under the connection's inbox prefix (`nc.new_inbox()`), the
 only one its NATS user may subscribe to.
 """
@@ -110,7 +111,8 @@ class PullConsumer:
                 await self._top_up(inbox)
         finally:
             await subscription.unsubscribe()
-            await _hand_back(queue)
+            if self._held is not None:
+                await _hand_back(queue)
 
     async def _on_status(self, msg: Msg) -> None:
         headers = msg.headers or {}
@@ -136,7 +138,9 @@ class PullConsumer:
 
 async def _hand_back(queue: asyncio.Queue[Msg | None]) -> None:
     """Nak what arrived but was never handed on, so it is redelivered now rather than after
-    its ack wait (best effort: a nak that cannot be sent changes nothing)."""
+    its ack wait (best effort: a nak that cannot be sent changes nothing). Only for held
+    (independent) messages: an ordered consumer's message redelivered at once could be
+    decided elsewhere before the one ahead of it, still being finished here."""
     while not queue.empty():
         msg = queue.get_nowait()
         if msg is not None and msg.reply and msg.reply.startswith("$JS.ACK."):
