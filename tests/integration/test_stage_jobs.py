@@ -135,3 +135,32 @@ async def test_stop_lets_running_jobs_finish_then_cancels_the_late_ones(nc: Clie
     await nc.flush()
     info = await nc.jetstream().consumer_info(subjects.STREAM_JOBS, DURABLE)
     assert (info.num_pending, info.num_ack_pending) == (1, 1)  # nothing taken after stop
+
+
+async def test_jobs_are_pulled_into_the_connections_own_inbox_prefix(
+    nc: Client, nats_url: str
+) -> None:
+    """The only inbox a stage's NATS user may subscribe to is its own prefix's."""
+    prefix = subjects.inbox_prefix("stage-t-s")
+    requests: list[str] = []
+
+    async def seen(msg: Msg) -> None:
+        requests.append(msg.reply)
+
+    await nc.subscribe(f"$JS.API.CONSUMER.MSG.NEXT.{subjects.STREAM_JOBS}.{DURABLE}", cb=seen)
+    await nc.flush()
+    stage_nc = await nats.connect(nats_url, inbox_prefix=prefix)
+    stop = asyncio.Event()
+
+    async def work(msg: Msg) -> None:
+        await msg.ack()
+
+    task = _running(stage_nc, work, stop)
+    try:
+        await until(lambda: asyncio.sleep(0, list(requests)), bool)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 5)
+        await stage_nc.close()
+
+    assert all(reply.startswith(f"{prefix}.") for reply in requests)
