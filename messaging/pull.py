@@ -5,9 +5,16 @@ lingering pull request, topped up as messages arrive), the pattern of the offici
 `Consume`. The request-per-fetch loop of nats-py's `fetch(n)` instead waits for a batch to
 fill or its deadline to pass, which adds that deadline to every hop of a quiet workflow.
 
+With `held=True` a message handed on counts against `batch` until the caller `release`s it
+(it has been settled), so no more than `batch` messages are ever requested or worked on at
+once: none waits in the process, unattended, while its ack wait runs out.
+
 Guarantees: messages are yielded in the order the server delivers them (stream order for a
 single consumer instance); nothing is acked here — the caller acks, naks or terminates each
-message. A lost pull request (reconnect, server restart) is re-issued after `expires`.
+message it is handed (held messages that arrived but were never handed on are naked at
+stop). A lost pull request (reconnect, server restart) is re-issued after `expires`. The
+pull requests reply to an inbox under the connection's inbox prefix (`nc.new_inbox()`), the
+only one its NATS user may subscribe to.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import suppress
 
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -40,6 +48,7 @@ class PullConsumer:
         batch: int = 64,
         expires: float = 5.0,
         progress: Progress | None = None,
+        held: bool = False,
     ) -> None:
         self._nc = nc
         self._progress = progress
@@ -47,11 +56,26 @@ class PullConsumer:
         self._batch = batch
         self._expires = expires
         self._outstanding = 0
+        self._held: int | None = 0 if held else None
+        # Held messages top up one at a time (a free worker is never left idle); others in
+        # halves of `batch` (fewer requests for a consumer that keeps many in flight).
+        self._refill = 1 if held else max(1, batch // 2)
+        self._queue: asyncio.Queue[Msg | None] = asyncio.Queue()
 
-    async def messages(self, stop: asyncio.Event) -> AsyncIterator[Msg]:
+    def release(self) -> None:
+        """One message handed on (with `held=True`) is settled: another may be requested."""
+        if self._held is not None:
+            self._held = max(0, self._held - 1)
+            self.wake()  # to ask for one more
+
+    def wake(self) -> None:
+        """Have `messages` look at its stop event (and top up) now rather than in a while."""
+        self._queue.put_nowait(None)
+
+    async def messages(self, stop: asyncio.Event) -> AsyncGenerator[Msg, None]:
         """Yield messages until `stop` is set (noticed within `expires` / 4)."""
         inbox = self._nc.new_inbox()
-        queue: asyncio.Queue[Msg] = asyncio.Queue()
+        queue = self._queue
 
         async def deliver(msg: Msg) -> None:
             queue.put_nowait(msg)
@@ -71,17 +95,24 @@ class PullConsumer:
                     # that means they were lost (a reconnect): ask again.
                     await self._top_up(inbox, lost=loop.time() - heard > self._expires + 1)
                     continue
+                if msg is None:  # woken: released, or stopping
+                    await self._top_up(inbox)
+                    continue
                 heard = loop.time()
                 if self._progress is not None:
                     self._progress.advanced()  # the server answered: a message or a status
                 if msg.reply and msg.reply.startswith("$JS.ACK."):
                     self._outstanding = max(0, self._outstanding - 1)
+                    if self._held is not None:
+                        self._held += 1
                     yield msg
                 else:
                     await self._on_status(msg)
                 await self._top_up(inbox)
         finally:
             await subscription.unsubscribe()
+            if self._held is not None:
+                await _hand_back(queue)
 
     async def _on_status(self, msg: Msg) -> None:
         headers = msg.headers or {}
@@ -94,12 +125,24 @@ class PullConsumer:
             await asyncio.sleep(1.0)  # e.g. the consumer is being recreated: don't spin
 
     async def _top_up(self, inbox: str, *, lost: bool = False) -> None:
-        """Keep `batch` messages requested; `lost` forgets requests that never ended."""
+        """Keep `batch` messages requested or held; `lost` forgets requests that never ended."""
         if lost:
             self._outstanding = 0
-        wanted = self._batch - self._outstanding
-        if wanted < max(1, self._batch // 2):
+        wanted = self._batch - self._outstanding - (self._held or 0)
+        if wanted < self._refill:
             return
         request = {"batch": wanted, "expires": int(self._expires * 1e9)}
         await self._nc.publish(self._subject, json.dumps(request).encode(), reply=inbox)
         self._outstanding += wanted
+
+
+async def _hand_back(queue: asyncio.Queue[Msg | None]) -> None:
+    """Nak what arrived but was never handed on, so it is redelivered now rather than after
+    its ack wait (best effort: a nak that cannot be sent changes nothing). Only for held
+    (independent) messages: an ordered consumer's message redelivered at once could be
+    decided elsewhere before the one ahead of it, still being finished here."""
+    while not queue.empty():
+        msg = queue.get_nowait()
+        if msg is not None and msg.reply and msg.reply.startswith("$JS.ACK."):
+            with suppress(Exception):
+                await msg.nak()

@@ -30,7 +30,7 @@ from interlock.messaging.progress import Progress
 from interlock.services.runtime.admission import JobAdmission
 from interlock.services.runtime.openjobs import OpenJobsReader
 from interlock.services.runtime.signatures import JobVerifier
-from interlock.services.runtime.stage import register
+from interlock.services.runtime.stage import serve
 
 log = logging.getLogger("interlock")
 
@@ -69,24 +69,25 @@ async def _serve(
         )
         nats_broker = broker(rt, connection, stop)
         handlers = {t: stage_handlers(rt, nc, t) for t in dict.fromkeys(t for t, _ in stages)}
-        for workflow_type, stage in stages:
-            register(
-                nats_broker,
-                handlers[workflow_type][stage],
-                admission,
-                workers=rt.settings.stage_workers,
-                inbox_prefix=rt.inbox_prefix,
-            )
         await nats_broker.start()
         exit_stack.push_async_callback(nats_broker.stop)
         for reporter in progress.values():
             reporter.watch(lambda: nats_broker.connection.is_connected)
-        await asyncio.gather(
-            *(
-                _fetching(nc, subjects.stage_consumer(t, s), progress[name], stop)
-                for name, (t, s) in zip(names, stages, strict=True)
-            )
-        )
+        # A failing stage ends the group (and so the process): the supervisor restarts it.
+        async with asyncio.TaskGroup() as group:
+            for name, (workflow_type, stage) in zip(names, stages, strict=True):
+                worker = handlers[workflow_type][stage]
+                group.create_task(
+                    serve(
+                        nats_broker,
+                        worker,
+                        admission,
+                        stop,
+                        workers=rt.settings.stage_workers,
+                        grace=rt.settings.shutdown_grace / 2,
+                    )
+                )
+                group.create_task(_fetching(nc, worker.source, progress[name], stop))
 
 
 async def _fetching(nc: Client, durable: str, progress: Progress, stop: asyncio.Event) -> None:

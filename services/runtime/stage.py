@@ -1,6 +1,7 @@
 """Running one stage: consume its jobs, skip stale ones, do the work, submit one result.
 
-Per job, in order:
+Jobs come from the stage's durable consumer through `jobs.run_jobs` (a continuous pull,
+`workers` at a time), as raw JetStream messages. Per job, in order:
 1. parse the envelope and the job, and verify the projector's signature (malformed, unsigned
    or altered -> dead-letter `wf.dlq.<type>-<stage>`, see `admission`);
 2. skip the job if the open-jobs record says the workflow no longer waits for it;
@@ -28,9 +29,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from faststream.middlewares import AckPolicy
-from faststream.nats import JStream, NatsBroker, PullSub
-from faststream.nats.message import NatsMessage as NatsMessageType
+from faststream.nats import NatsBroker
 from nats.aio.msg import Msg
 from opentelemetry import trace
 from pydantic import ValidationError
@@ -53,6 +52,7 @@ from interlock.otel.messaging import consuming, publishing
 from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.admission import JobAdmission
 from interlock.services.runtime.failing import report
+from interlock.services.runtime.jobs import run_jobs
 
 log = logging.getLogger("interlock.stage")
 tracer = trace.get_tracer("interlock.stage")
@@ -95,47 +95,30 @@ class StageWorker:
         return Actor(id=f"{self.name}-service", role="service")
 
 
-def register(
+async def serve(
     broker: NatsBroker,
     stage: StageWorker,
     admission: JobAdmission,
+    stop: asyncio.Event,
     *,
     workers: int = 8,
-    inbox_prefix: str = "_INBOX",
+    grace: float = 5.0,
 ) -> None:
-    """Subscribe `stage` to its job subject on `broker` (a durable pull consumer), pulling
-    into `inbox_prefix` (the only inbox the stage's NATS user may subscribe to)."""
+    """Run `stage`'s jobs from its durable pull consumer on the connection of `broker` (which
+    must be started), `workers` at a time, until `stop` (see `jobs.run_jobs`)."""
 
-    @broker.subscriber(
-        subjects.job(stage.workflow_type, stage.name),
-        stream=JStream(subjects.STREAM_JOBS, declare=False),
-        durable=stage.source,
-        # One message per pull: delivered the moment it arrives (a bigger batch would wait
-        # to fill, adding its timeout to every hop); `max_workers` gives the concurrency.
-        pull_sub=PullSub(batch_size=1, timeout=5.0),
-        inbox_prefix=f"{inbox_prefix}.".encode(),
-        max_workers=workers,
-        ack_policy=AckPolicy.MANUAL,
-        decoder=_undecoded,
-    )
-    async def on_job(msg: Any) -> None:  # the NatsMessage itself: see `_undecoded`
+    async def work(msg: Msg) -> None:
         await consume(broker, stage, admission, msg)
 
-
-async def _undecoded(msg: NatsMessageType) -> NatsMessageType:
-    """Give the handler the message itself rather than a decoded body: the stage parses the
-    envelope once, and the handler needs no context injection (FastStream resolves an
-    injected message synchronously on a worker thread: a thread hop on every job)."""
-    return msg
+    await run_jobs(broker.connection, stage.source, work, stop, workers=workers, grace=grace)
 
 
 async def consume(
-    broker: NatsBroker, stage: StageWorker, admission: JobAdmission, msg: NatsMessageType
+    broker: NatsBroker, stage: StageWorker, admission: JobAdmission, raw: Msg
 ) -> None:
-    raw = msg.raw_message
     with consuming(tracer, f"stage {stage.name}", raw.subject, raw.headers) as span:
         try:
-            envelope = parse_envelope(msg.body)
+            envelope = parse_envelope(raw.data)
             job = JobPayload.model_validate(envelope.payload)
             span.set_attributes(
                 {
@@ -157,7 +140,7 @@ async def consume(
                     effects=stage.effects,
                     redelivered=deliveries(raw) > 1,
                 ),
-                msg.in_progress,
+                raw.in_progress,
                 what=f"{stage.name} open-jobs lookup",
             )
         except (MalformedMessage, ValidationError) as exc:
@@ -165,16 +148,16 @@ async def consume(
             span.set_attribute("interlock.dead_letter_reason", reason)
             await waited_out(
                 lambda: dead_letter(broker, raw, source=stage.source, reason=reason, detail=detail),
-                msg.in_progress,
+                raw.in_progress,
                 what=f"{stage.name} dead letter",
             )
             return
         if stale:
             span.set_attribute("interlock.job_stale", True)
-            await settle(msg.ack, raw.subject)
+            await settle(raw.ack, raw.subject)
             return
         crash_point(f"{stage.workflow_type}.{stage.name}.before_call")
-        result = await _run(stage, job, envelope, msg)
+        result = await _run(stage, job, envelope, raw)
         if result is None:
             return
         crash_point(f"{stage.workflow_type}.{stage.name}.after_effect")
@@ -183,11 +166,11 @@ async def consume(
             span.set_attribute("interlock.error_class", str(failed))
         await waited_out(
             lambda: submit(broker, stage, envelope, job, result),
-            msg.in_progress,
+            raw.in_progress,
             what=f"{stage.name} result",
         )
         crash_point(f"{stage.workflow_type}.{stage.name}.after_result")
-    await settle(msg.ack, raw.subject)
+    await settle(raw.ack, raw.subject)
 
 
 def _refusal(exc: MalformedMessage | ValidationError) -> tuple[str, str]:
@@ -199,16 +182,16 @@ def _refusal(exc: MalformedMessage | ValidationError) -> tuple[str, str]:
 
 
 async def _run(
-    stage: StageWorker, job: JobPayload, envelope: Envelope, msg: NatsMessageType
+    stage: StageWorker, job: JobPayload, envelope: Envelope, raw: Msg
 ) -> StageResult | None:
-    heartbeat = asyncio.create_task(_keep_alive(msg, stage.heartbeat_s))
+    heartbeat = asyncio.create_task(_keep_alive(raw, stage.heartbeat_s))
     try:
         return await stage.handler(job, envelope)
     except Exception as exc:
-        given_up = after_failure(stage, exc, job, envelope, deliveries(msg.raw_message))
+        given_up = after_failure(stage, exc, job, envelope, deliveries(raw))
         if given_up is None:
-            delay = nak_delay(exc, msg.raw_message)
-            await settle(lambda: msg.nack(delay=delay), msg.raw_message.subject)
+            delay = nak_delay(exc, raw)
+            await settle(lambda: raw.nak(delay=delay), raw.subject)
         return given_up
     finally:
         heartbeat.cancel()
@@ -261,10 +244,10 @@ def _escalated(result: StageResult) -> str | None:
     return str(result.payload.get("reason")) if result.event_type == "ESCALATE" else None
 
 
-async def _keep_alive(msg: NatsMessageType, every: float) -> None:
+async def _keep_alive(raw: Msg, every: float) -> None:
     while True:
         await asyncio.sleep(every)
-        await settle(msg.in_progress, msg.raw_message.subject)
+        await settle(raw.in_progress, raw.subject)
 
 
 def result_event(

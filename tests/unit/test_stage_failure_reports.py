@@ -162,18 +162,9 @@ async def test_a_state_without_permanent_error_escalates_at_once_with_the_messag
     )
 
 
-class Job:
+def job_message(delivered: int) -> FakeMsg:
     """A job message as the stage runtime holds it, recording how it was settled."""
-
-    def __init__(self, delivered: int) -> None:
-        self.raw_message = FakeMsg(b"", "wf.job.t.s", delivered=delivered)
-        self.naks: list[float | None] = []
-
-    async def nack(self, delay: float | None = None) -> None:
-        self.naks.append(delay)
-
-    async def in_progress(self) -> None:
-        return None
+    return FakeMsg(b"", "wf.job.t.s", delivered=delivered)
 
 
 def worker(exc: Exception) -> StageWorker:
@@ -186,7 +177,7 @@ def worker(exc: Exception) -> StageWorker:
 async def test_a_redelivered_failure_is_logged_with_workflow_message_and_traceback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    msg = Job(delivered=1)
+    msg = job_message(delivered=1)
     with caplog.at_level(logging.WARNING, logger="interlock.stage"):
         result = await _run(
             worker(Transient(f"busy for {CUSTOMER}")),
@@ -196,7 +187,7 @@ async def test_a_redelivered_failure_is_logged_with_workflow_message_and_traceba
         )
 
     assert result is None
-    assert len(msg.naks) == 1
+    assert [kind for kind, _ in msg.endings] == ["nak"]
     assert "s will retry job job-1 (delivery 1) of workflow wf-8624: Transient: busy for" in (
         caplog.text
     )
@@ -209,7 +200,7 @@ async def test_the_last_delivery_escalates_with_the_redacted_message() -> None:
         worker(Transient(f"busy for {CUSTOMER}")),
         job(customer=CUSTOMER),
         ENVELOPE,
-        cast(Any, Job(delivered=6)),
+        cast(Any, job_message(delivered=6)),
     )
 
     assert result is not None

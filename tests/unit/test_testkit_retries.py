@@ -113,7 +113,7 @@ async def test_the_runtime_stage_reports_a_retryable_error_on_the_last_delivery(
         raise ExternalUnavailable("down", retry_after=5)
 
     failing = dataclasses.replace(stage, handler=down)
-    msg = Job(STAGE_MAX_DELIVER)
+    msg = job_message(STAGE_MAX_DELIVER)
     job = JobPayload(job_id="j", stage="send", state="SENDING", definition_version=1, inputs={})
 
     result = await _run(failing, job, ENVELOPE, cast(Any, msg))
@@ -123,16 +123,9 @@ async def test_the_runtime_stage_reports_a_retryable_error_on_the_last_delivery(
         "RETRYABLE_ERROR",
         "send_unavailable",
     )
-    assert msg.naks == []
+    assert msg.endings == []
 
 
-class Job:
-    def __init__(self, delivered: int) -> None:
-        self.raw_message = FakeMsg(b"", "wf.job.sender.send", delivered=delivered)
-        self.naks: list[float | None] = []
-
-    async def nack(self, delay: float | None = None) -> None:
-        self.naks.append(delay)
-
-    async def in_progress(self) -> None:
-        return None
+def job_message(delivered: int) -> FakeMsg:
+    """A job message as the stage runtime holds it, recording how it was settled."""
+    return FakeMsg(b"", "wf.job.sender.send", delivered=delivered)
