@@ -117,6 +117,7 @@ def loaded(row: Mapping[str, Any], event_id: str | None) -> Stored:
         ),
         fingerprint=row["fingerprint"],
         updated_at=row["updated_at"],
+        trace_headers=row["trace_headers"] or {},
     )
 
 
