@@ -46,7 +46,7 @@ from faststream.nats import NatsBroker
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from opentelemetry import trace
-from opentelemetry.trace import Link, Span
+from opentelemetry.trace import Span
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope, utcnow
@@ -150,14 +150,13 @@ async def fetch_in_order(
         await dispatcher.submit(msg)
 
 
-async def _links(
-    projector: Projector, headers: dict[str, str], event: Envelope | None
-) -> tuple[Link, ...]:
+def _link(span: Span, headers: dict[str, str], outcome: EventOutcome) -> None:
     """A message without trace context (a person approving days later, an untraced client)
-    starts a new trace, linked to the trace of the transition it answers."""
-    if "traceparent" in headers or event is None or not event.workflow_id:
-        return ()
-    return link_from(await projector.trace_headers(event.tenant_id, event.workflow_id))
+    starts a new trace, linked to the trace of the transition it answers: the one its
+    workflow's checkpoint was made in, read with the checkpoint (no query of its own)."""
+    if "traceparent" not in headers:
+        for link in link_from(outcome.trace_before):
+            span.add_link(link.context, link.attributes)
 
 
 async def consume(
@@ -195,10 +194,8 @@ async def _consume_once(
     headers = dict(raw.headers or {})
     good = event if isinstance(event, Envelope) else None
     name = f"projector decide {good.type}" if good else "projector decide"
-    links = await _links(projector, headers, good)
-    with consuming(
-        tracer, name, raw.subject, headers, links=links, message_id=good.event_id if good else None
-    ) as span:
+    message_id = good.event_id if good else None
+    with consuming(tracer, name, raw.subject, headers, message_id=message_id) as span:
         inbound: Inbound | None = None
         try:
             if isinstance(event, MalformedMessage):
@@ -208,6 +205,7 @@ async def _consume_once(
             door.refuse_squatting(raw.subject, headers, inbound)
             trace_info = TraceInfo(current_trace_id(), inject())
             outcome = await projector.handle(event, trace_info, inbound=inbound)
+            _link(span, headers, outcome)
             _describe(span, outcome)
             if outcome.accepted:
                 crash_point("projector.after_commit")

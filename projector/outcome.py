@@ -3,7 +3,8 @@ logs, and in the metrics of transitions, time in state, approvals, outcomes and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from interlock.contracts.definition import WorkflowDefinition
@@ -26,9 +27,13 @@ class EventOutcome:
     to_state: str | None = None
     version: int | None = None
     reason: str | None = None
+    trace_before: Mapping[str, str] = field(default_factory=dict)
+    """The trace context of the transition the event was decided after (the checkpoint's;
+    none for a new workflow): what a message without trace context of its own links to."""
 
 
-def accepted(decision: Accepted, event: Envelope) -> EventOutcome:
+def accepted(decision: Accepted, event: Envelope, before: Stored | None = None) -> EventOutcome:
+    """`before`: the checkpoint it was decided on (None: it created the workflow)."""
     wf = decision.workflow
     return EventOutcome(
         workflow_id=wf.workflow_id,
@@ -38,10 +43,12 @@ def accepted(decision: Accepted, event: Envelope) -> EventOutcome:
         from_state=decision.from_state,
         to_state=wf.state,
         version=wf.version,
+        trace_before=before.trace_headers if before is not None else {},
     )
 
 
-def rejected(wf: Workflow, event: Envelope, rejection: Rejected) -> EventOutcome:
+def rejected(wf: Workflow, event: Envelope, rejection: Rejected, before: Stored) -> EventOutcome:
+    """`before`: the checkpoint it was refused on."""
     return EventOutcome(
         workflow_id=wf.workflow_id,
         workflow_type=wf.workflow_type,
@@ -50,6 +57,7 @@ def rejected(wf: Workflow, event: Envelope, rejection: Rejected) -> EventOutcome
         from_state=wf.state,
         version=wf.version,
         reason=rejection.reason,
+        trace_before=before.trace_headers,
     )
 
 

@@ -22,8 +22,8 @@ from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import UnknownDefinition
 from interlock.contracts.registry import Registry
+from interlock.projector.digest import FIELDS, OPTIONAL_FIELDS, VERSIONS, outcome, version_of
 from interlock.projector.engine import Context, Decision, Workflow, resolve
-from interlock.projector.engine.digest import FIELDS, OPTIONAL_FIELDS, outcome
 from interlock.projector.engine.migrate import MIGRATE_EVENT, move
 from interlock.projector.service import first_checkpoint
 from interlock.projector.store.records import HistoryRecord
@@ -71,7 +71,7 @@ def replay(history: Sequence[HistoryRecord], registry: Registry) -> Replayed:
             wf = first_checkpoint(definition, event)
         if record.accepted or record.reason in ENGINE_REASONS:
             decision = _decide(definition, wf, event, ctx)
-            found = _compare(record, event, outcome(decision))
+            found = _compare(record, event, decision)
             if found:
                 return Replayed(events=count, divergences=found)
             if decision.accepted:
@@ -135,9 +135,13 @@ def _context(record: HistoryRecord, event: Envelope, registry: Registry) -> Cont
     )
 
 
-def _compare(
-    record: HistoryRecord, event: Envelope, replayed: dict[str, Any]
-) -> tuple[Divergence, ...]:
+def _compare(record: HistoryRecord, event: Envelope, decision: Decision) -> tuple[Divergence, ...]:
+    """The fields of `decision`'s outcome that differ from the record's, digested with the
+    digest version the record names (one this code does not know is itself a divergence)."""
+    version = version_of(record.outcome)
+    if version not in VERSIONS:
+        return (Divergence(record.workflow_id, event.event_id, "digest", version, None),)
+    replayed = outcome(decision, version)
     return tuple(
         Divergence(record.workflow_id, event.event_id, name, record.outcome.get(name), got)
         for name in FIELDS

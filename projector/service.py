@@ -32,7 +32,7 @@ from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.claims import ClaimVerifier
 from interlock.projector.deadletters import NOT_AUDITED, audit_dead_letter
 from interlock.projector.duplicates import told_apart
-from interlock.projector.engine import Accepted, Context, Rejected, Workflow, resolve
+from interlock.projector.engine import Accepted, Context, Rejected, resolve
 from interlock.projector.errors import ConcurrencyConflict, DuplicateEvent, NotDueYet
 from interlock.projector.outcome import EventOutcome, accepted, measure, rejected
 from interlock.projector.refusal_bounds import OVER_LIMIT, RefusalBounds, over_limit
@@ -150,7 +150,9 @@ class Projector:
             try:
                 if isinstance(decision, Rejected):
                     decision = await told_apart(self._store, wf, checked, inbound, decision)
-                    return await self._reject(wf, checked, decision, trace, ctx, inbound=inbound)
+                    return await self._reject(
+                        stored, checked, decision, trace, ctx, inbound=inbound
+                    )
                 decision = self._signed(decision)
                 with tracer.start_as_current_span("projector commit"):
                     await self._store.commit(decision, checked, trace, ctx)
@@ -162,10 +164,10 @@ class Projector:
                 self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
                 duplicate = Rejected("duplicate", "processed concurrently")
                 refused = await told_apart(self._store, wf, checked, inbound, duplicate)
-                return await self._reject(wf, checked, refused, trace, ctx, inbound=inbound)
-            self._remember(decision, stored.fingerprint)
+                return await self._reject(stored, checked, refused, trace, ctx, inbound=inbound)
+            self._remember(decision, stored.fingerprint, trace)
             measure(definition, decision, checked, stored, self._clock())
-            return accepted(decision, checked)
+            return accepted(decision, checked, stored)
         raise ConcurrencyConflict(f"{event.workflow_id}: lost {self._max_conflicts} races in a row")
 
     async def _start(
@@ -190,7 +192,7 @@ class Projector:
                     if same
                     else "the request key was reused with a different payload; nothing created",
                 )
-                return await self._reject(stored.workflow, checked, rejection, trace)
+                return await self._reject(stored, checked, rejection, trace)
             blank = first_checkpoint(definition, checked)
             ctx = self._context(definition)
             decision = resolve(definition, blank, checked, ctx)
@@ -200,7 +202,7 @@ class Projector:
             with tracer.start_as_current_span("projector commit"):
                 created = await self._store.create(decision, checked, request_fp, trace, ctx)
             if created:
-                self._remember(decision, request_fp)
+                self._remember(decision, request_fp, trace)
                 metrics.transition(definition.workflow_type, checked.type, True, None)
                 return accepted(decision, checked)
         raise ConcurrencyConflict(f"{workflow_id}: creation kept racing")
@@ -238,11 +240,11 @@ class Projector:
         if stored is None or stored.workflow.workflow_type != event.workflow_type:
             metrics.transition(event.workflow_type, event.type, False, rejection.reason)
             raise MalformedMessage(rejection.reason, rejection.detail)
-        return await self._reject(stored.workflow, event, rejection, trace, inbound=inbound)
+        return await self._reject(stored, event, rejection, trace, inbound=inbound)
 
     async def _reject(
         self,
-        wf: Workflow,
+        stored: Stored,
         event: Envelope,
         rejection: Rejected,
         trace: TraceInfo,
@@ -250,8 +252,10 @@ class Projector:
         *,
         inbound: Inbound | None = None,
     ) -> EventOutcome:
-        """`ctx`: what the engine decided in; None for a refusal made before it was asked.
-        `inbound`: who sent it (a client past its bound is dead-lettered, not audited)."""
+        """`stored`: the checkpoint it is refused on. `ctx`: what the engine decided in; None
+        for a refusal made before it was asked. `inbound`: who sent it (a client past its
+        bound is dead-lettered, not audited)."""
+        wf = stored.workflow
         if rejection.retry_at is not None:
             self._premature(rejection.retry_at)
         over = over_limit(self._bounds, inbound, wf, event, rejection.reason)
@@ -262,7 +266,7 @@ class Projector:
             await self._store.reject(wf, event, rejection, trace, ctx)
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
         metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
-        return rejected(wf, event, rejection)
+        return rejected(wf, event, rejection, stored)
 
     def _premature(self, due: datetime) -> None:
         """A timer firing ahead of its time: waited for if only clock skew explains it, else
@@ -284,12 +288,9 @@ class Projector:
     def _signed(self, decision: Accepted) -> Accepted:
         return decision if self._signer is None else self._signer.sign(decision)
 
-    def _remember(self, decision: Accepted, request_fp: str) -> None:
-        self._checkpoints.put(Stored(decision.workflow, request_fp, self._clock()))
-
-    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
-        """The trace context of the workflow's latest transition (for linking)."""
-        return await self._store.trace_headers(tenant_id, workflow_id)
+    def _remember(self, decision: Accepted, request_fp: str, trace: TraceInfo) -> None:
+        stored = Stored(decision.workflow, request_fp, self._clock(), dict(trace.headers))
+        self._checkpoints.put(stored)
 
     def _latest(self, workflow_type: str) -> WorkflowDefinition:
         try:

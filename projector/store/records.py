@@ -82,7 +82,7 @@ class TimerRecord:
 class HistoryRecord:
     """One decided event as the history keeps it: the event as decided (payload included),
     what the decision read besides it (`inputs`: `now` and the parameter overrides) and its
-    outcome (`projector.engine.digest`). `from_version` is the workflow's version before it."""
+    outcome (`projector.digest`). `from_version` is the workflow's version before it."""
 
     tenant_id: str
     workflow_id: str

@@ -11,7 +11,7 @@ from interlock.contracts.definition import GENERIC_RESULTS
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.ids import kv_key
 from interlock.contracts.jobs import OpenJobs
-from interlock.projector.engine.digest import outcome
+from interlock.projector.digest import outcome
 from interlock.projector.engine.model import Accepted, Context, Execution, Rejected, Workflow
 from interlock.projector.store.records import HistoryRecord
 from interlock.projector.store.types import Stored, TraceInfo
@@ -72,14 +72,15 @@ def accepted(
     wf = decision.workflow
     messages = outbox_messages(decision, trace)
     timers = decision.timers_armed
+    execution = wf.execution.model_dump(mode="json")
     return {
         **_event(wf, event, trace),
         **_history(event, ctx),
-        "outcome": outcome(decision),
+        "outcome": outcome(decision, execution=execution),
         "state": wf.state,
         "version": wf.version,
         "data": wf.data,
-        "execution": wf.execution.model_dump(mode="json"),
+        "execution": execution,
         "trace_headers": dict(trace.headers),
         "fingerprint": fingerprint,
         "correlation_id": wf.correlation_id,
@@ -116,6 +117,7 @@ def loaded(row: Mapping[str, Any], event_id: str | None) -> Stored:
         ),
         fingerprint=row["fingerprint"],
         updated_at=row["updated_at"],
+        trace_headers=row["trace_headers"] or {},
     )
 
 

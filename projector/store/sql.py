@@ -55,7 +55,7 @@ def compile_named(sql: str) -> Statement:
 
 LOAD = compile_named("""
 SELECT w.id, w.workflow_type, w.tenant_id, w.state, w.version, w.definition_version, w.data,
-       w.execution, w.fingerprint, w.correlation_id, w.updated_at,
+       w.execution, w.fingerprint, w.correlation_id, w.updated_at, w.trace_headers,
        EXISTS (SELECT 1 FROM processed_events p
                WHERE p.tenant_id = w.tenant_id AND p.workflow_id = w.id
                  AND p.event_id = :event_id) AS seen

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -22,9 +23,11 @@ NO_TRACE = TraceInfo()
 
 @dataclass(frozen=True)
 class Stored:
-    """A loaded checkpoint, the fingerprint of the request that created it, and when it last
-    changed."""
+    """A loaded checkpoint, the fingerprint of the request that created it, when it last
+    changed, and the trace context of the transition that made it (what a message without
+    trace context of its own links to)."""
 
     workflow: Workflow
     fingerprint: str
     updated_at: datetime
+    trace_headers: Mapping[str, str] = field(default_factory=dict)

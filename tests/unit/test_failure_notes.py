@@ -11,7 +11,7 @@ from hello_workflow import PLUGIN
 
 from interlock.definition import Transition
 from interlock.errors import ExternalUnavailable
-from interlock.projector.engine.digest import outcome
+from interlock.projector.digest import outcome
 from interlock.projector.engine.model import Accepted, Workflow
 from interlock.projector.replay import replay
 from interlock.projector.service import Projector

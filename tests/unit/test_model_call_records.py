@@ -7,8 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 from interlock.contracts.model_calls import ACCEPTED_CALLS, MAX_KEPT, ModelSpend
+from interlock.projector.digest import decided_data, outcome
 from interlock.projector.engine import Accepted, Context, resolve
-from interlock.projector.engine.digest import decided_data, outcome
 from interlock.projector.engine.model import Workflow
 from interlock.projector.service import validated
 from tests.support.decisions import T0, started

@@ -37,12 +37,12 @@ async def _back_after(store: InMemoryWorkflowStore, seconds: float) -> None:
     store.available = True
 
 
-async def test_a_store_outage_while_linking_traces_is_waited_out_and_the_message_acked() -> None:
+async def test_a_store_outage_under_an_untraced_message_is_waited_out_and_it_is_acked() -> None:
     store = InMemoryWorkflowStore()
     projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
     await projector.handle(envelope("START", workflow_id="wf-1"))
     msg = FakeMsg.of(envelope("CANCEL_REQUESTED", workflow_id="wf-1", role="operator"))
-    store.available = False  # no traceparent: the consumer looks the workflow's trace up
+    store.available = False  # no traceparent: linked from the checkpoint it is decided on
     returning = asyncio.create_task(_back_after(store, 0.3))
 
     await consume(cast(Any, FakeBroker()), projector, parsed(msg))

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
+from interlock.projector.digest import outcome
 from interlock.projector.engine import Context
-from interlock.projector.engine.digest import outcome
 from interlock.projector.store import ConcurrencyConflict, WorkflowStore
 from tests.support.decisions import T0, TRACE, event, refusal, started, step
 

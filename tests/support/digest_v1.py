@@ -1,11 +1,5 @@
-"""What a decision produced, reduced to what a replay compares: the state and version as they
-are, and a digest of the data, the execution bookkeeping, the jobs, the other outbox messages
-and the timers. The history keeps this beside each decided event, so that re-deciding the
-event later (`interlock replay`) can say which of these came out differently.
-
-Job signatures are left out: they prove who issued a job, not what the decision was, and a
-replay decides without the installation's signing key.
-"""
+"""The outcome digest as decisions were recorded before digests had versions (commit 7596df3,
+`projector/engine/digest.py`), kept verbatim as the reference a version 1 outcome must match."""
 
 from __future__ import annotations
 
@@ -15,33 +9,13 @@ from typing import Any
 
 from interlock.contracts.jobs import JOB_EVENT_TYPE
 from interlock.contracts.model_calls import ACCEPTED_CALLS
-from interlock.projector.engine.failures import LAST_ERROR
+from interlock.projector.digest import decided_data
 from interlock.projector.engine.model import Decision, OutMessage
 
-FIELDS = (
-    "accepted",
-    "reason",
-    "state",
-    "version",
-    "data",
-    "execution",
-    "jobs",
-    "outbox",
-    "timers",
-    "effects",
-    "model_calls",
-)
-"""Every field of an outcome, in the order a replay reports them."""
-OPTIONAL_FIELDS = frozenset({"effects", "model_calls"})
 _APART = {"open_jobs", "timers", "effects", "model_calls", "model_spend"}
-"""Execution fields digested on their own (or, for open jobs and timers, with the jobs and
-timers), so that histories recorded before a field existed still compare equal."""
-"""Fields added after histories were recorded: compared only where the record has them."""
 
 
 def outcome(decision: Decision) -> dict[str, Any]:
-    """The comparable outcome of `decision`: a refusal's reason, or an acceptance's state,
-    version and digests."""
     if not decision.accepted:
         return {"accepted": False, "reason": decision.reason}
     wf = decision.workflow
@@ -79,16 +53,8 @@ def outcome(decision: Decision) -> dict[str, Any]:
     }
 
 
-def decided_data(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` as a decision is compared: without the engine's note of the last failure
-    (`failures.LAST_ERROR`), which records why and decides nothing, and without the pointers
-    to accepted model calls (compared with the calls, under `model_calls`)."""
-    return {k: v for k, v in data.items() if k not in (LAST_ERROR, ACCEPTED_CALLS)}
-
-
 def _message(message: OutMessage) -> dict[str, Any]:
     envelope = message.envelope.model_dump(mode="json")
-    # What the signer adds (the signature, the sealed reply id) is not the engine's decision.
     signed = ("signature", "reply_id")
     envelope["payload"] = {k: v for k, v in envelope["payload"].items() if k not in signed}
     return {"subject": message.subject, "envelope": envelope}
