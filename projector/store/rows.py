@@ -117,7 +117,8 @@ def loaded(row: Mapping[str, Any], event_id: str | None) -> Stored:
         ),
         fingerprint=row["fingerprint"],
         updated_at=row["updated_at"],
-        trace_headers=row["trace_headers"] or {},
+        # A selection that does not read the column (`ops.bulk`) has no trace to link to.
+        trace_headers=row.get("trace_headers") or {},
     )
 
 

@@ -76,8 +76,8 @@ async def _previewed_confirmed_applied(
     urls = (e2e_settings, module_nats, module_database)
     before = await _views(module_database, queue)
 
-    code, out, _ = await _interlock(*urls, "retry", *SELECTION, "--dry-run", "--json")
-    assert code == 0, out
+    code, out, err = await _interlock(*urls, "retry", *SELECTION, "--dry-run", "--json")
+    assert code == 0, (out, err)
     preview = json.loads(out)
     assert preview["selected"] == len(queue)
     by_id = {p["workflow_id"]: p for p in preview["workflows"]}
