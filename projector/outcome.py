@@ -11,7 +11,7 @@ from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Envelope
 from interlock.otel import metrics
 from interlock.otel.model_metrics import model_spent
-from interlock.projector.engine import Accepted, Rejected, Workflow
+from interlock.projector.engine import Accepted, Rejected
 from interlock.projector.store.types import Stored
 
 
@@ -47,8 +47,9 @@ def accepted(decision: Accepted, event: Envelope, before: Stored | None = None) 
     )
 
 
-def rejected(wf: Workflow, event: Envelope, rejection: Rejected, before: Stored) -> EventOutcome:
+def rejected(before: Stored, event: Envelope, rejection: Rejected) -> EventOutcome:
     """`before`: the checkpoint it was refused on."""
+    wf = before.workflow
     return EventOutcome(
         workflow_id=wf.workflow_id,
         workflow_type=wf.workflow_type,

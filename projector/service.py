@@ -266,7 +266,7 @@ class Projector:
             await self._store.reject(wf, event, rejection, trace, ctx)
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
         metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
-        return rejected(wf, event, rejection, stored)
+        return rejected(stored, event, rejection)
 
     def _premature(self, due: datetime) -> None:
         """A timer firing ahead of its time: waited for if only clock skew explains it, else

@@ -40,7 +40,7 @@ async def candidates(database_url: str, chosen: Selection) -> tuple[list[Workflo
         limit=chosen.limit + 1,
     )
     kept = [r for r in found if matches(chosen, r, now)]
-    return [rows.loaded(r, None).workflow for r in kept[: chosen.limit]], len(kept) > chosen.limit
+    return [rows.workflow_of(r, None) for r in kept[: chosen.limit]], len(kept) > chosen.limit
 
 
 def view_of(wf: Workflow) -> dict[str, Any]:

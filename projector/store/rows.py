@@ -103,22 +103,26 @@ def loaded(row: Mapping[str, Any], event_id: str | None) -> Stored:
     """The checkpoint in a `workflows` row as LOAD selects it: its columns, JSON decoded, and
     `seen` (whether `event_id` was already processed for the workflow)."""
     return Stored(
-        workflow=Workflow(
-            workflow_id=row["id"],
-            workflow_type=row["workflow_type"],
-            tenant_id=row["tenant_id"],
-            state=row["state"],
-            version=row["version"],
-            definition_version=row["definition_version"],
-            data=row["data"],
-            execution=Execution.model_validate(row["execution"]),
-            correlation_id=row["correlation_id"],
-            seen_event_ids=frozenset({event_id}) if event_id and row["seen"] else frozenset(),
-        ),
+        workflow=workflow_of(row, event_id),
         fingerprint=row["fingerprint"],
         updated_at=row["updated_at"],
-        # A selection that does not read the column (`ops.bulk`) has no trace to link to.
-        trace_headers=row.get("trace_headers") or {},
+        trace_headers=row["trace_headers"] or {},
+    )
+
+
+def workflow_of(row: Mapping[str, Any], event_id: str | None) -> Workflow:
+    """The workflow in a `workflows` row (`seen` is read only for an `event_id`)."""
+    return Workflow(
+        workflow_id=row["id"],
+        workflow_type=row["workflow_type"],
+        tenant_id=row["tenant_id"],
+        state=row["state"],
+        version=row["version"],
+        definition_version=row["definition_version"],
+        data=row["data"],
+        execution=Execution.model_validate(row["execution"]),
+        correlation_id=row["correlation_id"],
+        seen_event_ids=frozenset({event_id}) if event_id and row["seen"] else frozenset(),
     )
 
 

@@ -35,7 +35,7 @@ async def rows(
     reason: str | None,
     limit: int,
 ) -> tuple[list[Mapping[str, Any]], datetime]:
-    """The matching `workflows` rows (JSON decoded, as `rows.loaded` reads them) and the
+    """The matching `workflows` rows (JSON decoded, as `rows.workflow_of` reads them) and the
     database's time they were read at."""
     async with opened(database_url) as connection:
         await json_codecs(connection)
