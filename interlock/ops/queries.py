@@ -262,3 +262,34 @@ async def counted_replays(engine: AsyncEngine, workflow_ids: list[str]) -> int:
     query = select(func.coalesce(func.sum(replays), 0)).where(workflows.c.id.in_(workflow_ids))
     async with engine.connect() as conn:
         return int((await conn.execute(query)).scalar_one())
+
+
+async def requests_of(
+    engine: AsyncEngine, tenant_id: str, workflow_ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Each workflow's request as recorded: its accepted START's `event_id`, `actor_id`,
+    `actor_role` and `occurred_at`, and the request (`data`'s) as `request`."""
+    joined = (workflows.c.id == audit.c.workflow_id) & (workflows.c.tenant_id == audit.c.tenant_id)
+    columns = (audit.c.workflow_id, audit.c.event_id, audit.c.actor_id, audit.c.actor_role)
+    query = (
+        select(*columns, audit.c.occurred_at, workflows.c.data["request"].label("request"))
+        .join(workflows, joined)
+        .where(audit.c.tenant_id == tenant_id, audit.c.workflow_id.in_(workflow_ids))
+        .where(audit.c.event_type == "START", audit.c.accepted)
+    )
+    async with engine.connect() as conn:
+        rows = (await conn.execute(query)).mappings().all()
+    return {r["workflow_id"]: dict(r) for r in rows}
+
+
+async def executions_of(
+    engine: AsyncEngine, tenant_id: str, workflow_ids: list[str]
+) -> dict[str, tuple[dict[str, Any], int]]:
+    """Each workflow's execution (its open jobs and timers) and state version, from its row
+    alone (no audit trail read)."""
+    query = select(workflows.c.id, workflows.c.execution, workflows.c.version).where(
+        workflows.c.tenant_id == tenant_id, workflows.c.id.in_(workflow_ids)
+    )
+    async with engine.connect() as conn:
+        rows = (await conn.execute(query)).all()
+    return {r.id: (r.execution or {}, int(r.version)) for r in rows}

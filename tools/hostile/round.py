@@ -20,17 +20,17 @@ from nats.aio.client import Client
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock.config import access
-from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.ops import queries
 from interlock.ops.signals import Clients
 from interlock.tools.demo.runner import Run
 from interlock.tools.hostile import account, redrive, timing
-from interlock.tools.hostile.forge import GATEWAY, REDRIVE, SENDER, Hostile, Target, forge
+from interlock.tools.hostile.forge import GATEWAY, REDRIVE, SENDER, Hostile, forge
 from interlock.tools.hostile.genuine import Genuine
 from interlock.tools.hostile.good import TENANT, Stack, as_without_noise, settled
 from interlock.tools.hostile.reads import SNOOP
 from interlock.tools.hostile.snoop import Snoops
+from interlock.tools.hostile.targets import Targets
 from interlock.tools.hostile.web import CONSOLE, GATEWAY_READ, Web
 
 CHUNK = 100
@@ -159,11 +159,12 @@ async def _interleave(
     chunks = max(1, -(-messages // size))
     every = max(1, chunks // max(1, good - 1))
     in_flight: list[tuple[list[Hostile], asyncio.Future[list[str | None]]]] = []
+    tracked = Targets(engine)
     began = time.monotonic()
     for index in range(chunks):
         if index and index % every == 0 and len(runs) < good:
             runs.append(await good_traffic.start())
-        targets = [await _target(engine, run) for run in runs]
+        targets = await tracked.of(runs)
         batch = forge(rng, first + len(sent), min(size, messages - len(sent)), targets, kinds)
         sending = asyncio.gather(*(conns.send(h) for h in batch))
         in_flight.append((batch, sending))
@@ -200,34 +201,6 @@ async def _fates(
     for h in sent:
         fates.record(h.number, account.UNACCOUNTED)
     return fates.of({h.number for h in sent})
-
-
-async def _target(engine: AsyncEngine, run: Run) -> Target:
-    view = await queries.workflow_view(engine, run.workflow_id, TENANT) or {}
-    execution = view.get("execution") or {}
-    start = next(e for e in view.get("audit", []) if e["event_type"] == "START")
-    return Target(
-        tenant_id=TENANT,
-        workflow_id=run.workflow_id,
-        start=_start_bytes(view, start),
-        start_msg_id=start["event_id"],
-        open_jobs={j: o["stage"] for j, o in (execution.get("open_jobs") or {}).items()},
-        timers={t["id"]: t["event"] for t in (execution.get("timers") or {}).values()},
-        version=int(view.get("version") or 1),
-    )
-
-
-def _start_bytes(view: dict[str, Any], start: dict[str, Any]) -> bytes:
-    """The request as published (its payload is the workflow's recorded request)."""
-    return Envelope(
-        event_id=start["event_id"],
-        type="START",
-        workflow_type="support",
-        tenant_id=TENANT,
-        actor=Actor(**start["actor"]),
-        occurred_at=start["occurred_at"],
-        payload=view["data"]["request"],
-    ).to_bytes()
 
 
 class _Connections:
