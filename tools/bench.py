@@ -26,7 +26,7 @@ from interlock.ops import queries
 from interlock.ops.signals import Clients
 from interlock.tools.bench_driver import Driver
 from interlock.tools.bench_plugin import measure, run_plugin_bench, workload
-from interlock.tools.bench_servers import ServerWindow, partition_shares
+from interlock.tools.bench_servers import ServerWindow, partition_shares, per_workflow, sampling
 from interlock.tools.bench_stats import DRIVER, hop_latencies
 from interlock.tools.console_pages import page_times
 from interlock.tools.demo.plugins import PluginScenario
@@ -239,6 +239,8 @@ def _report(
         "cpu_ms_per_workflow_all": (
             round(1000 * sum(by.values()) / done, 2) if done and None not in by.values() else None
         ),
+        "jetstream_per_workflow": per_workflow(resources.get("stream_writes", {}), done),
+        "tracing": sampling(),
     }
 
 
@@ -255,6 +257,9 @@ def _print(r: dict[str, Any]) -> None:
         f"peak RSS {r['peak_rss_mb']} MB; failures {r['failures']}\n"
         f"CPU per workflow with the servers: {r['cpu_ms_per_workflow_all']} ms "
         f"({', '.join(f'{k} {v}' for k, v in r['cpu_ms_per_workflow_by'].items())})\n"
+        f"JetStream writes per workflow: {r['jetstream_per_workflow']['stored']} stored "
+        f"(each fsynced), {r['jetstream_per_workflow']['removed']} removed; "
+        f"traces sampled: {r['tracing']['ratio']}\n"
         f"per partition (delivered/decided): "
         + ", ".join(f"{p['partition']}: {p['delivered']}/{p['decided']}" for p in r["partitions"])
         + "\n"

@@ -9,6 +9,8 @@ the tree's: the live processes' and what the postmaster has reaped from finished
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 from urllib.parse import urlsplit
@@ -106,27 +108,63 @@ async def consumer_deliveries(nats_url: str, partitions: int) -> dict[int, int]:
         await nc.close()
 
 
+StreamCounts = dict[str, tuple[int, int]]
+"""Per stream: (messages ever stored, i.e. its last sequence; messages it holds now)."""
+
+
+async def stream_counts(nats_url: str) -> StreamCounts:
+    """What each stream has stored so far and holds now; `nats_url` carries credentials that
+    may read stream information."""
+    nc = await nats.connect(nats_url, allow_reconnect=False, connect_timeout=5)
+    try:
+        infos = await nc.jetstream().streams_info()
+        return {i.config.name or "?": (int(i.state.last_seq), int(i.state.messages)) for i in infos}
+    finally:
+        await nc.close()
+
+
+def stream_writes(before: StreamCounts, after: StreamCounts) -> dict[str, dict[str, int]]:
+    """Per stream, over a window: messages `stored` (each one a write the broker fsyncs before
+    it acknowledges, under `sync_interval: always`) and `removed` (acknowledged off a work
+    queue or interest stream, or expired: each one a delete the store records)."""
+    writes = {}
+    for name, (last, held) in sorted(after.items()):
+        last_before, held_before = before.get(name, (0, 0))
+        stored = last - last_before
+        writes[name] = {"stored": stored, "removed": max(0, stored - (held - held_before))}
+    return writes
+
+
 class ServerWindow:
-    """The servers' CPU and the partitions' deliveries over the measured part of a run."""
+    """The servers' CPU, the streams' writes and the partitions' deliveries over the measured
+    part of a run."""
 
     def __init__(self, nats_url: str, database_url: str, partitions: int) -> None:
         self._nats_url = nats_url
         self._partitions = partitions
         self._cpu = ServerCpu(nats_url, database_url)
         self._before: dict[int, int] = {}
+        self._streams: StreamCounts = {}
         self.delivered: dict[int, int] = {}
+        self.writes: dict[str, dict[str, int]] = {}
 
     async def open(self) -> None:
         self._cpu.start()
         self._before = await consumer_deliveries(self._nats_url, self._partitions)
+        self._streams = await stream_counts(self._nats_url)
 
     async def close(self) -> None:
         self._cpu.stop()
         after = await consumer_deliveries(self._nats_url, self._partitions)
         self.delivered = {k: v - self._before.get(k, 0) for k, v in after.items()}
+        self.writes = stream_writes(self._streams, await stream_counts(self._nats_url))
 
     def summary(self) -> dict[str, object]:
-        return {"cpu_by_server": self._cpu.summary(), "delivered_by_partition": self.delivered}
+        return {
+            "cpu_by_server": self._cpu.summary(),
+            "delivered_by_partition": self.delivered,
+            "stream_writes": self.writes,
+        }
 
 
 def partition_shares(
@@ -143,3 +181,40 @@ def partition_shares(
         {"partition": k, "delivered": delivered.get(k, 0), "decided": decided[k]}
         for k in range(count)
     ]
+
+
+def per_workflow(writes: dict[str, dict[str, int]], done: int) -> dict[str, Any]:
+    """The streams' writes (`stream_writes`) per workflow measured, in all and by stream."""
+
+    def each(n: int) -> float | None:
+        return round(n / done, 1) if done else None
+
+    return {
+        "stored": each(sum(w["stored"] for w in writes.values())),
+        "removed": each(sum(w["removed"] for w in writes.values())),
+        "by_stream": {
+            name: {"stored": each(w["stored"]), "removed": each(w["removed"])}
+            for name, w in writes.items()
+            if w["stored"] or w["removed"]
+        },
+    }
+
+
+def sampling(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """The trace sampling the stack's processes run with: OpenTelemetry's standard
+    `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` (unset: every trace), and the share of
+    new traces that `ratio` keeps (None for a sampler this cannot tell)."""
+    sampler = environ.get("OTEL_TRACES_SAMPLER", "parentbased_always_on").lower()
+    ratio: float | None = None
+    if sampler.endswith("always_on"):
+        ratio = 1.0
+    elif sampler.endswith("always_off"):
+        ratio = 0.0
+    elif sampler.endswith("traceidratio"):
+        try:
+            ratio = float(environ.get("OTEL_TRACES_SAMPLER_ARG", ""))
+        except ValueError:
+            ratio = 1.0
+        if not 0.0 <= ratio <= 1.0:
+            ratio = 1.0  # the SDK, too, keeps every trace when the argument is not a rate
+    return {"sampler": sampler, "ratio": ratio}

@@ -73,12 +73,6 @@ class InMemoryWorkflowStore:
         seen = ProcessedEvent(tenant_id, workflow_id, event_id or "") in self._processed
         return rows.loaded({**_json(row), "seen": seen}, event_id)
 
-    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
-        """The trace context of the workflow's latest transition ({} if none)."""
-        await self._round_trip()
-        row = self._workflows.get((tenant_id, workflow_id))
-        return _json(row)["trace_headers"] if row else {}
-
     async def create(
         self,
         decision: Accepted,

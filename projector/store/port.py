@@ -81,7 +81,3 @@ class WorkflowStore(Protocol):
         """The event accepted under `event_id` on the workflow, as it was decided (None: none
         is kept, e.g. archived by retention)."""
         ...
-
-    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
-        """The trace context of the workflow's latest accepted transition ({} if none)."""
-        ...

@@ -157,12 +157,6 @@ class PostgresWorkflowStore:
             row = await conn.fetchrow(sql.LOAD.sql, *sql.LOAD.args(values))
         return None if row is None else rows.loaded(row, event_id)
 
-    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
-        """The trace context of the workflow's latest transition ({} if none)."""
-        values = {"tenant_id": tenant_id, "workflow_id": workflow_id}
-        found = await self._run(sql.TRACE_HEADERS, values)
-        return dict(found or {})
-
     async def create(
         self,
         decision: Accepted,

@@ -62,10 +62,6 @@ SELECT w.id, w.workflow_type, w.tenant_id, w.state, w.version, w.definition_vers
 FROM workflows w WHERE w.tenant_id = :tenant_id AND w.id = :workflow_id
 """)
 
-TRACE_HEADERS = compile_named(
-    "SELECT trace_headers FROM workflows WHERE tenant_id = :tenant_id AND id = :workflow_id"
-)
-
 _UPDATE = """
 WITH w AS (
     UPDATE workflows

@@ -100,6 +100,13 @@ async def test_bench_reports_the_documented_figures(bench_report: Report) -> Non
     assert partition["partition"] == 0
     assert partition["decided"] >= 8 * report["workflows"]
     assert partition["delivered"] >= partition["decided"] - report["workflows"]
+    # The inbound stream stores at least each decided event, and removes what it delivered.
+    js = report["jetstream_per_workflow"]
+    inbound = js["by_stream"][subjects.STREAM_IN]
+    assert inbound["stored"] >= 8
+    assert inbound["removed"] > 0
+    assert js["stored"] >= inbound["stored"] + 7  # and the jobs the stages were sent
+    assert report["tracing"] == {"sampler": "parentbased_always_on", "ratio": 1.0}
     assert report["work"] == "realistic"
     assert "sim" in report["cpu_by_component"]
     assert report["peak_rss_mb"] > 0

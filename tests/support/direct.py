@@ -122,6 +122,3 @@ class Interleaved:
         self, tenant_id: str, workflow_id: str, event_id: str
     ) -> Mapping[str, Any] | None:
         return await self._store.decided(tenant_id, workflow_id, event_id)
-
-    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
-        return await self._store.trace_headers(tenant_id, workflow_id)

@@ -36,10 +36,6 @@ class Counted(InMemoryWorkflowStore):
         self.reads.append("load")
         return await super().load(tenant_id, workflow_id, event_id)
 
-    async def trace_headers(self, tenant_id: str, workflow_id: str) -> dict[str, str]:
-        self.reads.append("trace_headers")
-        return await super().trace_headers(tenant_id, workflow_id)
-
 
 async def _decided(projector: Projector, msg: FakeMsg) -> ReadableSpan:
     """Consume `msg` and return its `projector decide` span."""

@@ -52,3 +52,9 @@ async def audited(
     records: StoreRecords, workflow_id: str = "wf-1", tenant_id: str = "acme"
 ) -> list[tuple[str, bool]]:
     return [(a.event_id, a.accepted) for a in await records.audit(workflow_id, tenant_id)]
+
+
+async def trace_of(store: WorkflowStore, tenant_id: str, workflow_id: str) -> dict[str, str]:
+    """The trace context the workflow's checkpoint carries ({} when there is none)."""
+    stored = await store.load(tenant_id, workflow_id)
+    return dict(stored.trace_headers) if stored is not None else {}

@@ -14,7 +14,14 @@ from interlock.projector.store import DuplicateEvent, WorkflowStore
 from interlock.projector.store.records import ProcessedEvent, TimerRecord
 from interlock.projector.store.rows import outbox_messages
 from tests.support.decisions import T0, TRACE, event, refusal, step, timer
-from tests.support.store_contract.common import OTHER_TRACE, CutOff, StoreRecords, audited, created
+from tests.support.store_contract.common import (
+    OTHER_TRACE,
+    CutOff,
+    StoreRecords,
+    audited,
+    created,
+    trace_of,
+)
 
 
 class RefusalsContract:
@@ -48,7 +55,7 @@ class RefusalsContract:
         assert await records.processed("wf-1") == {
             ProcessedEvent("acme", "wf-1", start.event.event_id)
         }
-        assert await store.trace_headers("acme", "wf-1") == TRACE.headers  # no trace moved
+        assert await trace_of(store, "acme", "wf-1") == TRACE.headers  # no trace moved
         assert len(await records.outbox("wf-1")) == len(outbox_messages(start.decision, TRACE))
 
     async def test_a_refused_event_reserves_nothing_and_may_be_accepted_later(
@@ -169,7 +176,7 @@ class RefusalsContract:
 
         await store.commit(step(start.workflow), event("wf-1"), OTHER_TRACE)
 
-        assert await store.trace_headers("acme", "wf-1") == OTHER_TRACE.headers
+        assert await trace_of(store, "acme", "wf-1") == OTHER_TRACE.headers
 
     async def test_the_audit_trail_is_kept_in_commit_order(
         self, store: WorkflowStore, records: StoreRecords

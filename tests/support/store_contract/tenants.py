@@ -6,7 +6,13 @@ from interlock.projector.store import WorkflowStore
 from interlock.projector.store.records import ProcessedEvent
 from tests.support.decisions import TRACE, event, refusal, started, step
 from tests.support.payloads import REQUEST
-from tests.support.store_contract.common import OTHER_TRACE, StoreRecords, audited, created
+from tests.support.store_contract.common import (
+    OTHER_TRACE,
+    StoreRecords,
+    audited,
+    created,
+    trace_of,
+)
 
 
 class TenantsContract:
@@ -23,14 +29,14 @@ class TenantsContract:
             assert stored is not None
             assert (stored.workflow, stored.fingerprint) == (start.workflow, start.fingerprint)
             assert await audited(records, "order-7", tenant) == [(start.event.event_id, True)]
-        assert await store.trace_headers("globex", "order-7") == OTHER_TRACE.headers
+        assert await trace_of(store, "globex", "order-7") == OTHER_TRACE.headers
 
     async def test_a_workflow_is_invisible_to_another_tenant(self, store: WorkflowStore) -> None:
         await created(store, "order-7")
 
         assert await store.load("globex", "order-7") is None
         assert await store.load("globex", "order-7", "evt-1") is None
-        assert await store.trace_headers("globex", "order-7") == {}
+        assert await trace_of(store, "globex", "order-7") == {}
 
     async def test_a_commit_moves_only_its_own_tenants_workflow(
         self, store: WorkflowStore, records: StoreRecords

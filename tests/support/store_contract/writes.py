@@ -10,7 +10,13 @@ from interlock.projector.store import ConcurrencyConflict, DuplicateEvent, Workf
 from interlock.projector.store.records import AuditRecord, ProcessedEvent
 from interlock.projector.store.rows import outbox_messages
 from tests.support.decisions import T0, TRACE, event, started, step, timer
-from tests.support.store_contract.common import OTHER_TRACE, StoreRecords, audited, created
+from tests.support.store_contract.common import (
+    OTHER_TRACE,
+    StoreRecords,
+    audited,
+    created,
+    trace_of,
+)
 
 
 class WritesContract:
@@ -21,7 +27,7 @@ class WritesContract:
     ) -> None:
         assert await store.load("acme", "no-such") is None
         assert await store.load("acme", "no-such", "evt-1") is None
-        assert await store.trace_headers("acme", "no-such") == {}
+        assert await trace_of(store, "acme", "no-such") == {}
 
     async def test_a_created_workflow_loads_exactly_as_decided(self, store: WorkflowStore) -> None:
         start = await created(store)
@@ -31,7 +37,7 @@ class WritesContract:
         assert stored is not None
         assert stored.workflow == start.workflow
         assert stored.fingerprint == start.fingerprint
-        assert await store.trace_headers("acme", "wf-1") == TRACE.headers
+        assert await trace_of(store, "acme", "wf-1") == TRACE.headers
 
     async def test_creation_writes_audit_processed_event_and_outbox_with_the_workflow(
         self, store: WorkflowStore, records: StoreRecords
@@ -80,7 +86,7 @@ class WritesContract:
         assert (stored.workflow, stored.fingerprint) == (first.workflow, first.fingerprint)
         assert await audited(records) == [(first.event.event_id, True)]
         assert len(await records.outbox("wf-1")) == len(outbox_messages(first.decision, TRACE))
-        assert await store.trace_headers("acme", "wf-1") == TRACE.headers
+        assert await trace_of(store, "acme", "wf-1") == TRACE.headers
 
     async def test_of_two_concurrent_creations_of_one_id_exactly_one_succeeds(
         self, store: WorkflowStore, records: StoreRecords
