@@ -89,9 +89,14 @@ class ServerCpu:
         return dict(self._spent)
 
 
-async def consumer_deliveries(nats_url: str, partitions: int) -> dict[int, int]:
-    """Messages delivered so far to each projector partition's consumer on the inbound
-    stream (redeliveries included); `nats_url` carries credentials that may read them."""
+StreamCounts = dict[str, tuple[int, int]]
+"""Per stream: (messages ever stored, i.e. its last sequence; messages it holds now)."""
+
+
+async def broker_counts(nats_url: str, partitions: int) -> tuple[dict[int, int], StreamCounts]:
+    """Read on one connection (`nats_url` carries credentials that may read them): the
+    messages delivered so far to each projector partition's consumer on the inbound stream
+    (redeliveries included), and what each stream has stored so far and holds now."""
     nc = await nats.connect(nats_url, allow_reconnect=False, connect_timeout=5)
     try:
         js = nc.jetstream()
@@ -103,22 +108,11 @@ async def consumer_deliveries(nats_url: str, partitions: int) -> dict[int, int]:
             except NotFoundError:
                 continue
             delivered[index] = int(info.delivered.consumer_seq or 0) if info.delivered else 0
-        return delivered
-    finally:
-        await nc.close()
-
-
-StreamCounts = dict[str, tuple[int, int]]
-"""Per stream: (messages ever stored, i.e. its last sequence; messages it holds now)."""
-
-
-async def stream_counts(nats_url: str) -> StreamCounts:
-    """What each stream has stored so far and holds now; `nats_url` carries credentials that
-    may read stream information."""
-    nc = await nats.connect(nats_url, allow_reconnect=False, connect_timeout=5)
-    try:
-        infos = await nc.jetstream().streams_info()
-        return {i.config.name or "?": (int(i.state.last_seq), int(i.state.messages)) for i in infos}
+        infos = await js.streams_info()
+        streams = {
+            i.config.name or "?": (int(i.state.last_seq), int(i.state.messages)) for i in infos
+        }
+        return delivered, streams
     finally:
         await nc.close()
 
@@ -150,14 +144,13 @@ class ServerWindow:
 
     async def open(self) -> None:
         self._cpu.start()
-        self._before = await consumer_deliveries(self._nats_url, self._partitions)
-        self._streams = await stream_counts(self._nats_url)
+        self._before, self._streams = await broker_counts(self._nats_url, self._partitions)
 
     async def close(self) -> None:
         self._cpu.stop()
-        after = await consumer_deliveries(self._nats_url, self._partitions)
+        after, streams = await broker_counts(self._nats_url, self._partitions)
         self.delivered = {k: v - self._before.get(k, 0) for k, v in after.items()}
-        self.writes = stream_writes(self._streams, await stream_counts(self._nats_url))
+        self.writes = stream_writes(self._streams, streams)
 
     def summary(self) -> dict[str, object]:
         return {

@@ -5,9 +5,9 @@ is shown (its tenant's announcements), as they change. The round reads them from
 instead, but only as an attacker could follow them: each request once (it never changes), and
 the rest from the workflows' rows alone, all in one query, at most every `REFRESH_S`. Reading
 each good workflow's whole view (its audit trail included, which the attack itself grows) for
-every chunk of messages cost the round's own process about half a core and the stack's
-database two queries per workflow every tenth of a second: load the stack never saw from the
-attacker, counted against the genuine workflows' timing.
+every chunk of messages cost the round's own process 11 of its 18 s of CPU over 40 s of attack,
+and the stack's database two queries per workflow every tenth of a second: load the stack
+never saw from the attacker, counted against the genuine workflows' timing.
 """
 
 from __future__ import annotations
