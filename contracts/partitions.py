@@ -1,10 +1,17 @@
 """Projector partitions: which of N projector partitions decides a workflow's messages.
 
-Each partition reads the whole inbound stream through its own durable consumer and decides
-only the messages of the workflows that hash to it (a stable hash of tenant and workflow id,
-the same in every process and every release); it acknowledges the others without deciding
-them. A message with no readable workflow (malformed) belongs to partition 0, so it is
-dead-lettered exactly once.
+A workflow's routing key is a stable hash of its tenant and id (`routing_key`, the same in
+every process and every release). Publishers that know the workflow put the key in the
+subject (`subjects.request(..., key=...)`); the broker maps it to one of `SLOTS` slots with
+its deterministic `partition()` function (FNV-1a of the key, `slot_of` computes the same),
+and slot `s` belongs to partition `s % N`. Each partition's own stream holds only its slots,
+so a partition reads only its own workflows' keyed messages.
+
+Messages without a key (a publisher that cannot derive the workflow id, e.g. a START whose
+id comes from a content key it does not know) go to the shared inbound stream, which every
+partition reads through its own durable consumer, deciding only what hashes to it and
+acknowledging the rest. A message there with no readable workflow (malformed) belongs to
+partition 0, so it is dead-lettered exactly once.
 """
 
 from __future__ import annotations
@@ -12,10 +19,17 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from interlock.contracts import subjects
+from interlock.contracts.envelope import Envelope
 
-MAX_PARTITIONS = 64
+if TYPE_CHECKING:
+    from interlock.contracts.registry import Registry
+
+SLOTS = 64
+"""Slots the broker maps routing keys to; a partition owns the slots congruent to its index."""
+MAX_PARTITIONS = SLOTS
 PROJECTOR = "projector"
 """The projector's component name when it runs as one partition."""
 MALFORMED_OWNER = 0
@@ -23,13 +37,38 @@ MALFORMED_OWNER = 0
 _COMPONENT = re.compile(r"projector\.(\d+)")
 
 
+def routing_key(tenant_id: str, workflow_id: str) -> str:
+    """The subject token that routes `workflow_id` of `tenant_id`: 16 hex digits."""
+    key = f"{tenant_id}\x00{workflow_id}".encode()
+    return hashlib.blake2b(key, digest_size=8, person=b"interlock-route").hexdigest()
+
+
+def key_of(event: Envelope, registry: Registry | None = None) -> str | None:
+    """The routing key of the workflow `event` addresses, where its publisher can know it:
+    the event names its workflow, or `registry` derives a request's id (its type's content
+    key, or its event id); None for a request whose id only the plugin could derive (it is
+    sent unkeyed, on the shared stream)."""
+    if event.workflow_id:
+        return routing_key(event.tenant_id, event.workflow_id)
+    if registry is None:
+        return None
+    return routing_key(event.tenant_id, registry.workflow_id(event))
+
+
+def slot_of(key: str) -> int:
+    """The slot the broker maps routing key `key` to: nats-server's `partition(SLOTS, key)`,
+    the 32-bit FNV-1a hash of the token's bytes modulo `SLOTS`."""
+    value = 0x811C9DC5
+    for byte in key.encode():
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value % SLOTS
+
+
 def partition_of(tenant_id: str, workflow_id: str, count: int) -> int:
     """The partition (0 .. count-1) deciding `workflow_id` of `tenant_id`."""
     if not 1 <= count <= MAX_PARTITIONS:
         raise ValueError(f"partition count must be 1..{MAX_PARTITIONS}, not {count}")
-    key = f"{tenant_id}\x00{workflow_id}".encode()
-    digest = hashlib.blake2b(key, digest_size=8, person=b"interlock-part").digest()
-    return int.from_bytes(digest, "big") % count
+    return slot_of(routing_key(tenant_id, workflow_id)) % count
 
 
 @dataclass(frozen=True)
@@ -45,6 +84,19 @@ class Partition:
 
     def owns(self, tenant_id: str, workflow_id: str) -> bool:
         return self.count == 1 or partition_of(tenant_id, workflow_id, self.count) == self.index
+
+    def owns_slot(self, slot: int) -> bool:
+        return slot % self.count == self.index
+
+    @property
+    def slots(self) -> list[int]:
+        return [s for s in range(SLOTS) if self.owns_slot(s)]
+
+    @property
+    def stream(self) -> str | None:
+        """Its own stream of keyed messages; None with one partition (the inbound stream
+        holds everything)."""
+        return None if self.count == 1 else subjects.partition_stream(self.index)
 
     @property
     def owns_malformed(self) -> bool:

@@ -16,7 +16,42 @@ TENANT_OUT_PREFIX = "wf.tenant"
 DLQ_PREFIX = "wf.dlq"
 
 STREAM_IN = "WF_IN"
-"""Requests, signals, stage results and timer firings: everything the projector consumes."""
+"""Requests, signals, stage results and timer firings: everything the projector consumes
+(with several partitions: what carries no routing key; `partition_stream` holds the rest)."""
+SLOT_TOKEN = "slot"
+"""`wf.in.slot.<slot>.<kind>.…`: a keyed inbound subject as the broker maps it."""
+
+
+def partition_stream(index: int) -> str:
+    """The stream of projector partition `index`'s keyed messages (several partitions)."""
+    return f"{STREAM_IN}_P{index}"
+
+
+def slot_subject(slot: int) -> str:
+    """The mapped subjects of one slot (a partition's stream lists those of its slots)."""
+    return f"{IN_PREFIX}.{SLOT_TOKEN}.{slot}.>"
+
+
+def unkeyed_subjects() -> list[str]:
+    """What the shared inbound stream holds beside a partition's streams: every inbound
+    subject the broker did not map to a slot."""
+    return [f"{IN_PREFIX}.{kind}.>" for kind in INBOUND_KINDS]
+
+
+def inbound_mappings(slots: int) -> dict[str, str]:
+    """The broker's subject mappings: a keyed subject (`wf.in.<kind>.<type>.<key>[.<sender>]`)
+    to its slot's (`wf.in.slot.<slot>.<kind>.<type>.<key>[.<sender>]`), the slot the
+    deterministic `partition()` of the key token."""
+    mappings = {}
+    for kind in INBOUND_KINDS:
+        wildcards = 2 if kind == "timer" else 3
+        source = ".".join([IN_PREFIX, kind, *["*"] * wildcards])
+        tokens = ".".join(f"{{{{wildcard({i + 1})}}}}" for i in range(wildcards))
+        slot = f"{{{{partition({slots},2)}}}}"
+        mappings[source] = f"{IN_PREFIX}.{SLOT_TOKEN}.{slot}.{kind}.{tokens}"
+    return mappings
+
+
 STREAM_JOBS = "WF_JOBS"
 """Stage jobs, one work-queue consumer per stage."""
 STREAM_OUT = "WF_OUT"
@@ -81,7 +116,7 @@ def outbox_message_id(instance: str, row_id: int) -> str:
     return f"{instance}-{row_id}"
 
 
-INBOUND_KINDS = ("request", "signal", "result", "timer")
+INBOUND_KINDS = REQUEST, SIGNAL, RESULT, TIMER = ("request", "signal", "result", "timer")
 """What an inbound subject may carry; its sender token names a client (requests and
 signals), a stage (results) or nobody (timer firings, sent by the timer service alone)."""
 
@@ -93,23 +128,48 @@ def is_token(value: str) -> bool:
     return _TOKEN.fullmatch(value) is not None
 
 
-def request(workflow_type: str, client: str) -> str:
-    """Where client `client` publishes requests (START) of `workflow_type`."""
-    return f"{IN_PREFIX}.request.{workflow_type}.{client}"
+def request(workflow_type: str, client: str, key: str | None = None) -> str:
+    """Where client `client` publishes requests (START) of `workflow_type`; with the
+    workflow's routing `key` (`partitions.routing_key`), routed to its partition."""
+    return _inbound(REQUEST, workflow_type, key, client)
 
 
-def signal(workflow_type: str, client: str) -> str:
+def signal(workflow_type: str, client: str, key: str | None = None) -> str:
     """Where client `client` publishes signals (approvals, cancellations, ...)."""
-    return f"{IN_PREFIX}.signal.{workflow_type}.{client}"
+    return _inbound(SIGNAL, workflow_type, key, client)
 
 
-def result(workflow_type: str, stage: str) -> str:
+def result(workflow_type: str, stage: str, key: str | None = None) -> str:
     """Where stage `stage` of `workflow_type` submits the result of a job."""
-    return f"{IN_PREFIX}.result.{workflow_type}.{stage}"
+    return _inbound(RESULT, workflow_type, key, stage)
 
 
-def timer(workflow_type: str) -> str:
-    return f"{IN_PREFIX}.timer.{workflow_type}"
+def timer(workflow_type: str, key: str | None = None) -> str:
+    return _inbound(TIMER, workflow_type, key, None)
+
+
+def _inbound(kind: str, workflow_type: str, key: str | None, sender: str | None) -> str:
+    tokens = [IN_PREFIX, kind, workflow_type]
+    if key is not None:
+        tokens.append(key)
+    if sender is not None:
+        tokens.append(sender)
+    return ".".join(tokens)
+
+
+def grants(kind: str, workflow_type: str, sender: str | None) -> list[str]:
+    """What a sender may publish to send `kind` for `workflow_type` (either may be `*`):
+    the unkeyed subject, the keyed one, and the keyed one as the broker maps it (the broker
+    checks permissions on the mapped subject)."""
+    mapped = ".".join([IN_PREFIX, SLOT_TOKEN, "*", kind, workflow_type, "*"])
+    return [
+        _inbound(kind, workflow_type, None, sender),
+        _inbound(kind, workflow_type, "*", sender),
+        mapped if sender is None else f"{mapped}.{sender}",
+    ]
+
+
+_KEY = re.compile(r"[0-9a-f]{16}")
 
 
 @dataclass(frozen=True)
@@ -126,20 +186,36 @@ class Inbound:
     (`contracts.sender_claims`); None when it carries no valid claim."""
     claim_checked: bool = False
     """Whether the claim was verified (a projector given the gateway's public key does)."""
+    key: str | None = None
+    """The routing key the subject carries (None: an unkeyed subject)."""
+    slot: int | None = None
+    """The slot the broker mapped the key to (None: not mapped)."""
 
 
 def parse_inbound(subject: str) -> Inbound:
-    """Read `wf.in.<kind>.<type>[.<sender>]`. Anything else (an unknown kind, a missing or
-    extra token, a sender on a timer firing) is a `MalformedMessage` (`bad_subject`)."""
+    """Read `wf.in.<kind>.<type>[.<key>][.<sender>]`, or a keyed one as the broker maps it,
+    `wf.in.slot.<slot>.<kind>.<type>.<key>[.<sender>]`. Anything else (an unknown kind, a
+    missing or extra token, a sender on a timer firing) is a `MalformedMessage`
+    (`bad_subject`)."""
     prefix, _, rest = subject.partition(f"{IN_PREFIX}.")
     tokens = rest.split(".")
+    slot = None
+    if not prefix and tokens[0] == SLOT_TOKEN and len(tokens) > 2 and tokens[1].isdigit():
+        slot, tokens = int(tokens[1]), tokens[2:]
     if prefix or tokens[0] not in INBOUND_KINDS:
         raise MalformedMessage("bad_subject", f"not {IN_PREFIX}.<kind>.…: {_shown(subject)}")
     kind = tokens[0]
-    expected = 2 if kind == "timer" else 3
-    if len(tokens) != expected or not all(is_token(t) for t in tokens):
+    senders = 0 if kind == "timer" else 1
+    keyed = len(tokens) == 3 + senders
+    if (
+        len(tokens) not in (2 + senders, 3 + senders)
+        or (slot is not None and not keyed)
+        or (keyed and _KEY.fullmatch(tokens[2]) is None)
+        or not all(is_token(t) for t in tokens)
+    ):
         raise MalformedMessage("bad_subject", f"{kind} subjects are {IN_PREFIX}.{_FORMS[kind]}")
-    return Inbound(kind, tokens[1], tokens[2] if expected == 3 else None)
+    sender = tokens[-1] if senders else None
+    return Inbound(kind, tokens[1], sender, key=tokens[2] if keyed else None, slot=slot)
 
 
 def _shown(subject: str) -> str:
@@ -147,10 +223,10 @@ def _shown(subject: str) -> str:
 
 
 _FORMS = {
-    "request": "request.<type>.<client>",
-    "signal": "signal.<type>.<client>",
-    "result": "result.<type>.<stage>",
-    "timer": "timer.<type>",
+    "request": "request.<type>[.<key>].<client>",
+    "signal": "signal.<type>[.<key>].<client>",
+    "result": "result.<type>[.<key>].<stage>",
+    "timer": "timer.<type>[.<key>]",
 }
 
 

@@ -1,17 +1,20 @@
-"""The inbound stream and the projector's consumers on it, for a number of partitions.
+"""The inbound streams and the projector's consumers on them, for a number of partitions.
 
-One partition (the default): a work-queue stream read by the one consumer `projector`. Several:
-every partition reads the whole stream through its own consumer (`projector-p<k>-of-<n>`) and
-acknowledges what other partitions decide, so the stream keeps a message until every partition
-has acknowledged it: interest retention (a work queue admits no overlapping consumers). The
-server cannot turn a work queue into an interest stream in place, so a stack made with one
-partition is rebuilt, empty, by `interlock migrate --repartition`; an interest stream serves
-any count, one included.
+One partition (the default): one work-queue stream, `WF_IN`, holding every inbound subject, read
+by the one consumer `projector`. Several: each partition has its own work-queue stream
+(`WF_IN_P<k>`, `partition_streams`) holding the slots the broker maps its workflows' keyed
+subjects to, read by it alone; `WF_IN` keeps what carries no routing key, and every partition
+reads it through its own consumer (`projector-p<k>-of-<n>`), acknowledging what other
+partitions decide, so it keeps a message until every partition has acknowledged it: interest
+retention (a work queue admits no overlapping consumers). The server cannot turn a work queue
+into an interest stream in place, so a stack made with one partition is rebuilt, empty, by
+`interlock migrate --repartition`; an interest stream serves any count, one included.
 
 Only one layout exists at a time: provisioning adds the consumers of the configured count, then
 removes those of any other count (added first, so no message loses every interested consumer;
 what the old layout had not acknowledged is delivered to the new one, and the projector's
-duplicate check answers what was already decided).
+duplicate check answers what was already decided). A partition stream of another layout is
+replaced only once it is empty (a change of count moves slots between streams).
 """
 
 from __future__ import annotations
@@ -32,6 +35,11 @@ from nats.js.errors import BadRequestError, NotFoundError
 from interlock.contracts import subjects
 from interlock.contracts.partitions import consumers
 from interlock.messaging.errors import PartitionLayoutError
+from interlock.messaging.partition_streams import (
+    add_layout,
+    partition_streams,
+    remove_other_layouts,
+)
 
 DUPLICATE_WINDOW_S = 300.0
 """Publishes with the same Nats-Msg-Id inside this window are dropped by the server; it must
@@ -57,11 +65,12 @@ def retention_for(partitions: int) -> RetentionPolicy:
     return RetentionPolicy.WORK_QUEUE if partitions == 1 else RetentionPolicy.INTEREST
 
 
-def projector_consumer(name: str) -> ConsumerConfig:
-    """A projector partition's durable pull consumer on the whole inbound stream."""
+def projector_consumer(name: str, *, whole: bool = False) -> ConsumerConfig:
+    """A projector partition's durable pull consumer on the shared inbound stream (`whole`:
+    on the whole of its own stream)."""
     return ConsumerConfig(
         durable_name=name,
-        filter_subject=f"{subjects.IN_PREFIX}.>",
+        filter_subject=None if whole else f"{subjects.IN_PREFIX}.>",
         ack_policy=AckPolicy.EXPLICIT,
         ack_wait=subjects.PROJECTOR_ACK_WAIT_S,
         max_deliver=-1,
@@ -72,27 +81,19 @@ def projector_consumer(name: str) -> ConsumerConfig:
 async def provision_inbound(
     js: JetStreamContext, partitions: int = 1, *, repartition: bool = False, replicas: int = 1
 ) -> None:
-    """Create or update the inbound stream (at `replicas` copies) and the consumers of
+    """Create or update the inbound streams (at `replicas` copies) and the consumers of
     `partitions` partitions; `repartition`: rebuild a work-queue stream, if it is empty, for
     more than one."""
     inbound = replace(INBOUND, num_replicas=replicas)
-    try:
-        info = await js.stream_info(subjects.STREAM_IN)
-    except NotFoundError:
-        await js.add_stream(replace(inbound, retention=retention_for(partitions)))
-    else:
-        retention = RetentionPolicy(info.config.retention)
-        if partitions > 1 and retention == RetentionPolicy.WORK_QUEUE:
-            if not repartition:
-                raise PartitionLayoutError(
-                    f"the inbound stream {subjects.STREAM_IN} was made for one projector "
-                    f"partition; to run {partitions}, stop the stack, let one projector drain "
-                    "it, then run `interlock migrate --repartition` (see the README)"
-                )
-            await _rebuild_as_interest(js, inbound)
-        else:
-            await js.update_stream(replace(inbound, retention=retention))
+    own = partition_streams(inbound, partitions)
+    await remove_other_layouts(js, own)
+    if partitions > 1:
+        inbound = replace(inbound, subjects=subjects.unkeyed_subjects())
+    await _provision_shared(js, inbound, partitions, repartition)
+    await add_layout(js, own)
     wanted = consumers(partitions)
+    for stream, name in zip(own, wanted, strict=False):
+        await ensure_consumer(js, stream.name or "", projector_consumer(name, whole=True))
     for name in wanted:
         await ensure_consumer(js, subjects.STREAM_IN, projector_consumer(name))
     for found in await js.consumers_info(subjects.STREAM_IN):
@@ -100,13 +101,36 @@ async def provision_inbound(
             await js.delete_consumer(subjects.STREAM_IN, found.name)
 
 
-async def _rebuild_as_interest(js: JetStreamContext, inbound: StreamConfig) -> None:
+async def _provision_shared(
+    js: JetStreamContext, inbound: StreamConfig, partitions: int, repartition: bool
+) -> None:
+    try:
+        info = await js.stream_info(subjects.STREAM_IN)
+    except NotFoundError:
+        await js.add_stream(replace(inbound, retention=retention_for(partitions)))
+        return
+    retention = RetentionPolicy(info.config.retention)
+    if partitions > 1 and retention == RetentionPolicy.WORK_QUEUE:
+        if not repartition:
+            raise PartitionLayoutError(
+                f"the inbound stream {subjects.STREAM_IN} was made for one projector "
+                f"partition; to run {partitions}, stop the stack, let one projector drain "
+                "it, then run `interlock migrate --repartition` (see the README)"
+            )
+        await _rebuild_as_interest(js, inbound, info.config)
+    else:
+        await js.update_stream(replace(inbound, retention=retention))
+
+
+async def _rebuild_as_interest(
+    js: JetStreamContext, inbound: StreamConfig, before: StreamConfig
+) -> None:
     """Stop the work-queue stream taking messages, and rebuild it as an interest stream if it
-    holds none; else open it again and refuse."""
-    await js.update_stream(replace(inbound, subjects=[_CLOSED]))
+    holds none; else open it again as it was (`before`) and refuse."""
+    await js.update_stream(replace(before, subjects=[_CLOSED]))
     held = (await js.stream_info(subjects.STREAM_IN)).state.messages
     if held:
-        await js.update_stream(inbound)
+        await js.update_stream(before)
         raise PartitionLayoutError(
             f"the inbound stream {subjects.STREAM_IN} still holds {held} message(s); let the "
             "projector (one partition) decide them, stop it, then repartition"

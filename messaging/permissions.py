@@ -76,7 +76,7 @@ def _stage_subjects(workflow_type: str, stage: str) -> list[str]:
     bucket_stream = f"KV_{subjects.JOBS_BUCKET}"
     return [
         *_pulls(subjects.STREAM_JOBS, consumer),
-        subjects.result(workflow_type, stage),
+        *subjects.grants(subjects.RESULT, workflow_type, stage),
         subjects.dlq(consumer),
         # Reading the open-jobs record: the bucket's info, then a direct or stream get.
         f"{_JS_API}.STREAM.INFO.{bucket_stream}",
@@ -101,8 +101,12 @@ def stage_host(identity: str, stages: Iterable[tuple[str, str]]) -> Permissions:
 
 def _client(name: str, policy: ClientPolicy, installed: Iterable[str]) -> Permissions:
     types = policy.published_types(installed)
-    builders = {"request": subjects.request, "signal": subjects.signal}
-    publish = [builders[kind](t, name) for kind in sorted(policy.publish) for t in types]
+    publish = [
+        subject
+        for kind in sorted(policy.publish)
+        for t in types
+        for subject in subjects.grants(kind, t, name)
+    ]
     reads = announcement_reads(name, policy, installed)
     publish += reads.publish
     return Permissions(publish=tuple(publish), subscribe=(_inbox(name), *reads.subscribe))
@@ -140,13 +144,21 @@ def projector(identity: str, partitions: int = 1) -> Permissions:
         [
             *(
                 pull
-                for consumer in consumers(partitions)
-                for pull in _pulls(subjects.STREAM_IN, consumer)
+                for index, consumer in enumerate(consumers(partitions))
+                for stream in _streams_of(index, partitions)
+                for pull in _pulls(stream, consumer)
             ),
             subjects.dlq(identity),
             *OUTBOX_SUBJECTS,
         ],
     )
+
+
+def _streams_of(index: int, partitions: int) -> list[str]:
+    """The inbound streams projector partition `index` reads."""
+    if partitions == 1:
+        return [subjects.STREAM_IN]
+    return [subjects.STREAM_IN, subjects.partition_stream(index)]
 
 
 def outbox_backstop(identity: str) -> Permissions:
@@ -156,7 +168,9 @@ def outbox_backstop(identity: str) -> Permissions:
 
 def timer(identity: str) -> Permissions:
     """The timer service alone publishes timer firings."""
-    return _own(identity, [f"{subjects.IN_PREFIX}.timer.>"])
+    return _own(
+        identity, [f"{subjects.IN_PREFIX}.timer.>", subjects.grants(subjects.TIMER, "*", None)[2]]
+    )
 
 
 def responder() -> Permissions:
@@ -168,7 +182,11 @@ def gateway(identity: str) -> Permissions:
     """The approval/webhook gateway: requests and signals under its own name."""
     return _own(
         identity,
-        [subjects.request("*", identity), subjects.signal("*", identity), subjects.dlq(identity)],
+        [
+            *subjects.grants(subjects.REQUEST, "*", identity),
+            *subjects.grants(subjects.SIGNAL, "*", identity),
+            subjects.dlq(identity),
+        ],
     )
 
 

@@ -1,6 +1,7 @@
 """The projector's consumer: a durable pull consumer on `wf.in.>`, explicit acks: `projector`,
-or with several partitions the partition's own (`projector-p<k>-of-<n>`), which acknowledges
-without deciding what another partition decides (`partitioning`).
+or with several partitions the partition's own (`projector-p<k>-of-<n>`) on its own stream of
+keyed messages and on the shared stream, where it acknowledges without deciding what another
+partition decides (`partitioning`).
 
 Messages of different workflows are decided concurrently; messages of one workflow are
 decided one at a time, each sender's in stream order (the senders of one workflow take
@@ -119,13 +120,25 @@ async def run(
     dispatcher = KeyedDispatcher(
         lambda parsed: consume(broker, projector, parsed, patience, parking),
         workers,
-        owns=owner.owns,
+        claim=owner.claim,
         line_of=lines_of(projector),
     )
+    streams = [subjects.STREAM_IN]
+    if owner.partition.stream is not None:
+        streams.append(owner.partition.stream)
     try:
-        await fetch_in_order(
-            broker.connection, dispatcher, stop, progress, owner.partition.consumer
-        )
+        async with asyncio.TaskGroup() as group:
+            for stream in streams:
+                group.create_task(
+                    fetch_in_order(
+                        broker.connection,
+                        dispatcher,
+                        stop,
+                        progress,
+                        owner.partition.consumer,
+                        stream=stream,
+                    )
+                )
     finally:
         await dispatcher.aclose()
 
@@ -136,11 +149,13 @@ async def fetch_in_order(
     stop: asyncio.Event,
     progress: Progress | None = None,
     durable: str = subjects.CONSUMER_PROJECTOR,
+    *,
+    stream: str = subjects.STREAM_IN,
 ) -> None:
-    """Hand every inbound message to the dispatcher in stream order, as it arrives."""
+    """Hand every message of `stream` to the dispatcher in stream order, as it arrives."""
     consumer = PullConsumer(
         nc,
-        subjects.STREAM_IN,
+        stream,
         durable,
         batch=PULL_BATCH,
         expires=2.0,

@@ -15,7 +15,9 @@ refused, one decision each) delays that approval by one of its messages, not by 
 them. Messages of different senders waiting together were sent without either seeing the
 other decided, so either order is one the senders could have produced.
 
-A message another projector partition decides (`owns` says no) is acknowledged at once.
+A message another projector partition decides (`claim` says None) is acknowledged at once;
+one whose subject routes it here under another workflow's key is decided as the
+`partition_mismatch` `claim` puts in its place (dead-lettered).
 
 Of the messages ready to be decided, a free slot goes to each sender in turn (`fairness`), so
 one sender's backlog never stands between another sender and its next decision.
@@ -55,13 +57,15 @@ class KeyedDispatcher:
         workers: int,
         *,
         keep_alive: float = KEEP_ALIVE_S,
-        owns: Callable[[Envelope | MalformedMessage], bool] = lambda _: True,
+        claim: Callable[[str, Envelope | MalformedMessage], Envelope | MalformedMessage | None] = (
+            lambda _, event: event
+        ),
         line_of: Callable[[Msg, Envelope | MalformedMessage], str | None] = (
             lambda _, event: key_of(event)
         ),
     ) -> None:
         self._handle = handle
-        self._owns = owns
+        self._claim = claim
         self._line_of = line_of
         self._slots = FairSlots(workers)
         self._keep_alive = keep_alive
@@ -77,11 +81,13 @@ class KeyedDispatcher:
             event: Envelope | MalformedMessage = parse_envelope(msg.data)
         except MalformedMessage as exc:
             event = exc
-        if not self._owns(event):
+        claimed = self._claim(msg.subject, event)
+        if claimed is None:
             with suppress(Exception):  # lost with the connection: redelivered, acked again
                 await msg.ack()
             return
-        parsed: Parsed = (msg, event)
+        parsed: Parsed = (msg, claimed)
+        event = claimed
         self._unfinished += 1
         key = self._line_of(msg, event)
         if key is None:

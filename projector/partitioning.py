@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from interlock.contracts.envelope import Envelope, workflow_id_of
 from interlock.contracts.errors import MalformedMessage
-from interlock.contracts.partitions import SINGLE, Partition
+from interlock.contracts.partitions import SINGLE, Partition, routing_key, slot_of
 from interlock.contracts.registry import Registry
+from interlock.contracts.subjects import parse_inbound
 
 
 class Owner:
@@ -17,6 +18,32 @@ class Owner:
     def __init__(self, partition: Partition = SINGLE, registry: Registry | None = None) -> None:
         self.partition = partition
         self._registry = registry
+
+    def claim(
+        self, subject: str, event: Envelope | MalformedMessage
+    ) -> Envelope | MalformedMessage | None:
+        """What this partition decides of a message on `subject`: the event; a
+        `partition_mismatch` in its place when its subject routes it here under a key that
+        is not its workflow's (it is dead-lettered, never decided); None when another
+        partition decides it. A keyed subject the broker mapped to a slot reached only the
+        stream of the slot's partition, so it is this partition's to decide or refuse."""
+        try:
+            slot, key = _routing(subject)
+        except MalformedMessage:
+            slot = key = None
+        if slot is None:
+            return event if self.owns(event) else None
+        if isinstance(event, MalformedMessage):
+            return event
+        expected = routing_key(event.tenant_id, self._workflow(event))
+        if key != expected or slot != slot_of(expected) or not self.partition.owns_slot(slot):
+            return MalformedMessage(
+                "partition_mismatch",
+                f"slot {slot} and key {key} are not its workflow's (key {expected}, "
+                f"slot {slot_of(expected)}, partition {self.partition.index} of "
+                f"{self.partition.count})",
+            )
+        return event
 
     def owns(self, event: Envelope | MalformedMessage) -> bool:
         if self.partition.count == 1:
@@ -35,3 +62,8 @@ class Owner:
 
 
 EVERYTHING = Owner()
+
+
+def _routing(subject: str) -> tuple[int | None, str | None]:
+    inbound = parse_inbound(subject)
+    return inbound.slot, inbound.key

@@ -36,6 +36,7 @@ from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.errors import StoreUnavailable, TransientError
 from interlock.contracts.ids import sealed_message_id, timer_event_id
+from interlock.contracts.partitions import routing_key
 from interlock.contracts.payloads import TimerFired
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
@@ -104,7 +105,10 @@ def firing(row: asyncpg.Record, now: datetime) -> Firing:
     )
     headers = string_headers(json.loads(row["headers"]))
     headers[subjects.HEADER_MSG_ID] = sealed_message_id(event_id, row["seal"])
-    return Firing(row["id"], subjects.timer(row["workflow_type"]), headers, envelope.to_bytes())
+    subject = subjects.timer(
+        row["workflow_type"], routing_key(row["tenant_id"], row["workflow_id"])
+    )
+    return Firing(row["id"], subject, headers, envelope.to_bytes())
 
 
 @asynccontextmanager

@@ -14,6 +14,7 @@ from nats.aio.msg import Msg
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
+from interlock.contracts.partitions import key_of, routing_key
 from interlock.ops.signals import Clients
 
 APPROVER = Actor(id="bench-approver", role="support_approver")
@@ -63,7 +64,7 @@ class Driver:
             },
         )
         await self.bus.approvals.jetstream().publish(
-            subjects.signal("support", self.bus.approvals_name),
+            subjects.signal("support", self.bus.approvals_name, key_of(event)),
             event.to_bytes(),
             headers={subjects.HEADER_MSG_ID: event.event_id},
         )
@@ -88,7 +89,7 @@ class Driver:
         )
         started = time.perf_counter()
         await self.bus.upstream.jetstream().publish(
-            subjects.request("support", self.bus.upstream_name),
+            subjects.request("support", self.bus.upstream_name, routing_key("bench", workflow_id)),
             event.to_bytes(),
             headers={subjects.HEADER_MSG_ID: event_id},
         )

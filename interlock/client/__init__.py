@@ -204,7 +204,7 @@ class Client:
 
     async def _publish(self, event: Envelope) -> None:
         try:
-            await publish(self._nc.jetstream(), event, self._sender)
+            await publish(self._nc.jetstream(), event, self._sender, registry=self._workflows)
         except (nats.errors.Error, TimeoutError) as exc:
             raise PublishFailed(
                 f"{event.type} {event.event_id} not acknowledged ({type(exc).__name__})",

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from interlock.contracts import subjects
+from interlock.contracts.partitions import SLOTS
 from interlock.messaging.permissions import Permissions
 
 SYNC_INTERVAL = "always"
@@ -69,6 +71,12 @@ jetstream {{
   sync_interval: {SYNC_INTERVAL}
 }}
 
+# A keyed inbound subject is mapped to its slot, so each projector partition's stream
+# holds only its own workflows' messages (`wf.in.slot.<slot>.…`).
+mappings {{
+{_mappings()}
+}}
+
 # One user per component and external client. A user not listed cannot connect; a user may
 # subscribe to its own inbox prefix (_INBOX_<user>) and publish where its job requires only.
 authorization {{
@@ -108,3 +116,8 @@ def _user(name: str, password: str, allowed: Permissions) -> str:
         permissions["allow_responses"] = True
     user = {"user": name, "password": password, "permissions": permissions}
     return "    " + json.dumps(user)
+
+
+def _mappings() -> str:
+    rows = subjects.inbound_mappings(SLOTS).items()
+    return "\n".join(f"  {json.dumps(source)}: {json.dumps(target)}" for source, target in rows)

@@ -16,6 +16,8 @@ from interlock.config.access import APPROVALS, UPSTREAM, as_client
 from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
+from interlock.contracts.partitions import key_of
+from interlock.contracts.registry import Registry
 from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
 from interlock.otel.messaging import publishing
 
@@ -39,14 +41,20 @@ def signal_envelope(
 
 
 async def publish(
-    js: JetStreamContext, event: Envelope, sender: str, parent: Mapping[str, str] | None = None
+    js: JetStreamContext,
+    event: Envelope,
+    sender: str,
+    parent: Mapping[str, str] | None = None,
+    *,
+    registry: Registry | None = None,
 ) -> None:
     """Publish an inbound event (a request when `type` is START, else a signal) as client
     `sender` (the NATS user of `js`'s connection) in a producer span — a child of `parent`
     (e.g. the approval task being answered) or of the current context. The broker
-    acknowledges it durably before this returns."""
+    acknowledges it durably before this returns. The subject carries the workflow's routing
+    key where it is known (`registry` derives a request's workflow id)."""
     kind = subjects.request if event.type == "START" else subjects.signal
-    subject = kind(event.workflow_type, sender)
+    subject = kind(event.workflow_type, sender, key_of(event, registry))
     headers = {subjects.HEADER_MSG_ID: event.event_id}
     span = publishing(tracer, subject, headers, parent, message_id=event.event_id)
     try:

@@ -33,6 +33,7 @@ from opentelemetry.trace import Span
 from interlock.contracts import subjects
 from interlock.contracts.envelope import MAX_MESSAGE_BYTES, Envelope, utcnow
 from interlock.contracts.errors import PublishFailed
+from interlock.contracts.partitions import routing_key
 from interlock.contracts.registry import Registry
 from interlock.contracts.sender_claims import HEADER_SENDER_CLAIM
 from interlock.otel import metrics
@@ -218,7 +219,10 @@ async def _read(request: web.Request) -> bytes:
 
 
 async def _publish(gw: Gateway, event: Envelope, sender: str) -> web.Response:
-    event_id, subject = event.event_id, _subject(event.type == starts.START, event.workflow_type)
+    workflow_id = gw.workflows.workflow_id(event)
+    key = routing_key(event.tenant_id, workflow_id)
+    event_id = event.event_id
+    subject = _subject(event.type == starts.START, event.workflow_type, key)
     data, headers = event.to_bytes(), {subjects.HEADER_MSG_ID: event_id}
     if gw.claims is not None:
         headers[HEADER_SENDER_CLAIM] = gw.claims.header(sender, data)
@@ -228,7 +232,6 @@ async def _publish(gw: Gateway, event: Envelope, sender: str) -> web.Response:
         log.warning("%s %s not published (%s); the sender should retry", event.type, event_id, exc)
         detail = "the broker did not acknowledge; deliver the same webhook again"
         return web.json_response({"error": "broker_unavailable", "detail": detail}, status=503)
-    workflow_id = gw.workflows.workflow_id(event)
     log.info("published %s %s for %s", event.type, event_id, workflow_id)
     answer = {"event_id": event_id, "subject": subject}
     if event.type == starts.START:
@@ -236,8 +239,8 @@ async def _publish(gw: Gateway, event: Envelope, sender: str) -> web.Response:
     return web.json_response(answer, status=202)
 
 
-def _subject(request: bool, workflow_type: str) -> str:
-    return (subjects.request if request else subjects.signal)(workflow_type, CLIENT)
+def _subject(request: bool, workflow_type: str, key: str | None = None) -> str:
+    return (subjects.request if request else subjects.signal)(workflow_type, CLIENT, key)
 
 
 async def _send(

@@ -35,10 +35,18 @@ from opentelemetry import trace
 from pydantic import ValidationError
 
 from interlock.contracts import subjects
-from interlock.contracts.envelope import Actor, Envelope, parse_envelope, summarise, utcnow
+from interlock.contracts.envelope import (
+    Actor,
+    Envelope,
+    parse_envelope,
+    summarise,
+    utcnow,
+    workflow_id_of,
+)
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
+from interlock.contracts.partitions import routing_key
 from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
     dead_letter,
@@ -283,11 +291,13 @@ async def submit(
     """Publish the job's one result event (its id derives from the job id) under the message
     id the projector sealed into the job (`JobPayload.reply_id`), which no client can spend."""
     event = result_event(stage, job_envelope, job, result)
-    subject = subjects.result(job_envelope.workflow_type, stage.name)
+    key = routing_key(job_envelope.tenant_id, workflow_id_of(job_envelope))
+    subject = subjects.result(job_envelope.workflow_type, stage.name, key)
     message_id = job.reply_id or event.event_id
     headers = {subjects.HEADER_MSG_ID: message_id}
     span = publishing(tracer, subject, headers, message_id=message_id)
     try:
-        await broker.publish(event.to_bytes(), subject, headers=headers, stream=subjects.STREAM_IN)
+        # Acknowledged by whichever inbound stream holds its slot (the partition's own).
+        await broker.connection.jetstream().publish(subject, event.to_bytes(), headers=headers)
     finally:
         span.end()

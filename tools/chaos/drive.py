@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
+from interlock.contracts.partitions import key_of, routing_key
 from interlock.ops import queries
 from interlock.ops.signals import Clients, approval_payload, signal_envelope
 from interlock.simulators import seed_customer
@@ -146,7 +147,8 @@ class Driver:
                 occurred_at=utcnow(),
                 payload={**REQUEST, "customer_id": customer},
             ).to_bytes()
-        subject = subjects.request(w.scenario.workflow_type, self._bus.upstream_name)
+        key = routing_key(TENANT, w.workflow_id) if w.workflow_id else None
+        subject = subjects.request(w.scenario.workflow_type, self._bus.upstream_name, key)
         await self._publish(self._bus.upstream, w, subject, w.start, w.start_id)
         w.started = True
 
@@ -172,7 +174,7 @@ class Driver:
             event = signal_envelope(view, "APPROVED", payload, APPROVER)
         if w.scenario.workflow_type == "request":
             event = event.model_copy(update={"actor": casedrive.APPROVER})
-        subject = subjects.signal(event.workflow_type, self._bus.approvals_name)
+        subject = subjects.signal(event.workflow_type, self._bus.approvals_name, key_of(event))
         await self._publish(self._bus.approvals, w, subject, event.to_bytes(), event.event_id)
         w.answered = True
 

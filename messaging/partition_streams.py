@@ -1,0 +1,82 @@
+"""The streams of a partitioned projector: one per partition, holding its slots' keyed messages.
+
+The broker maps a keyed inbound subject to `wf.in.slot.<slot>.…` (`subjects.inbound_mappings`);
+partition `k` of `n` owns the slots congruent to `k` and reads them from its own work-queue
+stream, `WF_IN_P<k>`, through its consumer `projector-p<k>-of-<n>`: no partition reads another's
+messages, and each stream has its own leader and fsync chain. With one partition there are
+none (the shared stream holds every subject).
+
+Changing the count moves slots between streams, and two streams may not listen on one subject,
+so a stream of another layout is closed (it stops taking messages), checked empty and removed
+before the new ones are made; one that still holds messages is opened again and the change
+refused, with what to do, and nothing is lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from nats.js import JetStreamContext
+from nats.js.api import RetentionPolicy, StreamConfig
+
+from interlock.contracts import subjects
+from interlock.contracts.partitions import Partition
+from interlock.messaging.errors import PartitionLayoutError
+
+_CLOSED = "interlock.repartitioning"
+"""Where a stream listens while it is checked empty and removed: nowhere in use."""
+
+
+def partition_streams(base: StreamConfig, partitions: int) -> list[StreamConfig]:
+    """The partition streams of a stack with `partitions` partitions (none for one)."""
+    if partitions == 1:
+        return []
+    return [
+        replace(
+            base,
+            name=subjects.partition_stream(k),
+            description=f"Keyed inbound messages of projector partition {k} of {partitions}",
+            subjects=[subjects.slot_subject(s) for s in Partition(k, partitions).slots],
+            retention=RetentionPolicy.WORK_QUEUE,
+        )
+        for k in range(partitions)
+    ]
+
+
+async def remove_other_layouts(js: JetStreamContext, wanted: list[StreamConfig]) -> None:
+    """Remove every partition stream that is not one of `wanted` as it is (it must be
+    empty: else it is opened again and the change refused)."""
+    keep = {s.name: sorted(s.subjects or []) for s in wanted}
+    for name in await _partition_stream_names(js):
+        config = (await js.stream_info(name)).config
+        if keep.get(name) == sorted(config.subjects or []):
+            continue
+        await js.update_stream(replace(config, subjects=[f"{_CLOSED}.{name}"]))
+        held = (await js.stream_info(name)).state.messages
+        if held:
+            await js.update_stream(config)
+            raise PartitionLayoutError(
+                f"the partition stream {name} still holds {held} message(s) of the old "
+                "layout; run the stack with its old partition count until its projectors "
+                "have decided them, stop it, then change the count (see the README)"
+            )
+        await js.delete_stream(name)
+
+
+async def add_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> None:
+    """Create (or update in place) the `wanted` partition streams."""
+    existing = set(await _partition_stream_names(js))
+    for config in wanted:
+        if config.name in existing:
+            await js.update_stream(config)
+        else:
+            await js.add_stream(config)
+
+
+async def _partition_stream_names(js: JetStreamContext) -> list[str]:
+    prefix = f"{subjects.STREAM_IN}_P"
+    return [
+        info.config.name
+        for info in await js.streams_info()
+        if info.config.name and info.config.name.startswith(prefix)
+    ]
