@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from nats.js import JetStreamContext
 from nats.js.api import RetentionPolicy, StreamConfig
+from nats.js.errors import NotFoundError
 
 from interlock.contracts import subjects
 from interlock.contracts.partitions import Partition
@@ -41,6 +42,29 @@ def partition_streams(base: StreamConfig, partitions: int) -> list[StreamConfig]
         )
         for k in range(partitions)
     ]
+
+
+def streams_of(index: int, partitions: int) -> list[str]:
+    """The inbound streams projector partition `index` of `partitions` reads."""
+    if partitions == 1:
+        return [subjects.STREAM_IN]
+    return [subjects.STREAM_IN, subjects.partition_stream(index)]
+
+
+async def deliveries(js: JetStreamContext, partitions: int) -> dict[int, int]:
+    """Per partition: the messages delivered so far to its consumers (redeliveries
+    included), over the streams it reads; a partition without consumers is left out."""
+    delivered: dict[int, int] = {}
+    for index in range(partitions):
+        name = subjects.projector_consumer(index, partitions)
+        for stream in streams_of(index, partitions):
+            try:
+                info = await js.consumer_info(stream, name)
+            except NotFoundError:
+                continue
+            seen = int(info.delivered.consumer_seq or 0) if info.delivered else 0
+            delivered[index] = delivered.get(index, 0) + seen
+    return delivered
 
 
 async def remove_other_layouts(js: JetStreamContext, wanted: list[StreamConfig]) -> None:

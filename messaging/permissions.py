@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from interlock.contracts import subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.contracts.partitions import consumers
+from interlock.messaging.partition_streams import streams_of
 from interlock.messaging.readers import announcement_reads
 
 ADMIN = "admin"
@@ -145,20 +146,13 @@ def projector(identity: str, partitions: int = 1) -> Permissions:
             *(
                 pull
                 for index, consumer in enumerate(consumers(partitions))
-                for stream in _streams_of(index, partitions)
+                for stream in streams_of(index, partitions)
                 for pull in _pulls(stream, consumer)
             ),
             subjects.dlq(identity),
             *OUTBOX_SUBJECTS,
         ],
     )
-
-
-def _streams_of(index: int, partitions: int) -> list[str]:
-    """The inbound streams projector partition `index` reads."""
-    if partitions == 1:
-        return [subjects.STREAM_IN]
-    return [subjects.STREAM_IN, subjects.partition_stream(index)]
 
 
 def outbox_backstop(identity: str) -> Permissions:

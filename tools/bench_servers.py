@@ -17,10 +17,9 @@ from urllib.parse import urlsplit
 
 import nats
 import psutil
-from nats.js.errors import NotFoundError
 
-from interlock.contracts import subjects
 from interlock.contracts.partitions import partition_of
+from interlock.messaging.partition_streams import deliveries
 
 SERVERS = ("nats", "postgres")
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -95,19 +94,12 @@ StreamCounts = dict[str, tuple[int, int]]
 
 async def broker_counts(nats_url: str, partitions: int) -> tuple[dict[int, int], StreamCounts]:
     """Read on one connection (`nats_url` carries credentials that may read them): the
-    messages delivered so far to each projector partition's consumer on the inbound stream
-    (redeliveries included), and what each stream has stored so far and holds now."""
+    messages delivered so far to each projector partition's consumers on the inbound streams
+    it reads (redeliveries included), and what each stream has stored so far and holds now."""
     nc = await nats.connect(nats_url, allow_reconnect=False, connect_timeout=5)
     try:
         js = nc.jetstream()
-        delivered = {}
-        for index in range(partitions):
-            name = subjects.projector_consumer(index, partitions)
-            try:
-                info = await js.consumer_info(subjects.STREAM_IN, name)
-            except NotFoundError:
-                continue
-            delivered[index] = int(info.delivered.consumer_seq or 0) if info.delivered else 0
+        delivered = await deliveries(js, partitions)
         infos = await js.streams_info()
         streams = {
             i.config.name or "?": (int(i.state.last_seq), int(i.state.messages)) for i in infos

@@ -8,6 +8,7 @@ from typing import Any
 
 from interlock.contracts import subjects
 from interlock.contracts.ids import workflow_id_for
+from interlock.contracts.partitions import key_of
 from tests.support.harness import Harness
 from tests.support.payloads import PAYLOADS, envelope, result_event
 
@@ -41,7 +42,7 @@ async def answer(
     jobs = {j: spec.get("branch") for j, spec in open_jobs.items()}
     event = result_event(workflow_id, jobs, event_type, payload)
     stage = stage or str(open_jobs.get(event.causation_id, {}).get("stage", "classify"))
-    await h.publish(event, subjects.result("support", stage))
+    await h.publish(event, subjects.result("support", stage, key_of(event)))
     return await h.decided(workflow_id, event.event_id) if wait else {}
 
 

@@ -20,7 +20,7 @@ from interlock.config.access import client_policies, gateway_claims_public_key, 
 from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
-from interlock.contracts.partitions import Partition
+from interlock.contracts.partitions import Partition, key_of
 from interlock.messaging.streams import provision
 from interlock.ops import queries
 from interlock.projector.claims import ClaimVerifier
@@ -46,11 +46,12 @@ class Harness:
     async def publish(
         self, event: Envelope, subject: str | None = None, msg_id: str | None = None
     ) -> None:
-        if subject is None:
+        if subject is None:  # keyed as a client does: routed to its partition's stream
+            key = key_of(event, REGISTRY)
             subject = (
-                subjects.request(event.workflow_type, "upstream")
+                subjects.request(event.workflow_type, "upstream", key)
                 if event.type == "START"
-                else subjects.signal(event.workflow_type, "approvals")
+                else subjects.signal(event.workflow_type, "approvals", key)
             )
         headers = {subjects.HEADER_MSG_ID: msg_id} if msg_id else None
         await self.nc.jetstream().publish(subject, event.to_bytes(), headers=headers)
