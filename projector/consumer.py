@@ -8,11 +8,7 @@ decided one at a time, each sender's in stream order (the senders of one workflo
 turns, `dispatch`), so a command published right after a request is never decided before
 it, and racing transactions on one workflow are the exception.
 
-Why not FastStream's pull subscriber: it runs the messages of one fetched batch as
-concurrent tasks, which reorders messages of one workflow (measured: a quarter of them at
-batch size 64), and with a batch of one it costs a round trip per message. So the projector
-pulls continuously and in order itself (`messaging.pull`), on the connection of its
-FastStream broker, which still owns connecting, publishing dead letters and shutting down.
+The messages arrive through `intake` (why not FastStream's pull subscriber: see there).
 
 Every message ends in ack, nak or a reasoned dead letter:
 * decided (accepted or rejected, including duplicates) -> ack;
@@ -44,7 +40,6 @@ import logging
 from dataclasses import dataclass, field
 
 from faststream.nats import NatsBroker
-from nats.aio.client import Client
 from nats.aio.msg import Msg
 from opentelemetry import trace
 from opentelemetry.trace import Span
@@ -63,12 +58,12 @@ from interlock.messaging.deadletter import (
     settle,
 )
 from interlock.messaging.progress import Progress
-from interlock.messaging.pull import PullConsumer
 from interlock.otel.messaging import consuming, link_from
 from interlock.otel.propagation import current_trace_id, inject
 from interlock.projector import door
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.errors import NotDueYet
+from interlock.projector.intake import intake
 from interlock.projector.lines import lines_of
 from interlock.projector.parking import Parking, sequence
 from interlock.projector.partitioning import EVERYTHING, Owner
@@ -78,7 +73,6 @@ from interlock.projector.store.types import TraceInfo
 log = logging.getLogger("interlock.projector")
 tracer = trace.get_tracer("interlock.projector")
 SOURCE = "projector"
-PULL_BATCH = 256
 
 
 @dataclass(frozen=True)
@@ -123,46 +117,10 @@ async def run(
         claim=owner.claim,
         line_of=lines_of(projector),
     )
-    streams = [subjects.STREAM_IN]
-    if owner.partition.stream is not None:
-        streams.append(owner.partition.stream)
     try:
-        async with asyncio.TaskGroup() as group:
-            for stream in streams:
-                group.create_task(
-                    fetch_in_order(
-                        broker.connection,
-                        dispatcher,
-                        stop,
-                        progress,
-                        owner.partition.consumer,
-                        stream=stream,
-                    )
-                )
+        await intake(broker.connection, dispatcher, stop, owner.partition, progress)
     finally:
         await dispatcher.aclose()
-
-
-async def fetch_in_order(
-    nc: Client,
-    dispatcher: KeyedDispatcher,
-    stop: asyncio.Event,
-    progress: Progress | None = None,
-    durable: str = subjects.CONSUMER_PROJECTOR,
-    *,
-    stream: str = subjects.STREAM_IN,
-) -> None:
-    """Hand every message of `stream` to the dispatcher in stream order, as it arrives."""
-    consumer = PullConsumer(
-        nc,
-        stream,
-        durable,
-        batch=PULL_BATCH,
-        expires=2.0,
-        progress=progress,
-    )
-    async for msg in consumer.messages(stop):
-        await dispatcher.submit(msg)
 
 
 def _link(span: Span, headers: dict[str, str], outcome: EventOutcome) -> None:

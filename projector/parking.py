@@ -9,7 +9,7 @@ at most `per_sender` such messages waiting, and all senders together `total`; pa
 message for an unknown workflow is dead-lettered at once (`unknown_workflow`, the sender and
 what it holds named), and the consumer's limit stays free for everyone else's work.
 
-Counted per process by stream sequence (a message waiting again is not counted twice); after
+Counted per process by stream and sequence (a message waiting again is not counted twice); after
 a restart the count starts afresh and the messages still waiting are admitted again up to the
 bound, so the bound holds across restarts too.
 """
@@ -31,10 +31,10 @@ from interlock.messaging.deadletter import redelivery_delay, settle
 class Parking:
     per_sender: int = 200
     total: int = 1000
-    _sender_of: dict[int, str] = field(default_factory=dict)
+    _sender_of: dict[tuple[str, int], str] = field(default_factory=dict)
     _held: dict[str, int] = field(default_factory=dict)
 
-    def hold(self, sender: str, sequence: int) -> bool:
+    def hold(self, sender: str, sequence: tuple[str, int]) -> bool:
         """Whether message `sequence` of `sender` may wait (again) for its workflow: True if
         it already waits or there is room, and it is counted; False: refuse it now."""
         if sequence in self._sender_of:
@@ -45,7 +45,7 @@ class Parking:
         self._held[sender] = self._held.get(sender, 0) + 1
         return True
 
-    def release(self, sequence: int) -> None:
+    def release(self, sequence: tuple[str, int]) -> None:
         """Message `sequence` no longer waits (decided, dead-lettered or gone)."""
         sender = self._sender_of.pop(sequence, None)
         if sender is None:
@@ -88,9 +88,12 @@ def sender(inbound: Inbound | None, event_id: str | None = None) -> str:
     return f"{who}/{relayed}" if relayed else who
 
 
-def sequence(raw: Msg) -> int:
-    """The message's stream sequence (0 when it carries no metadata)."""
-    return raw.metadata.sequence.stream if raw.metadata else 0
+def sequence(raw: Msg) -> tuple[str, int]:
+    """The message's stream and its sequence there (("", 0) when it carries no metadata):
+    a partition reads two streams, whose sequences overlap."""
+    if raw.metadata is None:
+        return "", 0
+    return raw.metadata.stream, raw.metadata.sequence.stream
 
 
 def _age(raw: Msg) -> float:

@@ -32,6 +32,7 @@ from interlock.contracts.partitions import (
     partition_of_component,
 )
 from interlock.contracts.urls import nats_inbox, nats_servers
+from interlock.messaging.partition_streams import streams_of
 from interlock.messaging.progress import read_report
 from interlock.services.adapters.sim import POLICY_CURRENT
 
@@ -189,10 +190,13 @@ async def _ready(nc: Client, component: str, partitions: int) -> bool:
     if readiness == "answers":
         return await _sim_answers(nc)
     try:
-        if readiness == "partition":
-            consumer = partition_of_component(component, partitions).consumer
-            info = await nc.jetstream().consumer_info(subjects.STREAM_IN, consumer)
-            return bool(info.num_waiting)
+        if readiness == "partition":  # fetching from every stream it reads
+            partition = partition_of_component(component, partitions)
+            for stream in streams_of(partition.index, partitions):
+                info = await nc.jetstream().consumer_info(stream, partition.consumer)
+                if not info.num_waiting:
+                    return False
+            return True
         healthy, _ = await _attached_on(nc, component)
     except (NotFoundError, NatsTimeout):  # not provisioned yet, or a slow answer
         return False

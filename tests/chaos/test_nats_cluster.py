@@ -1,9 +1,9 @@
-"""Scale-out: the support workflow's stack (projector, relay, timer, simulator, its stages)
-on a real three-node NATS JetStream cluster, every stream and the open-jobs bucket at three
-replicas, the components given the three seed URLs. The node
-leading the inbound stream is killed with SIGKILL while workflows are in flight: every
-workflow completes, with one effect each on the provider's ledger, a gap-free audit and
-nothing lost, doubled or dead-lettered; the node, started again, catches up."""
+"""Scale-out: the support workflow's stack (two projector partitions, relay, timer, simulator,
+its stages) on a real three-node NATS JetStream cluster, every stream and the open-jobs bucket
+at three replicas, the components given the three seed URLs. The node leading a partition's
+own inbound stream is killed with SIGKILL while workflows are in flight: every workflow
+completes, with one effect each on the provider's ledger, a gap-free audit and nothing lost,
+doubled or dead-lettered; the node, started again, catches up."""
 
 from __future__ import annotations
 
@@ -39,6 +39,8 @@ from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(170)
 WORKFLOWS = 60
+PARTITIONS = 2
+KILLED_STREAM = subjects.partition_stream(0)
 APPROVE = Scenario("approve", "support", "approve")
 WAITING = ("AWAITING_APPROVAL", "approval_required")
 TERMINAL = ("COMPLETED", "FAILED", "REJECTED", "CANCELLED", "NEEDS_ATTENTION")
@@ -63,14 +65,20 @@ async def clustered(
 ) -> AsyncIterator[Clustered]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("INTERLOCK_STREAM_REPLICAS", "3")
+        patch.setenv("INTERLOCK_PROJECTOR_PARTITIONS", str(PARTITIONS))
         chaos_environment(patch)
-        settings = Settings(home=e2e_settings.home, secrets_dir=e2e_settings.secrets_dir)
+        settings = Settings(
+            home=e2e_settings.home,
+            secrets_dir=e2e_settings.secrets_dir,
+            projector_partitions=PARTITIONS,
+        )
         cluster = NatsCluster(tmp_path_factory.mktemp("cluster"), settings, session_secrets)
         seeds = await asyncio.to_thread(cluster.start)
         admin_url = access.nats_url_as(seeds, ADMIN, session_secrets)
         patient: dict[str, Any] = {"max_reconnect_attempts": -1, "reconnect_time_wait": 0.5}
         try:
-            async with supervised(settings, admin_url, module_database, default_stack("support")):
+            stack = default_stack("support", partitions=PARTITIONS)
+            async with supervised(settings, admin_url, module_database, stack):
                 bus = await Clients.connect(settings, seeds, "cluster", **patient)
                 admin = await nats.connect(nats_servers(admin_url), **patient)
                 engine = queries.open_reader(module_database, pool_size=4)
@@ -119,12 +127,13 @@ async def _leader(admin: Client, stream: str) -> str:
     return await eventually(probe, within=60, every=0.5, what=f"the leader of {stream}")
 
 
-async def test_workflows_complete_once_each_when_the_inbound_streams_leader_is_killed(
+async def test_workflows_complete_once_each_when_a_partition_streams_leader_is_killed(
     clustered: Clustered,
 ) -> None:
     c = clustered
     js = c.admin.jetstream()
-    for stream in (subjects.STREAM_IN, subjects.STREAM_JOBS, f"KV_{subjects.JOBS_BUCKET}"):
+    streams = [subjects.STREAM_IN, subjects.STREAM_JOBS, f"KV_{subjects.JOBS_BUCKET}"]
+    for stream in streams + [subjects.partition_stream(k) for k in range(PARTITIONS)]:
         assert (await js.stream_info(stream)).config.num_replicas == 3
     work = [Workload(i, APPROVE) for i in range(WORKFLOWS)]
     runs = [asyncio.create_task(_drive(c.driver, w)) for w in work]
@@ -133,7 +142,7 @@ async def test_workflows_complete_once_each_when_the_inbound_streams_leader_is_k
         return sum(r.done() for r in runs) >= WORKFLOWS // 4
 
     await eventually(a_quarter_done, within=90, every=0.1, what="a quarter of the workflows")
-    killed = await _leader(c.admin, subjects.STREAM_IN)
+    killed = await _leader(c.admin, KILLED_STREAM)
     await asyncio.to_thread(c.cluster.kill, killed)
     assert not all(r.done() for r in runs)  # killed mid-run
 
@@ -144,7 +153,7 @@ async def test_workflows_complete_once_each_when_the_inbound_streams_leader_is_k
     finished = [run.result() for run in runs]
 
     assert [v["state"] for v in finished] == ["COMPLETED"] * WORKFLOWS
-    assert await _leader(c.admin, subjects.STREAM_IN) != killed
+    assert await _leader(c.admin, KILLED_STREAM) != killed
     customers = [f"chaos-{c.run}-{w.number}" for w in work]
     assert [await action_count(c.dsn, customer_id=x) for x in customers] == [1] * WORKFLOWS
     started = [Started(w.workflow_id, "support", x) for w, x in zip(work, customers, strict=True)]
@@ -159,7 +168,7 @@ async def test_workflows_complete_once_each_when_the_inbound_streams_leader_is_k
     await asyncio.to_thread(c.cluster.restart, killed)
 
     async def caught_up() -> bool:
-        info = await js.stream_info(subjects.STREAM_IN)
+        info = await js.stream_info(KILLED_STREAM)
         assert info.cluster is not None
         peers = {info.cluster.leader: True} | {
             p.name: bool(p.current) for p in info.cluster.replicas or []

@@ -12,14 +12,17 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from interlock.contracts import subjects
+from interlock.contracts.partitions import routing_key
 from interlock.contracts.urls import nats_inbox
 from interlock.messaging.permissions import stage_identity
 from tests.support.gateway_webhooks import count
+from tests.support.routing import mapped
 
 pytestmark = pytest.mark.timeout(60)
 EXECUTE = stage_identity("support", "execute_action")
 CLASSIFY = stage_identity("support", "classify")
 REFUSED = 0.5
+KEY = routing_key("acme", "wf-1")
 """Seconds to wait for a publish acknowledgement that never comes: the server refuses a
 forbidden publish with an asynchronous error and the client's request times out."""
 
@@ -97,6 +100,7 @@ async def test_a_stage_publishes_results_on_its_own_subject_only(
     assert await _refused(classify, others)
     assert await count(nc, subjects.STREAM_IN, others) == 0
     assert not await _refused(classify, subjects.result("support", "classify"))
+    assert not await _refused(classify, subjects.result("support", "classify", KEY))
 
 
 async def test_a_stage_cannot_take_another_stages_jobs(
@@ -124,6 +128,15 @@ async def test_a_stage_cannot_take_another_stages_jobs(
         ("gateway", subjects.signal("support", "approvals")),
         ("gateway", subjects.request("support", "upstream")),
         (EXECUTE, subjects.timer("support")),
+        # keyed, as the broker maps them, and straight onto a slot
+        ("upstream", subjects.signal("support", "upstream", KEY)),
+        ("approvals", subjects.signal("support", "operator", KEY)),
+        ("approvals", subjects.timer("support", KEY)),
+        ("gateway", subjects.request("support", "upstream", KEY)),
+        (EXECUTE, subjects.timer("support", KEY)),
+        (CLASSIFY, subjects.result("support", "execute_action", KEY)),
+        ("upstream", f"wf.in.slot.3.signal.support.{KEY}.approvals"),
+        ("approvals", f"wf.in.slot.3.timer.support.{KEY}"),
     ],
 )
 async def test_a_client_speaks_only_for_itself_and_only_what_it_may(
@@ -132,7 +145,7 @@ async def test_a_client_speaks_only_for_itself_and_only_what_it_may(
     client = await connect(identity)
 
     assert await _refused(client, subject)
-    assert await count(nc, subjects.STREAM_IN, subject) == 0
+    assert await count(nc, subjects.STREAM_IN, ">") == 0
 
 
 async def test_clients_publish_under_their_own_name_and_read_announcements(
@@ -143,6 +156,8 @@ async def test_clients_publish_under_their_own_name_and_read_announcements(
 
     assert not await _refused(upstream, subjects.request("support", "upstream"))
     assert not await _refused(approvals, subjects.signal("support", "approvals"))
+    assert not await _refused(upstream, subjects.request("support", "upstream", KEY))
+    assert not await _refused(approvals, subjects.signal("support", "approvals", KEY))
     relay = await connect("relay")
     announcement = subjects.out("support", "completed")
     await relay.jetstream().publish(announcement, b"done")
@@ -159,3 +174,7 @@ async def test_the_gateway_publishes_requests_and_signals_under_its_own_name(
         assert not await _refused(gateway, subject)
         stored = await nc.jetstream().get_last_msg(subjects.STREAM_IN, subject)
         assert stored.subject == subject
+    keyed = subjects.signal("support", "gateway", KEY)
+    assert not await _refused(gateway, keyed)
+    stored = await nc.jetstream().get_last_msg(subjects.STREAM_IN, mapped(keyed))
+    assert stored.subject == mapped(keyed)

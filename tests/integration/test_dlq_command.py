@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from interlock.contracts import subjects
+from interlock.contracts.partitions import key_of
 from tests.support.cli import cli_env, cli_streams, dead_letters
 from tests.support.harness import Harness, projector_running
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
+from tests.support.routing import mapped
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -47,7 +49,7 @@ async def test_an_operator_lists_shows_and_redrives_dead_letters(
         assert (code, shown["body"]["event_id"], shown["subject"]) == (
             0,
             "c-1",
-            subjects.signal("support", "approvals"),
+            mapped(subjects.signal("support", "approvals", key_of(cancel))),
         )
 
         await h.publish(envelope("START", workflow_id="late", event_id="late-req"))

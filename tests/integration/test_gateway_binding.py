@@ -27,10 +27,11 @@ from tests.support.gateway_webhooks import (
     gateway_client,
     post,
 )
+from tests.support.routing import sent
 
 # The `client` these tests take: a test client of the gateway, streams provisioned.
 client = gateway_client
-SIGNALS = subjects.signal("support", "gateway")
+SIGNALS = sent(subjects.SIGNAL, "support", "gateway")
 
 
 async def test_a_sender_may_not_act_for_a_tenant_it_is_not_configured_for(

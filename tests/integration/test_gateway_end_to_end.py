@@ -29,6 +29,7 @@ from tests.support.gateway_webhooks import (
 )
 from tests.support.harness import projector_running
 from tests.support.polling import eventually
+from tests.support.routing import sent
 
 
 @pytest.mark.usefixtures("js")  # the gateway publishes into provisioned streams
@@ -63,7 +64,7 @@ async def test_the_gateway_component_serves_its_settings_until_stopped(
     finally:
         stop.set()
         await asyncio.wait_for(task, 10)
-    assert await count(nc, subjects.STREAM_IN, subjects.signal("support", "gateway")) == 1
+    assert await count(nc, subjects.STREAM_IN, sent(subjects.SIGNAL, "support", "gateway")) == 1
 
 
 async def test_an_approval_through_the_gateway_moves_the_workflow_and_a_forged_one_never_arrives(

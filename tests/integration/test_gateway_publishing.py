@@ -18,6 +18,7 @@ from opentelemetry.trace import SpanKind
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import MAX_MESSAGE_BYTES, parse_envelope
+from interlock.contracts.partitions import routing_key
 from tests.support.gateway_webhooks import (
     APPROVAL,
     PATH,
@@ -30,10 +31,12 @@ from tests.support.gateway_webhooks import (
     post,
     signed,
 )
+from tests.support.routing import sent
 from tests.support.telemetry import recorded
 
 # The `client` these tests take: a test client of the gateway, streams provisioned.
 client = gateway_client
+SIGNALS = sent(subjects.SIGNAL, "support", "gateway")
 
 
 async def test_a_valid_approval_is_published_as_a_signal_envelope(
@@ -48,11 +51,9 @@ async def test_a_valid_approval_is_published_as_a_signal_envelope(
     assert response.status == 202
     assert await response.json() == {
         "event_id": event_id,
-        "subject": "wf.in.signal.support.gateway",
+        "subject": subjects.signal("support", "gateway", routing_key("acme", "wf-1")),
     }
-    raw = await nc.jetstream().get_last_msg(
-        subjects.STREAM_IN, subjects.signal("support", "gateway")
-    )
+    raw = await nc.jetstream().get_last_msg(subjects.STREAM_IN, SIGNALS)
     event = parse_envelope(raw.data or b"")
     assert (event.event_id, event.type, event.workflow_type, event.workflow_id) == (
         event_id,
@@ -80,7 +81,7 @@ async def test_a_webhook_delivered_twice_is_one_message_and_one_event(
 
     assert answers[0] == answers[1]
     assert answers[0][0] == 202
-    assert await count(nc, subjects.STREAM_IN, subjects.signal("support", "gateway")) == 1
+    assert await count(nc, subjects.STREAM_IN, SIGNALS) == 1
 
 
 @pytest.mark.parametrize("event_type", ["TELEPORT", "ACTION_EXECUTED", "START", "RETRY_DUE"])
@@ -164,7 +165,5 @@ async def test_a_request_is_one_server_span_continuing_the_callers_trace(
     text = json.dumps([dict(s.attributes or {}) for s in mine], default=str)
     for secret in (headers["webhook-signature"], SECRET.removeprefix("whsec_"), "20.00"):
         assert secret not in text, "no signature, secret or body on spans"
-    raw = await nc.jetstream().get_last_msg(
-        subjects.STREAM_IN, subjects.signal("support", "gateway")
-    )
+    raw = await nc.jetstream().get_last_msg(subjects.STREAM_IN, SIGNALS)
     assert trace_id in (raw.headers or {})["traceparent"]

@@ -15,6 +15,7 @@ from nats.js import JetStreamContext
 from interlock.config.settings import GatewaySender, Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import parse_envelope
+from interlock.contracts.partitions import routing_key
 from interlock.services.gateway import Limits, SenderRegistry, create_app, jetstream_publisher
 from tests.support.gateway_webhooks import (
     SECRET,
@@ -28,12 +29,14 @@ from tests.support.gateway_webhooks import (
     signed,
 )
 from tests.support.harness import projector_running
+from tests.support.routing import sent
 from tests.support.workflows import REGISTRY
 
 # The `client` these tests take: a test client of the gateway, streams provisioned.
 client = gateway_client
 START = "/v1/workflows/support"
-REQUESTS = subjects.request("support", "gateway")
+REQUESTS = sent(subjects.REQUEST, "support", "gateway")
+UNKEYED = subjects.request("support", "gateway")
 REQUEST: dict[str, Any] = {
     "customer_id": "c-1",
     "subject": "Refund for a double charge",
@@ -53,7 +56,8 @@ async def test_a_signed_start_becomes_a_workflow_of_the_senders_tenant(
 
         assert status == 202
         assert answer["event_id"] == f"gw-tickets-{headers['webhook-id']}"
-        assert answer["subject"] == REQUESTS
+        key = routing_key("acme", answer["workflow_id"])
+        assert answer["subject"] == subjects.request("support", "gateway", key)
         decision = await h.decided(answer["workflow_id"], answer["event_id"])
         assert decision["accepted"]
         view = await h.view(answer["workflow_id"])
@@ -92,7 +96,7 @@ async def test_a_payload_the_type_refuses_is_answered_400_and_never_published(
     assert await count(nc, subjects.STREAM_IN, ">") == 0
     recorded = await dead_letter(nc)
     assert recorded.headers[subjects.HEADER_DLQ_REASON] == "schema_mismatch"
-    assert recorded.headers[subjects.HEADER_DLQ_SUBJECT] == REQUESTS
+    assert recorded.headers[subjects.HEADER_DLQ_SUBJECT] == UNKEYED
 
 
 async def test_an_unknown_workflow_type_is_answered_404(client: Client_, nc: Client) -> None:

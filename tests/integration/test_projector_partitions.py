@@ -40,10 +40,11 @@ async def _drained(h: Harness) -> None:
     message until all have)."""
 
     async def empty() -> bool:
-        info = await h.nc.jetstream().stream_info(subjects.STREAM_IN)
-        return info.state.messages == 0
+        infos = await h.nc.jetstream().streams_info()
+        inbound = [i for i in infos if (i.config.name or "").startswith(subjects.STREAM_IN)]
+        return sum(i.state.messages for i in inbound) == 0
 
-    await eventually(empty, what="the inbound stream drained by every partition")
+    await eventually(empty, what="the inbound streams drained by every partition")
 
 
 async def _dead_letter_count(h: Harness) -> int:
@@ -139,6 +140,11 @@ async def test_with_two_partitions_a_malformed_message_is_dead_lettered_once(
         await h.publish(stray)
 
         await _drained(h)  # both partitions acknowledged all three (one refused each)
+
+        async def three_letters() -> bool:
+            return await _dead_letter_count(h) >= 3
+
+        await eventually(three_letters, what="three dead letters")
         reasons: list[str] = []
         for sequence in range(1, await _dead_letter_count(h) + 1):
             letter = await js.get_msg(subjects.STREAM_DLQ, sequence)

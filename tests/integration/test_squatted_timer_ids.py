@@ -17,8 +17,10 @@ from nats.js import JetStreamContext
 from interlock.contracts import subjects
 from interlock.contracts.envelope import parse_envelope
 from interlock.contracts.ids import timer_event_id
+from interlock.contracts.partitions import routing_key
 from interlock.contracts.urls import nats_inbox
 from interlock.relay.timers import TimerService
+from tests.support.routing import mapped
 from tests.support.timer_rows import T0, FakeClock, arm, stream_messages
 
 pytestmark = pytest.mark.timeout(30)
@@ -46,7 +48,8 @@ async def test_a_firing_id_spent_by_a_client_does_not_drop_the_firing(
     service = TimerService(database_url, js, clock=FakeClock(T0 + timedelta(seconds=1)))
     assert await service.fire_due() == 1
 
-    fired = [m for m in await stream_messages(js) if m.subject == subjects.timer("support")]
+    firing = mapped(subjects.timer("support", routing_key("acme", "wf-t-squat")))
+    fired = [m for m in await stream_messages(js) if m.subject == firing]
     assert [parse_envelope(m.data or b"").event_id for m in fired] == [timer_event_id("t-squat")]
     seal = await db.fetchval("SELECT seal FROM timers WHERE id = 't-squat'")
     assert len(seal) == 32

@@ -18,6 +18,7 @@ from nats.js.api import PubAck
 from interlock.contracts import subjects
 from interlock.contracts.envelope import parse_envelope
 from interlock.contracts.ids import timer_event_id
+from interlock.contracts.partitions import routing_key
 from interlock.contracts.payloads import TimerFired
 from interlock.projector.errors import NotDueYet
 from interlock.projector.service import Projector
@@ -25,6 +26,7 @@ from interlock.projector.store.postgres import open_store
 from interlock.relay.timers import TimerService
 from tests.support.payloads import envelope
 from tests.support.relay_rows import TRACEPARENT
+from tests.support.routing import mapped
 from tests.support.timer_rows import (
     T0,
     FakeClock,
@@ -83,7 +85,7 @@ async def test_a_late_timer_fires_once_with_its_payload_and_trace_headers(
 
     [message] = await stream_messages(js)
     event_id = timer_event_id("t-late")
-    assert message.subject == "wf.in.timer.support"
+    assert message.subject == mapped(subjects.timer("support", routing_key("acme", "wf-t-late")))
     assert message.headers is not None
     # The firing continues the trace of the decision that armed it (same trace id).
     assert message.headers["traceparent"].split("-")[1] == TRACEPARENT.split("-")[1]

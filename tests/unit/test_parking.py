@@ -10,38 +10,48 @@ from interlock.projector.parking import Parking, sender
 def test_a_sender_past_its_share_is_refused_while_another_still_has_room() -> None:
     parking = Parking(per_sender=2, total=10)
 
-    assert parking.hold("signal:mallory", 1)
-    assert parking.hold("signal:mallory", 2)
-    assert not parking.hold("signal:mallory", 3)
-    assert parking.hold("signal:approvals", 4)
+    assert parking.hold("signal:mallory", ("WF_IN", 1))
+    assert parking.hold("signal:mallory", ("WF_IN", 2))
+    assert not parking.hold("signal:mallory", ("WF_IN", 3))
+    assert parking.hold("signal:approvals", ("WF_IN", 4))
     assert parking.held("signal:mallory") == 2
 
 
 def test_a_message_waiting_again_is_counted_once() -> None:
     parking = Parking(per_sender=1, total=10)
 
-    assert parking.hold("signal:a", 7)
-    assert parking.hold("signal:a", 7)
+    assert parking.hold("signal:a", ("WF_IN", 7))
+    assert parking.hold("signal:a", ("WF_IN", 7))
     assert parking.held("signal:a") == 1
 
 
 def test_all_senders_together_are_bounded() -> None:
     parking = Parking(per_sender=5, total=3)
 
-    held = [parking.hold(f"signal:c{n}", n) for n in range(5)]
+    held = [parking.hold(f"signal:c{n}", ("WF_IN", n)) for n in range(5)]
 
     assert held == [True, True, True, False, False]
 
 
+def test_the_same_sequence_in_another_stream_is_another_message() -> None:
+    parking = Parking(per_sender=5, total=10)
+
+    assert parking.hold("signal:a", ("WF_IN", 1))
+    assert parking.hold("signal:a", ("WF_IN_P1", 1))
+    assert parking.held("signal:a") == 2
+    parking.release(("WF_IN_P1", 1))
+    assert parking.held("signal:a") == 1
+
+
 def test_a_settled_message_frees_its_place() -> None:
     parking = Parking(per_sender=1, total=10)
-    assert parking.hold("signal:a", 1)
+    assert parking.hold("signal:a", ("WF_IN", 1))
 
-    parking.release(1)
-    parking.release(99)  # never held: nothing to release
+    parking.release(("WF_IN", 1))
+    parking.release(("WF_IN", 99))  # never held: nothing to release
 
     assert parking.held("signal:a") == 0
-    assert parking.hold("signal:a", 2)
+    assert parking.hold("signal:a", ("WF_IN", 2))
 
 
 def test_each_gateway_sender_has_a_share_of_its_own_and_other_clients_do_not() -> None:
