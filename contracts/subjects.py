@@ -170,6 +170,8 @@ def grants(kind: str, workflow_type: str, sender: str | None) -> list[str]:
 
 
 _KEY = re.compile(r"[0-9a-f]{16}")
+_SLOT = re.compile(r"[0-9]|[1-9][0-9]")
+"""A slot token as the broker writes it (0 .. 99; `partitions.SLOTS` bounds it lower)."""
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,9 @@ def parse_inbound(subject: str) -> Inbound:
     prefix, _, rest = subject.partition(f"{IN_PREFIX}.")
     tokens = rest.split(".")
     slot = None
-    if not prefix and tokens[0] == SLOT_TOKEN and len(tokens) > 2 and tokens[1].isdigit():
+    if not prefix and tokens[0] == SLOT_TOKEN and len(tokens) > 2:
+        if _SLOT.fullmatch(tokens[1]) is None:
+            raise MalformedMessage("bad_subject", f"not a slot: {_shown(subject)}")
         slot, tokens = int(tokens[1]), tokens[2:]
     if prefix or tokens[0] not in INBOUND_KINDS:
         raise MalformedMessage("bad_subject", f"not {IN_PREFIX}.<kind>.…: {_shown(subject)}")

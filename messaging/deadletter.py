@@ -35,15 +35,18 @@ async def dead_letter(
     Raises `PublishFailed` when the broker did not take the dead letter: the original is
     then left as it is, to be dead-lettered again once the broker is back."""
     headers = {k: v for k, v in (raw.headers or {}).items() if k != subjects.HEADER_MSG_ID}
-    # One letter per stored message: its stream and sequence (a projector partition reads
-    # two streams, whose sequences overlap).
+    # One letter per stored message: its stream, sequence and time stored (a projector
+    # partition reads two streams, whose sequences overlap, and a stream made again after a
+    # change of partition count numbers its messages from 1 again).
     stream = raw.metadata.stream if raw.metadata else None
     sequence = raw.metadata.sequence.stream if raw.metadata else None
+    stored = raw.metadata.timestamp if raw.metadata else None
+    when = f"{stored.timestamp():.6f}" if stored else "-"
     headers |= {
         subjects.HEADER_DLQ_REASON: reason,
         subjects.HEADER_DLQ_DETAIL: detail[:_MAX_DETAIL],
         subjects.HEADER_DLQ_SUBJECT: raw.subject,
-        subjects.HEADER_MSG_ID: f"dlq-{source}-{stream}-{sequence}",
+        subjects.HEADER_MSG_ID: f"dlq-{source}-{stream}-{sequence}-{when}",
     }
     body = raw.data
     if len(body) > MAX_KEPT_BODY:

@@ -13,8 +13,9 @@ into an interest stream in place, so a stack made with one partition is rebuilt,
 Only one layout exists at a time: provisioning adds the consumers of the configured count, then
 removes those of any other count (added first, so no message loses every interested consumer;
 what the old layout had not acknowledged is delivered to the new one, and the projector's
-duplicate check answers what was already decided). A partition stream of another layout is
-replaced only once it is empty (a change of count moves slots between streams).
+duplicate check answers what was already decided). The partition streams of another layout
+are removed, before the new ones are made, only once all of them are empty (a change of
+count moves slots between streams); their consumers go with them.
 """
 
 from __future__ import annotations
@@ -117,7 +118,10 @@ async def _provision_shared(
                 f"partition; to run {partitions}, stop the stack, let one projector drain "
                 "it, then run `interlock migrate --repartition` (see the README)"
             )
-        await _rebuild_as_interest(js, inbound, info.config)
+        before = info.config
+        if before.subjects == [_CLOSED]:  # an interrupted rebuild: it listened on every subject
+            before = replace(before, subjects=[f"{subjects.IN_PREFIX}.>"])
+        await _rebuild_as_interest(js, inbound, before)
     else:
         await js.update_stream(replace(inbound, retention=retention))
 

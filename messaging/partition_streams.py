@@ -14,6 +14,7 @@ refused, with what to do, and nothing is lost.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from nats.js import JetStreamContext
@@ -26,6 +27,8 @@ from interlock.messaging.errors import PartitionLayoutError
 
 _CLOSED = "interlock.repartitioning"
 """Where a stream listens while it is checked empty and removed: nowhere in use."""
+_LAYOUT = re.compile(r"partition (\d+) of (\d+)")
+"""What a partition stream's description says of its layout (`partition_streams`)."""
 
 
 def partition_streams(base: StreamConfig, partitions: int) -> list[StreamConfig]:
@@ -68,23 +71,55 @@ async def deliveries(js: JetStreamContext, partitions: int) -> dict[int, int]:
 
 
 async def remove_other_layouts(js: JetStreamContext, wanted: list[StreamConfig]) -> None:
-    """Remove every partition stream that is not one of `wanted` as it is (it must be
-    empty: else it is opened again and the change refused)."""
+    """Remove every partition stream that is not one of `wanted` as it is. All of them are
+    closed first and checked together: if any holds messages, all are opened again as they
+    were and the change refused; else all are removed. A stream an interrupted change left
+    closed is opened again as its description says it was."""
     keep = {s.name: sorted(s.subjects or []) for s in wanted}
+    stale = []
     for name in await _partition_stream_names(js):
         config = (await js.stream_info(name)).config
-        if keep.get(name) == sorted(config.subjects or []):
-            continue
-        await js.update_stream(replace(config, subjects=[f"{_CLOSED}.{name}"]))
-        held = (await js.stream_info(name)).state.messages
-        if held:
-            await js.update_stream(config)
-            raise PartitionLayoutError(
-                f"the partition stream {name} still holds {held} message(s) of the old "
-                "layout; run the stack with its old partition count until its projectors "
-                "have decided them, stop it, then change the count (see the README)"
-            )
-        await js.delete_stream(name)
+        if keep.get(name) != sorted(config.subjects or []):
+            stale.append(_as_opened(config))
+    closed: list[StreamConfig] = []
+    try:
+        for config in stale:
+            await js.update_stream(replace(config, subjects=[_closed(config)]))
+            closed.append(config)
+        held = {c.name: (await js.stream_info(c.name or "")).state.messages for c in stale}
+    except BaseException:
+        await _reopen(js, closed)
+        raise
+    if any(held.values()):
+        await _reopen(js, closed)
+        holding = ", ".join(f"{name} {n}" for name, n in held.items() if n)
+        raise PartitionLayoutError(
+            f"the partition streams of the old layout still hold messages ({holding}); run "
+            "the stack with its old partition count until its projectors have decided them, "
+            "stop it, then change the count (see the README)"
+        )
+    for config in stale:
+        await js.delete_stream(config.name or "")
+
+
+def _closed(config: StreamConfig) -> str:
+    return f"{_CLOSED}.{config.name}"
+
+
+def _as_opened(config: StreamConfig) -> StreamConfig:
+    """`config` as it takes messages: a closed stream's subjects are its layout's again."""
+    if config.subjects != [_closed(config)]:
+        return config
+    found = _LAYOUT.search(config.description or "")
+    if found is None:
+        return config
+    partition = Partition(int(found.group(1)), int(found.group(2)))
+    return replace(config, subjects=[subjects.slot_subject(s) for s in partition.slots])
+
+
+async def _reopen(js: JetStreamContext, configs: list[StreamConfig]) -> None:
+    for config in configs:
+        await js.update_stream(config)
 
 
 async def add_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> None:
@@ -95,6 +130,11 @@ async def add_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> None:
             await js.update_stream(config)
         else:
             await js.add_stream(config)
+
+
+async def inbound_streams(js: JetStreamContext) -> list[str]:
+    """The inbound streams of the layout provisioned now: the shared one and any partition's."""
+    return [subjects.STREAM_IN, *await _partition_stream_names(js)]
 
 
 async def _partition_stream_names(js: JetStreamContext) -> list[str]:

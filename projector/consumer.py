@@ -13,9 +13,11 @@ The messages arrive through `intake` (why not FastStream's pull subscriber: see 
 Every message ends in ack, nak or a reasoned dead letter:
 * decided (accepted or rejected, including duplicates) -> ack;
 * malformed (bad JSON, unknown type, schema mismatch, oversized, a NUL character, a subject
-  that is not `wf.in.<kind>.<type>[.<sender>]`) -> dead-letter on `wf.dlq.projector` with the
-  reason, and terminate (with several partitions: the workflow's partition, or partition 0
-  for a message with no readable workflow, so each is dead-lettered once);
+  that is not `wf.in.<kind>.<type>[.<key>][.<sender>]`, keyed or as the broker maps it;
+  another partition's workflow on this partition's own stream, `partition_mismatch`) ->
+  dead-letter on `wf.dlq.projector` with the reason, and terminate (with several
+  partitions: the workflow's partition, or partition 0 for a message with no readable
+  workflow on the shared stream, so each is dead-lettered once);
 * addressed to a workflow that does not exist (yet) -> nak with a growing delay while the
   message is younger than `Patience.unknown_workflow_grace` (its START may be behind it),
   then dead-letter `unknown_workflow`; at once when its sender already holds its share of

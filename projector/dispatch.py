@@ -16,7 +16,7 @@ them. Messages of different senders waiting together were sent without either se
 other decided, so either order is one the senders could have produced.
 
 A message another projector partition decides (`claim` says None) is acknowledged at once;
-one whose subject routes it here under another workflow's key is decided as the
+one routed to this partition's own stream for another partition's workflow is decided as the
 `partition_mismatch` `claim` puts in its place (dead-lettered).
 
 Of the messages ready to be decided, a free slot goes to each sender in turn (`fairness`), so
@@ -50,6 +50,14 @@ def key_of(event: Envelope | MalformedMessage) -> str | None:
     return None if isinstance(event, MalformedMessage) else workflow_id_of(event)
 
 
+def _stream_of(msg: Msg) -> str:
+    """The stream a delivered message comes from ("" when it carries no JetStream reply)."""
+    try:
+        return msg.metadata.stream
+    except Exception:  # not a JetStream delivery: nothing routes it to a partition's stream
+        return ""
+
+
 class KeyedDispatcher:
     def __init__(
         self,
@@ -81,7 +89,7 @@ class KeyedDispatcher:
             event: Envelope | MalformedMessage = parse_envelope(msg.data)
         except MalformedMessage as exc:
             event = exc
-        claimed = self._claim(msg.subject, event)
+        claimed = self._claim(_stream_of(msg), event)
         if claimed is None:
             with suppress(Exception):  # lost with the connection: redelivered, acked again
                 await msg.ack()

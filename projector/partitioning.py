@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from interlock.contracts.envelope import Envelope, workflow_id_of
 from interlock.contracts.errors import MalformedMessage
-from interlock.contracts.partitions import SINGLE, Partition, routing_key, slot_of
+from interlock.contracts.partitions import SINGLE, Partition, partition_of
 from interlock.contracts.registry import Registry
-from interlock.contracts.subjects import parse_inbound
 
 
 class Owner:
@@ -20,30 +19,24 @@ class Owner:
         self._registry = registry
 
     def claim(
-        self, subject: str, event: Envelope | MalformedMessage
+        self, stream: str, event: Envelope | MalformedMessage
     ) -> Envelope | MalformedMessage | None:
-        """What this partition decides of a message on `subject`: the event; a
-        `partition_mismatch` in its place when its subject routes it here under a key that
-        is not its workflow's (it is dead-lettered, never decided); None when another
-        partition decides it. A keyed subject the broker mapped to a slot reached only the
-        stream of the slot's partition, so it is this partition's to decide or refuse."""
-        try:
-            slot, key = _routing(subject)
-        except MalformedMessage:
-            slot = key = None
-        if slot is None:
+        """What this partition decides of a message from `stream`: the event; None when
+        another partition decides it (the shared stream, which every partition reads). What
+        its own stream holds only it reads, so it never lets one go undecided: one whose
+        workflow belongs to another partition (its subject's key lied, or its publisher
+        derived another workflow id) is replaced by a `partition_mismatch`, dead-lettered,
+        never decided; a subject the door cannot read is refused there (`bad_subject`)."""
+        if stream != self.partition.stream:
             return event if self.owns(event) else None
-        if isinstance(event, MalformedMessage):
+        if isinstance(event, MalformedMessage) or self.owns(event):
             return event
-        expected = routing_key(event.tenant_id, self._workflow(event))
-        if key != expected or slot != slot_of(expected) or not self.partition.owns_slot(slot):
-            return MalformedMessage(
-                "partition_mismatch",
-                f"slot {slot} and key {key} are not its workflow's (key {expected}, "
-                f"slot {slot_of(expected)}, partition {self.partition.index} of "
-                f"{self.partition.count})",
-            )
-        return event
+        home = partition_of(event.tenant_id, self._workflow(event), self.partition.count)
+        return MalformedMessage(
+            "partition_mismatch",
+            f"routed to partition {self.partition.index} of {self.partition.count}; its "
+            f"workflow belongs to partition {home}",
+        )
 
     def owns(self, event: Envelope | MalformedMessage) -> bool:
         if self.partition.count == 1:
@@ -62,8 +55,3 @@ class Owner:
 
 
 EVERYTHING = Owner()
-
-
-def _routing(subject: str) -> tuple[int | None, str | None]:
-    inbound = parse_inbound(subject)
-    return inbound.slot, inbound.key

@@ -1,4 +1,5 @@
-"""The timer service: turns due timer rows into timer events on `wf.in.timer.<type>`.
+"""The timer service: turns due timer rows into timer events on `wf.in.timer.<type>.<key>`
+(keyed by the timer's workflow, so its partition's stream holds them).
 
 Guarantees:
 - A due, armed timer fires at least once: rows are claimed, published and marked

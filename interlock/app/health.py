@@ -138,6 +138,16 @@ async def _projector_attached(nc: Client, component: str) -> tuple[bool, str]:
     ]
     if not found:
         return False, f"{component}: no consumer of it exists (run migrate)"
+    layout = subjects.partition_layout(found[0].name)
+    if component != PROJECTOR and layout is not None and layout[1] > 1:
+        # A partition of several also reads its own stream: both must be fetched from.
+        stream = subjects.partition_stream(layout[0])
+        try:
+            own_stream = await nc.jetstream().consumer_info(stream, found[0].name)
+        except NotFoundError:
+            return False, f"{component}: {stream} has no consumer {found[0].name} (run migrate)"
+        if not own_stream.num_waiting:
+            return False, f"{component}: nobody is fetching from {stream}"
     waiting = sum(info.num_waiting or 0 for info in found)
     if waiting:
         return True, f"{component}: {waiting} pull request(s) waiting"

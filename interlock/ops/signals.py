@@ -1,4 +1,6 @@
-"""Human and operator commands as messages on `wf.in.signal.<type>.<client>`."""
+"""Human and operator commands as messages on `wf.in.signal.<type>.<key>.<client>` (the
+workflow's routing key; unkeyed, `wf.in.request.<type>.<client>`, for a request whose id the
+publisher cannot derive)."""
 
 from __future__ import annotations
 

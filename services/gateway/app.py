@@ -47,8 +47,8 @@ from interlock.services.gateway.refusal import DLQ_SUBJECT, SOURCE, Record, clea
 from interlock.services.gateway.spans import answered, server_span
 
 CLIENT = SOURCE
-"""The gateway publishes as NATS client `gateway`: `wf.in.signal.<type>.gateway`,
-`wf.in.request.<type>.gateway`."""
+"""The gateway publishes as NATS client `gateway`: `wf.in.signal.<type>.<key>.gateway`,
+`wf.in.request.<type>.<key>.gateway`, keyed by the workflow it derives."""
 
 log = logging.getLogger("interlock.gateway")
 tracer = trace.get_tracer("interlock.gateway")

@@ -6,9 +6,10 @@ Jobs come from the stage's durable consumer through `jobs.run_jobs` (a continuou
    or altered -> dead-letter `wf.dlq.<type>-<stage>`, see `admission`);
 2. skip the job if the open-jobs record says the workflow no longer waits for it;
 3. run the stage handler (a long call keeps the message alive with `in_progress`);
-4. publish exactly one result on `wf.in.result.<type>.<stage>` (the only result subject its
-   NATS user may publish on) whose event id is derived from the job id, so a redelivered or
-   doubly consumed job yields the same event and is deduplicated;
+4. publish exactly one result on `wf.in.result.<type>.<key>.<stage>`, keyed by its workflow
+   (the only result subjects its NATS user may publish on), whose event id is derived from
+   the job id, so a redelivered or doubly consumed job yields the same event and is
+   deduplicated;
 5. ack.
 A handler failure naks with a growing delay (longer when the failing system's `Retry-After`
 asks for it); on the last delivery it submits its `exhausted` result (`RETRYABLE_ERROR` where

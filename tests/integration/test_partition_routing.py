@@ -80,8 +80,12 @@ async def test_a_subject_that_lies_about_its_workflow_is_dead_lettered_never_dec
         await eventually(lambda: h.find("victim"), what="the victim started")
         cancel = envelope("CANCEL_REQUESTED", workflow_id="victim", role="operator")
         # Routed under another workflow's key, to the slot that key maps to: the partition
-        # that reads it refuses it whichever one it is.
-        lie = routing_key("acme", "someone-else")
+        # that reads it is not the victim's, and refuses it.
+        home = partition_of("acme", "victim", 2)
+        decoy = next(
+            f"decoy-{i}" for i in range(99) if partition_of("acme", f"decoy-{i}", 2) != home
+        )
+        lie = routing_key("acme", decoy)
         subject = f"wf.in.slot.{slot_of(lie)}.signal.support.{lie}.approvals"
         await h.nc.jetstream().publish(subject, cancel.to_bytes())
 
@@ -105,13 +109,21 @@ async def test_a_change_of_count_waits_until_the_old_streams_are_empty(nc: Clien
     held = subjects.partition_stream(slot_of(key) % 2)
     assert (await _inbound_streams(js))[held] == 1
 
-    with pytest.raises(PartitionLayoutError, match=f"{held} still holds 1 message"):
+    with pytest.raises(PartitionLayoutError, match=f"still hold messages \\({held} 1\\)"):
         await provision(js, STAGES, partitions=4)
-    # refused: the old layout stands, still taking messages, its message kept
+    # refused: the whole old layout stands, still taking messages, its message kept
     await js.publish(subjects.signal("support", "approvals", key), b"{}")
-    assert (await _inbound_streams(js))[held] == 2
+    streams = await _inbound_streams(js)
+    assert streams[held] == 2
+    assert set(streams) == {subjects.STREAM_IN, *(subjects.partition_stream(k) for k in (0, 1))}
+    other = routing_key(
+        "acme",
+        next(f"x-{i}" for i in range(99) if partition_of("acme", f"x-{i}", 2) != slot_of(key) % 2),
+    )
+    await js.publish(subjects.signal("support", "approvals", other), b"{}")  # the other one too
 
-    await js.purge_stream(held)  # what its partition deciding them amounts to
+    for k in (0, 1):
+        await js.purge_stream(subjects.partition_stream(k))  # what deciding them amounts to
     await provision(js, STAGES, partitions=4)
     assert set(await _inbound_streams(js)) == {
         subjects.STREAM_IN,

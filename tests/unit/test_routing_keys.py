@@ -95,43 +95,38 @@ def test_a_publisher_keys_only_what_it_can_know() -> None:
     assert key_of(start, REGISTRY) == routing_key("acme", REGISTRY.workflow_id(start))
 
 
-def _mapped(workflow_id: str, *, key: str | None = None, slot: int | None = None) -> str:
-    key = key or routing_key("acme", workflow_id)
-    slot = slot_of(key) if slot is None else slot
-    return f"wf.in.slot.{slot}.signal.support.{key}.approvals"
-
-
-def test_a_partition_decides_its_slots_and_refuses_a_subject_that_lies() -> None:
+def test_a_partition_decides_what_its_own_stream_holds_or_refuses_it() -> None:
     event = envelope("CANCEL_REQUESTED", workflow_id="wf-3", role="operator")
     home = partition_of("acme", "wf-3", 4)
     owner = Owner(Partition(home, 4), REGISTRY)
-    assert owner.claim(_mapped("wf-3"), event) is event
-
-    other_key = routing_key("acme", "wf-other")
-    for lie in [
-        _mapped("wf-3", key=other_key),  # another workflow's key
-        _mapped("wf-3", slot=(slot_of(routing_key("acme", "wf-3")) + 4) % SLOTS),
-    ]:
-        refused = owner.claim(lie, event)
-        assert isinstance(refused, MalformedMessage)
-        assert refused.reason == "partition_mismatch"
-    # One partition owns every slot, and still refuses a key that is not the workflow's.
-    single = Owner(Partition(), REGISTRY)
-    assert single.claim(_mapped("wf-3"), event) is event
-    assert isinstance(single.claim(_mapped("wf-3", key=other_key), event), MalformedMessage)
+    stranger = Owner(Partition((home + 1) % 4, 4), REGISTRY)
+    assert owner.claim(subjects.partition_stream(home), event) is event
+    # Routed to another partition's stream (a lying key, another derivation of the id): that
+    # partition alone reads it, so it refuses it rather than let it go undecided.
+    refused = stranger.claim(subjects.partition_stream((home + 1) % 4), event)
+    assert isinstance(refused, MalformedMessage)
+    assert refused.reason == "partition_mismatch"
+    malformed = MalformedMessage("bad_json", "x")
+    assert stranger.claim(subjects.partition_stream((home + 1) % 4), malformed) is malformed
+    # One partition: everything is its own, whatever the subject says.
+    assert Owner(Partition(), REGISTRY).claim(subjects.STREAM_IN, event) is event
 
 
 def test_on_the_shared_stream_each_partition_claims_only_its_own() -> None:
     owners = [Owner(Partition(k, 3), REGISTRY) for k in range(3)]
     start = envelope("START", workflow_id=None, event_id="req-7")
-    claims = [o.claim(subjects.request("support", "upstream"), start) for o in owners]
+    claims = [o.claim(subjects.STREAM_IN, start) for o in owners]
     assert [c is start for c in claims].count(True) == 1
     assert claims.count(None) == 2
     malformed = MalformedMessage("bad_json", "x")
-    mapped = f"wf.in.slot.5.request.support.{routing_key('acme', 'x')}.upstream"
-    assert owners[2].claim(mapped, malformed) is malformed  # only its stream holds it
-    assert owners[1].claim("wf.in.request.support.upstream", malformed) is None
+    assert [o.claim(subjects.STREAM_IN, malformed) for o in owners] == [malformed, None, None]
     assert workflow_id_of(start)
+
+
+@pytest.mark.parametrize("slot", ["\u00b2", "007", "x", "100", "-1"])
+def test_a_slot_token_is_a_number_the_broker_could_write(slot: str) -> None:
+    with pytest.raises(MalformedMessage, match="bad_subject"):
+        subjects.parse_inbound(f"wf.in.slot.{slot}.signal.support.0123456789abcdef.approvals")
 
 
 def test_senders_may_publish_their_keyed_subjects_as_the_broker_maps_them() -> None:

@@ -28,6 +28,7 @@ from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.messaging.letters import letters
+from interlock.messaging.partition_streams import inbound_streams
 from interlock.ops import queries
 from interlock.ops.signals import Clients
 from interlock.tools.chaos.drive import TENANT, Driver, Workload, persist, workloads
@@ -269,7 +270,7 @@ async def _busy(nc: Client, engine: AsyncEngine, work: list[Workload]) -> bool:
     if any(state in APPROVAL_STATES for _, state in rows):
         return True  # an answer is still to be sent (a workflow that went elsewhere needs none)
     js = nc.jetstream()
-    for stream in (subjects.STREAM_IN, subjects.STREAM_JOBS):
+    for stream in [*await inbound_streams(js), subjects.STREAM_JOBS]:
         for consumer in await js.consumers_info(stream):
             if consumer.num_pending or consumer.num_ack_pending:
                 return True

@@ -6,9 +6,7 @@ publish, yet must change nothing and leave their record with their sender:
 * a cancellation of the good tenant's workflow by a client limited to another tenant, as an
   actor of its choosing (its refusals once filled that workflow's audit);
 * a cancellation under the event id of the workflow's request, already decided (a different
-  message under a decided id was dropped as a duplicate with nothing recorded);
-* a cancellation on the slot subject of another workflow's routing key (a client may publish
-  on any slot: the partition that reads it must refuse it, never decide it).
+  message under a decided id was dropped as a duplicate with nothing recorded).
 
 Pure, like the other forgers: the seed decides every message.
 """
@@ -18,12 +16,10 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from interlock.contracts import subjects
-from interlock.contracts.partitions import routing_key, slot_of
 from interlock.tools.hostile.messages import HEADER, Hostile, Target
 from interlock.tools.hostile.reads import DESK
 
@@ -69,18 +65,8 @@ def reused_event_id(rng: random.Random, n: int, target: Target) -> Hostile:
     return _cancel(n, "reused_event_id", "approvals", target, event_id=event_id)
 
 
-def misrouted(rng: random.Random, n: int, target: Target) -> Hostile:
-    """A cancellation its client may send, routed under a made-up workflow's key to that key's
-    slot: dead-lettered `partition_mismatch`, whichever partition reads it."""
-    lie = routing_key(target.tenant_id, f"decoy-{rng.getrandbits(32):08x}")
-    routed = subjects.signal("support", "approvals", lie).removeprefix(f"{subjects.IN_PREFIX}.")
-    subject = f"{subjects.IN_PREFIX}.{subjects.SLOT_TOKEN}.{slot_of(lie)}.{routed}"
-    return replace(_cancel(n, "misrouted", "approvals", target), subject=subject)
-
-
 DOOR_FORGERS: dict[str, Callable[[random.Random, int, Target], Hostile]] = {
     "out_of_range_time": out_of_range_time,
     FOREIGN: foreign_refusal,
     "reused_event_id": reused_event_id,
-    "misrouted": misrouted,
 }

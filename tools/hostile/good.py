@@ -17,6 +17,7 @@ from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Actor, Envelope, utcnow
 from interlock.contracts.ids import workflow_id_for
+from interlock.messaging.partition_streams import inbound_streams
 from interlock.ops.signals import Clients
 from interlock.simulators import action_count, seed_customer
 from interlock.tools.demo.runner import ApprovalDesk, Run, approve
@@ -98,8 +99,8 @@ async def settled(admin: Client, runs: list[Run], within: float = 120.0) -> None
     while time.monotonic() < deadline:
         views = [await r.view() for r in runs]
         done = all(v is not None and v["state"] in TERMINAL for v in views)
-        queued = sum([(await js.stream_info(s)).state.messages
-                      for s in (subjects.STREAM_IN, subjects.STREAM_JOBS)])  # fmt: skip
+        streams = [*await inbound_streams(js), subjects.STREAM_JOBS]
+        queued = sum([(await js.stream_info(s)).state.messages for s in streams])
         if done and queued == 0:
             await asyncio.sleep(1.0)  # the last dead letters are published after the ack
             return
