@@ -79,8 +79,11 @@ async def remove_other_layouts(js: JetStreamContext, wanted: list[StreamConfig])
     stale = []
     for name in await _partition_stream_names(js):
         config = (await js.stream_info(name)).config
-        if keep.get(name) != sorted(config.subjects or []):
-            stale.append(_as_opened(config))
+        opened = _as_opened(config)
+        if keep.get(name) != sorted(opened.subjects or []):
+            stale.append(opened)
+        elif opened is not config:  # left closed, and wanted as it was: open it again
+            await js.update_stream(opened)
     closed: list[StreamConfig] = []
     try:
         for config in stale:

@@ -5,6 +5,7 @@ that lies about its key is dead-lettered, and a change of count waits for the ol
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from nats.aio.client import Client
@@ -133,3 +134,23 @@ async def test_a_change_of_count_waits_until_the_old_streams_are_empty(nc: Clien
     assert set(await _inbound_streams(js)) == {subjects.STREAM_IN}
     await js.publish(subjects.signal("support", "approvals", key), b"{}")
     assert (await _inbound_streams(js))[subjects.STREAM_IN] == 1
+
+
+async def test_a_partition_stream_an_interrupted_change_left_closed_is_opened_again(
+    nc: Client,
+) -> None:
+    js = nc.jetstream()
+    await provision(js, STAGES, partitions=2, repartition=True)
+    key = routing_key("acme", "held")
+    held = subjects.partition_stream(slot_of(key) % 2)
+    await js.publish(subjects.signal("support", "approvals", key), b"{}")
+    config = (await js.stream_info(held)).config
+    await js.update_stream(replace(config, subjects=[f"interlock.repartitioning.{held}"]))
+
+    with pytest.raises(PartitionLayoutError, match="still hold messages"):
+        await provision(js, STAGES, partitions=4)
+    assert (await js.stream_info(held)).config.subjects == config.subjects
+    await js.update_stream(replace(config, subjects=[f"interlock.repartitioning.{held}"]))
+    await provision(js, STAGES, partitions=2)  # the same count: simply opened again
+    await js.publish(subjects.signal("support", "approvals", key), b"{}")
+    assert (await _inbound_streams(js))[held] == 2

@@ -37,6 +37,7 @@ class FakeMsg:
     def metadata(self) -> Any:
         return SimpleNamespace(
             num_delivered=self.delivered,
+            stream="WF_IN",
             timestamp=self.published_at,
             sequence=SimpleNamespace(stream=self.sequence),
         )
