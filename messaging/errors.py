@@ -26,3 +26,11 @@ class PartitionLayoutError(InterlockError):
 
     code = ErrorCode.CONFIGURATION
     retryable = False
+
+
+class DrainTimedOut(PartitionLayoutError):
+    """The slots a change of count moves still held messages when the time ran out (they
+    were opened again)."""
+
+    code = ErrorCode.CONFIGURATION
+    retryable = False

@@ -13,9 +13,10 @@ into an interest stream in place, so a stack made with one partition is rebuilt,
 Only one layout exists at a time: provisioning adds the consumers of the configured count, then
 removes those of any other count (added first, so no message loses every interested consumer;
 what the old layout had not acknowledged is delivered to the new one, and the projector's
-duplicate check answers what was already decided). The partition streams of another layout
-are removed, before the new ones are made, only once all of them are empty (a change of
-count moves slots between streams); their consumers go with them.
+duplicate check answers what was already decided). A change of count moves slots between
+partition streams: it goes ahead only once no stream holds a message of a slot that leaves it
+(`partition_streams.reshape_layout`), so a workflow's messages are decided by its old partition
+or, after the change, its new one, never both.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from interlock.messaging.errors import PartitionLayoutError
 from interlock.messaging.partition_streams import (
     add_layout,
     partition_streams,
-    remove_other_layouts,
+    reshape_layout,
 )
 
 DUPLICATE_WINDOW_S = 300.0
@@ -87,7 +88,7 @@ async def provision_inbound(
     more than one."""
     inbound = replace(INBOUND, num_replicas=replicas)
     own = partition_streams(inbound, partitions)
-    await remove_other_layouts(js, own)
+    await reshape_layout(js, own)
     if partitions > 1:
         inbound = replace(inbound, subjects=subjects.unkeyed_subjects())
     await _provision_shared(js, inbound, partitions, repartition)

@@ -6,9 +6,11 @@ stream, `WF_IN_P<k>`, through its consumer `projector-p<k>-of-<n>`: no partition
 messages, and each stream has its own leader and fsync chain. With one partition there are
 none (the shared stream holds every subject).
 
-Changing the count moves slots between streams, and two streams may not listen on one subject,
-so a stream of another layout is closed (it stops taking messages), checked empty and removed
-before the new ones are made; one that still holds messages is opened again and the change
+Changing the count moves slots between streams, and two streams may not listen on one subject.
+A stream the new layout keeps (partition k of both) keeps its messages of the slots that stay
+with k and is narrowed to them; one the new layout drops is closed; each must hold no message of
+a slot that moves (`interlock repartition` closes those slots on the running stack and waits for
+its projectors to decide what they hold), else everything is opened again and the change
 refused, with what to do, and nothing is lost.
 """
 
@@ -22,7 +24,7 @@ from nats.js.api import RetentionPolicy, StreamConfig
 from nats.js.errors import NotFoundError
 
 from interlock.contracts import subjects
-from interlock.contracts.partitions import Partition
+from interlock.contracts.partitions import SLOTS, Partition
 from interlock.messaging.errors import PartitionLayoutError
 
 _CLOSED = "interlock.repartitioning"
@@ -70,54 +72,96 @@ async def deliveries(js: JetStreamContext, partitions: int) -> dict[int, int]:
     return delivered
 
 
-async def remove_other_layouts(js: JetStreamContext, wanted: list[StreamConfig]) -> None:
-    """Remove every partition stream that is not one of `wanted` as it is. All of them are
-    closed first and checked together: if any holds messages, all are opened again as they
-    were and the change refused; else all are removed. A stream an interrupted change left
-    closed is opened again as its description says it was."""
-    keep = {s.name: sorted(s.subjects or []) for s in wanted}
-    stale = []
-    for name in await _partition_stream_names(js):
+async def reshape_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> None:
+    """Bring the partition streams of another layout to the `wanted` one's, before
+    `add_layout` opens the new slots: a stream the wanted layout keeps (by name) is narrowed
+    to the slots it keeps, one it drops is closed; then each is checked to hold no message of
+    a slot that is no longer its own (`strays`). If any does, every stream is opened again as
+    it was and the change refused; else the dropped streams are removed, and the kept ones
+    lose the old layout's consumers (the new layout's consumer reads what they hold, in
+    order). A stream an interrupted change left closed or narrowed is opened again as its
+    description says it was when the wanted layout is its own."""
+    want = {s.name or "": set(s.subjects or []) for s in wanted}
+    changed: list[tuple[StreamConfig, StreamConfig]] = []
+    for name in await partition_stream_names(js):
         config = (await js.stream_info(name)).config
-        opened = _as_opened(config)
-        if keep.get(name) != sorted(opened.subjects or []):
-            stale.append(opened)
-        elif opened is not config:  # left closed, and wanted as it was: open it again
-            await js.update_stream(opened)
-    closed: list[StreamConfig] = []
+        as_open = opened(config)
+        own = want.get(name)
+        if own == set(as_open.subjects or []):
+            if as_open is not config:
+                await js.update_stream(as_open)
+            continue
+        kept = sorted((own or set()) & set(as_open.subjects or []))
+        changed.append((as_open, replace(as_open, subjects=kept or [closed_subject(as_open)])))
+    narrowed: list[StreamConfig] = []
     try:
-        for config in stale:
-            await js.update_stream(replace(config, subjects=[_closed(config)]))
-            closed.append(config)
-        held = {c.name: (await js.stream_info(c.name or "")).state.messages for c in stale}
+        for before, closed in changed:
+            await js.update_stream(closed)
+            narrowed.append(before)
+        held = {
+            o.name or "": await strays(js, o.name or "", want.get(o.name or "")) for o, _ in changed
+        }
     except BaseException:
-        await _reopen(js, closed)
+        await _reopen(js, narrowed)
         raise
     if any(held.values()):
-        await _reopen(js, closed)
-        holding = ", ".join(f"{name} {n}" for name, n in held.items() if n)
+        await _reopen(js, narrowed)
+        holding = "; ".join(f"{name}: {what}" for name, what in held.items() if what)
         raise PartitionLayoutError(
-            f"the partition streams of the old layout still hold messages ({holding}); run "
-            "the stack with its old partition count until its projectors have decided them, "
-            "stop it, then change the count (see the README)"
+            f"partition streams still hold messages of slots that move ({holding}); with "
+            "the stack running on its old count, run `interlock repartition <count>` until "
+            "they are drained, stop it, then change the count (see the README)"
         )
-    for config in stale:
-        await js.delete_stream(config.name or "")
+    for before, _ in changed:
+        name = before.name or ""
+        if name in want:
+            for consumer in await js.consumers_info(name):
+                if subjects.is_projector_consumer(consumer.name):
+                    await js.delete_consumer(name, consumer.name)
+        else:
+            await js.delete_stream(name)
 
 
-def _closed(config: StreamConfig) -> str:
+async def strays(js: JetStreamContext, stream: str, own: set[str] | None) -> str:
+    """What `stream` holds outside the slot subjects `own` (None: it keeps none), said for
+    a person (empty: nothing): its message count, or the slots holding messages."""
+    if not own:
+        held = (await js.stream_info(stream)).state.messages
+        return f"{held} message(s)" if held else ""
+    slots = [s for s in range(SLOTS) if subjects.slot_subject(s) not in own]
+    found = [s for s in slots if await _holds(js, stream, subjects.slot_subject(s))]
+    return f"slot(s) {', '.join(map(str, found))}" if found else ""
+
+
+async def _holds(js: JetStreamContext, stream: str, subject: str) -> bool:
+    """Whether `stream` holds any message on `subject` (a wildcard: its first one is read)."""
+    try:
+        await js.get_msg(stream, seq=1, subject=subject, next=True)
+    except NotFoundError:
+        return False
+    return True
+
+
+def closed_subject(config: StreamConfig) -> str:
     return f"{_CLOSED}.{config.name}"
 
 
-def _as_opened(config: StreamConfig) -> StreamConfig:
-    """`config` as it takes messages: a closed stream's subjects are its layout's again."""
-    if config.subjects != [_closed(config)]:
-        return config
+def layout_of(config: StreamConfig) -> Partition | None:
+    """The partition a partition stream was made for, as its description says."""
     found = _LAYOUT.search(config.description or "")
-    if found is None:
+    return None if found is None else Partition(int(found.group(1)), int(found.group(2)))
+
+
+def opened(config: StreamConfig) -> StreamConfig:
+    """`config` as it takes messages: a closed or narrowed stream's subjects are its
+    layout's again."""
+    partition = layout_of(config)
+    if partition is None:
         return config
-    partition = Partition(int(found.group(1)), int(found.group(2)))
-    return replace(config, subjects=[subjects.slot_subject(s) for s in partition.slots])
+    full = [subjects.slot_subject(s) for s in partition.slots]
+    if config.subjects == [closed_subject(config)] or (set(config.subjects or []) < set(full)):
+        return replace(config, subjects=full)
+    return config
 
 
 async def _reopen(js: JetStreamContext, configs: list[StreamConfig]) -> None:
@@ -127,7 +171,7 @@ async def _reopen(js: JetStreamContext, configs: list[StreamConfig]) -> None:
 
 async def add_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> None:
     """Create (or update in place) the `wanted` partition streams."""
-    existing = set(await _partition_stream_names(js))
+    existing = set(await partition_stream_names(js))
     for config in wanted:
         if config.name in existing:
             await js.update_stream(config)
@@ -137,10 +181,10 @@ async def add_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> None:
 
 async def inbound_streams(js: JetStreamContext) -> list[str]:
     """The inbound streams of the layout provisioned now: the shared one and any partition's."""
-    return [subjects.STREAM_IN, *await _partition_stream_names(js)]
+    return [subjects.STREAM_IN, *await partition_stream_names(js)]
 
 
-async def _partition_stream_names(js: JetStreamContext) -> list[str]:
+async def partition_stream_names(js: JetStreamContext) -> list[str]:
     prefix = f"{subjects.STREAM_IN}_P"
     return [
         info.config.name

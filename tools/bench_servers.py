@@ -19,6 +19,7 @@ import nats
 import psutil
 
 from interlock.contracts.partitions import partition_of
+from interlock.contracts.urls import nats_servers
 from interlock.messaging.partition_streams import deliveries
 
 SERVERS = ("nats", "postgres")
@@ -96,7 +97,9 @@ async def broker_counts(nats_url: str, partitions: int) -> tuple[dict[int, int],
     """Read on one connection (`nats_url` carries credentials that may read them): the
     messages delivered so far to each projector partition's consumers on the inbound streams
     it reads (redeliveries included), and what each stream has stored so far and holds now."""
-    nc = await nats.connect(nats_url, allow_reconnect=False, connect_timeout=5)
+    nc = await nats.connect(
+        servers=nats_servers(nats_url), allow_reconnect=False, connect_timeout=5
+    )
     try:
         js = nc.jetstream()
         delivered = await deliveries(js, partitions)

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "graph": "interlock.cli.describe:graph",
     "console": "interlock.cli.web:console_command",
     "migrate": "interlock.cli.run:migrate",
+    "repartition": "interlock.cli.repartition:repartition",
     "health": "interlock.cli.run:health",
     "nats-config": "interlock.cli.credentials:nats_config",
     "client-url": "interlock.cli.credentials:client_url",

@@ -1,6 +1,6 @@
 """Routing by the broker against a real nats-server: a keyed subject is mapped to the slot the
 projector computes, each partition's stream holds only its own workflows' messages, a subject
-that lies about its key is dead-lettered, and a change of count waits for the old streams."""
+that lies about its key is dead-lettered, and a change of count waits for the slots that move."""
 
 from __future__ import annotations
 
@@ -102,15 +102,24 @@ async def test_a_subject_that_lies_about_its_workflow_is_dead_lettered_never_dec
         assert (await h.find("victim") or {})["state"] != "CANCELLED"
 
 
-async def test_a_change_of_count_waits_until_the_old_streams_are_empty(nc: Client) -> None:
+def _moving_key() -> str:
+    """A routing key whose slot belongs to another partition at 4 than at 2."""
+    return next(
+        key
+        for key in (routing_key("acme", f"held-{i}") for i in range(999))
+        if slot_of(key) % 4 != slot_of(key) % 2
+    )
+
+
+async def test_a_change_of_count_waits_until_the_moving_slots_are_empty(nc: Client) -> None:
     js = nc.jetstream()
     await provision(js, STAGES, partitions=2, repartition=True)
-    key = routing_key("acme", "held")
+    key = _moving_key()
     await js.publish(subjects.signal("support", "approvals", key), json.dumps({}).encode())
     held = subjects.partition_stream(slot_of(key) % 2)
     assert (await _inbound_streams(js))[held] == 1
 
-    with pytest.raises(PartitionLayoutError, match=f"still hold messages \\({held} 1\\)"):
+    with pytest.raises(PartitionLayoutError, match=f"slots that move \\({held}: slot\\(s\\) "):
         await provision(js, STAGES, partitions=4)
     # refused: the whole old layout stands, still taking messages, its message kept
     await js.publish(subjects.signal("support", "approvals", key), b"{}")
@@ -141,13 +150,13 @@ async def test_a_partition_stream_an_interrupted_change_left_closed_is_opened_ag
 ) -> None:
     js = nc.jetstream()
     await provision(js, STAGES, partitions=2, repartition=True)
-    key = routing_key("acme", "held")
+    key = _moving_key()
     held = subjects.partition_stream(slot_of(key) % 2)
     await js.publish(subjects.signal("support", "approvals", key), b"{}")
     config = (await js.stream_info(held)).config
     await js.update_stream(replace(config, subjects=[f"interlock.repartitioning.{held}"]))
 
-    with pytest.raises(PartitionLayoutError, match="still hold messages"):
+    with pytest.raises(PartitionLayoutError, match="slots that move"):
         await provision(js, STAGES, partitions=4)
     assert (await js.stream_info(held)).config.subjects == config.subjects
     await js.update_stream(replace(config, subjects=[f"interlock.repartitioning.{held}"]))

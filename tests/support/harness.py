@@ -46,13 +46,7 @@ class Harness:
     async def publish(
         self, event: Envelope, subject: str | None = None, msg_id: str | None = None
     ) -> None:
-        if subject is None:  # keyed as a client does: routed to its partition's stream
-            key = key_of(event, REGISTRY)
-            subject = (
-                subjects.request(event.workflow_type, "upstream", key)
-                if event.type == "START"
-                else subjects.signal(event.workflow_type, "approvals", key)
-            )
+        subject = subject or keyed_subject(event)
         headers = {subjects.HEADER_MSG_ID: msg_id} if msg_id else None
         await self.nc.jetstream().publish(subject, event.to_bytes(), headers=headers)
 
@@ -80,6 +74,14 @@ class Harness:
     async def scalar(self, sql: str, **params: Any) -> Any:
         async with self.engine.connect() as conn:
             return (await conn.execute(text(sql), params)).scalar()
+
+
+def keyed_subject(event: Envelope) -> str:
+    """The subject a client sends `event` on, keyed: routed to its partition's stream."""
+    key = key_of(event, REGISTRY)
+    if event.type == "START":
+        return subjects.request(event.workflow_type, "upstream", key)
+    return subjects.signal(event.workflow_type, "approvals", key)
 
 
 async def _stopped(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
