@@ -26,6 +26,7 @@ from interlock.ops import queries
 from interlock.ops.signals import Clients
 from interlock.tools.bench_driver import Driver
 from interlock.tools.bench_plugin import measure, run_plugin_bench, workload
+from interlock.tools.bench_series import series
 from interlock.tools.bench_servers import ServerWindow, partition_shares, per_workflow, sampling
 from interlock.tools.bench_stats import DRIVER, hop_latencies
 from interlock.tools.console_pages import page_times
@@ -64,11 +65,31 @@ def bench(
     console_pages: Annotated[
         bool, typer.Option(help="Also time each operator console page over the results.")
     ] = False,
+    partitions: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the bench at each of these projector partition counts (e.g. 1,2,4), "
+            "alternating them --rounds times, each on a fresh embedded stack, and print the "
+            "medians side by side: the scaling test."
+        ),
+    ] = None,
+    rounds: Annotated[int, typer.Option(min=1, help="Rounds of a --partitions series.")] = 3,
     json_output: JsonOpt = False,
 ) -> None:
     """Drive happy-path support workflows and print throughput, latency (p50/p95/p99), CPU
     per workflow across every Interlock process, peak RSS, and the broker's sync setting."""
     s = load_settings()
+    if partitions is not None:
+        arguments = [
+            f"--workflows={workflows}",
+            f"--concurrency={concurrency}",
+            f"--warmup={warmup}",
+            f"--type={workflow_type}",
+            f"--scenario={scenario}",
+            f"--work={work.value}",
+        ]
+        series(partitions, rounds, arguments, s, json_output=json_output)
+        return
     hosted = s.hosts_stages()
     components = default_stack("support", partitions=s.projector_partitions, stage_host=hosted)
     if work is Work.NONE:

@@ -18,14 +18,18 @@ import pytest
 from interlock.app.bootstrap import prepare
 from interlock.config import access
 from interlock.contracts import subjects
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, cli_streams
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(240)
 
 
 async def _bench(
-    home: Path, nats_url: str, database_url: str, *args: str, stage_host: str = "on"
+    home: Path,
+    nats_url: str,
+    database_url: str,
+    *args: str,
+    stage_host: str = "on",
 ) -> tuple[int, str, str]:
     # The server alone: the bench connects as the installation's clients, administers as admin.
     server = access.without_credentials(nats_url)
@@ -198,3 +202,39 @@ async def test_bench_refuses_to_run_beside_other_components(
     assert code == 2
     assert out == ""
     assert "already consume this broker" in " ".join(err.split())
+
+
+async def test_a_partition_series_alternates_the_counts_and_gives_their_medians(
+    tmp_path: Path,
+) -> None:
+    """Each run on a fresh embedded stack of its own (the environment names no servers)."""
+    env = cli_env(tmp_path)
+    code, out, err = await cli_streams(
+        env,
+        "bench",
+        *("--work", "none", "--workflows", "4", "--warmup", "0", "--concurrency", "2"),
+        *("--partitions", "1,2", "--rounds", "1", "--json"),
+        within=220,
+    )
+    assert code == 0, err
+    result = json.loads(out)
+    assert [(r["round"], r["partitions"]) for r in result["runs"]] == [(1, 1), (1, 2)]
+    for run in result["runs"]:
+        shares = run["report"]["partitions"]
+        assert len(shares) == run["partitions"]
+        assert all(p["delivered"] == p["decided"] for p in shares)
+    rows = {row["partitions"]: row for row in result["summary"]}
+    assert set(rows) == {1, 2}
+    assert rows[1]["cpu_vs_first"] == 1.0
+    assert rows[2]["cpu_vs_first"] > 0
+    assert "round 1/1, 2 partition(s)" in err
+
+
+async def test_a_partition_series_on_servers_of_ones_own_is_refused(
+    tmp_path: Path, module_nats: str, module_database: str
+) -> None:
+    code, _, err = await _bench(
+        tmp_path, module_nats, module_database, "--partitions", "1,2", "--json"
+    )
+    assert code == 2
+    assert "fresh embedded stack" in err
