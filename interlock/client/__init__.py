@@ -40,7 +40,7 @@ from interlock.contracts.errors import PublishFailed, UnknownDefinition
 from interlock.contracts.registry import Registry
 from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
 from interlock.ops import queries
-from interlock.ops.signals import publish
+from interlock.ops.signals import publish, refused_since
 
 __all__ = [
     "AuditEntry",
@@ -203,9 +203,17 @@ class Client:
         return self._workflows
 
     async def _publish(self, event: Envelope) -> None:
+        before = self._nc.last_error
         try:
             await publish(self._nc.jetstream(), event, self._sender, registry=self._workflows)
         except (nats.errors.Error, TimeoutError) as exc:
+            refused = refused_since(self._nc, before)
+            if refused is not None:
+                raise PublishFailed(
+                    f"{event.type} {event.event_id} refused by the broker: {refused}",
+                    hint=f"NATS user {self._sender} may not publish that (see the README's "
+                    "client permissions); nothing was stored",
+                ) from None
             raise PublishFailed(
                 f"{event.type} {event.event_id} not acknowledged ({type(exc).__name__})",
                 hint="is the broker up, and may this client publish for that type?",

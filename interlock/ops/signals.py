@@ -65,6 +65,18 @@ async def publish(
         span.end()
 
 
+def refused_since(nc: Client, before: Exception | None) -> str | None:
+    """The publish the broker refused this connection since its last error was `before`
+    (`nc.last_error` then), said as the broker said it; None if it refused none. The broker
+    answers a publish it does not permit with an error on the connection, not on the publish,
+    which then only times out."""
+    error = nc.last_error
+    if error is None or error is before:
+        return None
+    text = str(error).removeprefix("nats: ")
+    return text if "permissions violation for publish" in text.lower() else None
+
+
 def approval_payload(
     view: dict[str, Any], version: int | None, amount: str | None
 ) -> dict[str, Any]:

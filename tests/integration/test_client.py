@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from interlock.client import Client, WorkflowView
 from interlock.contracts.envelope import Actor
+from interlock.errors import PublishFailed
 from tests.support.harness import projector_running
 
 pytestmark = pytest.mark.timeout(90)
@@ -149,3 +150,16 @@ async def test_a_client_reads_a_typed_frozen_view_of_the_workflow(
     assert view.audit[0].event_type == "START"
     with pytest.raises(ValidationError):
         view.state = "DONE"  # type: ignore[misc]
+
+
+async def test_a_publish_the_broker_does_not_permit_says_so(
+    nats_url: str, identity_url: Callable[[str], str]
+) -> None:
+    """`approvals` may signal, not start: the broker refuses the request (its permissions
+    are checked on the mapped subject), and the client names that, not a timeout."""
+    approvals = await Client.connect(identity_url("approvals"))
+    try:
+        with pytest.raises(PublishFailed, match="refused by the broker: permissions violation"):
+            await approvals.start("support", REQUEST, tenant_id="acme", workflow_id="wf-denied")
+    finally:
+        await approvals.close()
