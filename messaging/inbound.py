@@ -38,7 +38,9 @@ from interlock.contracts import subjects
 from interlock.contracts.partitions import consumers
 from interlock.messaging.errors import PartitionLayoutError
 from interlock.messaging.partition_streams import (
+    SLOTS_ANY,
     add_layout,
+    holds,
     partition_streams,
     reshape_layout,
 )
@@ -123,8 +125,17 @@ async def _provision_shared(
         if before.subjects == [_CLOSED]:  # an interrupted rebuild: it listened on every subject
             before = replace(before, subjects=[f"{subjects.IN_PREFIX}.>"])
         await _rebuild_as_interest(js, inbound, before)
-    else:
-        await js.update_stream(replace(inbound, retention=retention))
+        return
+    await js.update_stream(replace(inbound, retention=retention))
+    if partitions > 1 and await holds(js, subjects.STREAM_IN, SLOTS_ANY):
+        # Keyed messages of a one-partition layout: they must be decided before any
+        # partition stream takes their slots, or one workflow's messages would wait in two.
+        await js.update_stream(info.config)
+        raise PartitionLayoutError(
+            f"the inbound stream {subjects.STREAM_IN} still holds keyed messages of the "
+            f"one-partition layout; with the stack running on one partition, run `interlock "
+            f"repartition {partitions}` until they are decided, stop it, then change the count"
+        )
 
 
 async def _rebuild_as_interest(

@@ -16,6 +16,7 @@ refused, with what to do, and nothing is lost.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import replace
 
@@ -29,6 +30,8 @@ from interlock.messaging.errors import PartitionLayoutError
 
 _CLOSED = "interlock.repartitioning"
 """Where a stream listens while it is checked empty and removed: nowhere in use."""
+SLOTS_ANY = f"{subjects.IN_PREFIX}.{subjects.SLOT_TOKEN}.>"
+"""Every slot's mapped subjects."""
 _LAYOUT = re.compile(r"partition (\d+) of (\d+)")
 """What a partition stream's description says of its layout (`partition_streams`)."""
 
@@ -77,40 +80,48 @@ async def reshape_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> No
     `add_layout` opens the new slots: a stream the wanted layout keeps (by name) is narrowed
     to the slots it keeps, one it drops is closed; then each is checked to hold no message of
     a slot that is no longer its own (`strays`). If any does, every stream is opened again as
-    it was and the change refused; else the dropped streams are removed, and the kept ones
-    lose the old layout's consumers (the new layout's consumer reads what they hold, in
-    order). A stream an interrupted change left closed or narrowed is opened again as its
-    description says it was when the wanted layout is its own."""
-    want = {s.name or "": set(s.subjects or []) for s in wanted}
+    it was and the change refused; also while the old layout's projectors still pull from
+    them (`still_pulling`). Else the dropped streams are removed, and the kept ones lose the
+    old layout's consumers (the new layout's consumer reads what they hold, in order). A
+    stream an interrupted change left closed or narrowed is opened again as its description
+    says it was when the wanted layout is its own, after the others are narrowed (they may
+    still listen on its slots)."""
+    want = {s.name or "": s for s in wanted}
     changed: list[tuple[StreamConfig, StreamConfig]] = []
+    reopen: list[StreamConfig] = []
     for name in await partition_stream_names(js):
         config = (await js.stream_info(name)).config
         as_open = opened(config)
-        own = want.get(name)
-        if own == set(as_open.subjects or []):
+        own = set(want[name].subjects or []) if name in want else set()
+        same = name in want and layout_of(as_open) == layout_of(want[name])
+        if same and own == set(as_open.subjects or []):
             if as_open is not config:
-                await js.update_stream(as_open)
+                reopen.append(as_open)
             continue
-        kept = sorted((own or set()) & set(as_open.subjects or []))
+        kept = sorted(own & set(as_open.subjects or []))
         changed.append((as_open, replace(as_open, subjects=kept or [closed_subject(as_open)])))
     narrowed: list[StreamConfig] = []
     try:
         for before, closed in changed:
             await js.update_stream(closed)
             narrowed.append(before)
-        held = {
-            o.name or "": await strays(js, o.name or "", want.get(o.name or "")) for o, _ in changed
-        }
+        held = {o.name or "": await strays(js, o.name or "", _own(want, o)) for o, _ in changed}
+        pulling = [c for o, _ in changed for c in await still_pulling(js, o.name or "")]
     except BaseException:
         await _reopen(js, narrowed)
         raise
-    if any(held.values()):
+    if any(held.values()) or pulling:
         await _reopen(js, narrowed)
         holding = "; ".join(f"{name}: {what}" for name, what in held.items() if what)
+        if holding:
+            raise PartitionLayoutError(
+                f"partition streams still hold messages of slots that move ({holding}); with "
+                "the stack running on its old count, run `interlock repartition <count>` until "
+                "they are drained, stop it, then change the count (see the README)"
+            )
         raise PartitionLayoutError(
-            f"partition streams still hold messages of slots that move ({holding}); with "
-            "the stack running on its old count, run `interlock repartition <count>` until "
-            "they are drained, stop it, then change the count (see the README)"
+            f"projectors of the old layout still pull ({', '.join(pulling)}); stop them "
+            "before changing the count"
         )
     for before, _ in changed:
         name = before.name or ""
@@ -120,6 +131,32 @@ async def reshape_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> No
                     await js.delete_consumer(name, consumer.name)
         else:
             await js.delete_stream(name)
+    await _reopen(js, reopen)
+
+
+def _own(want: dict[str, StreamConfig], config: StreamConfig) -> set[str] | None:
+    found = want.get(config.name or "")
+    return set(found.subjects or []) if found is not None else None
+
+
+PULL_EXPIRY_S = 3.0
+"""Longer than a projector's pull request lives (it asks again every 2 s while it runs)."""
+
+
+async def still_pulling(js: JetStreamContext, stream: str) -> list[str]:
+    """The projector consumers of `stream` a running process still pulls from, waiting out
+    the pull requests a process that just stopped left behind."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + PULL_EXPIRY_S
+    while True:
+        pulling = [
+            c.name
+            for c in await js.consumers_info(stream)
+            if subjects.is_projector_consumer(c.name) and c.num_waiting
+        ]
+        if not pulling or loop.time() >= deadline:
+            return pulling
+        await asyncio.sleep(0.2)
 
 
 async def strays(js: JetStreamContext, stream: str, own: set[str] | None) -> str:
@@ -129,11 +166,11 @@ async def strays(js: JetStreamContext, stream: str, own: set[str] | None) -> str
         held = (await js.stream_info(stream)).state.messages
         return f"{held} message(s)" if held else ""
     slots = [s for s in range(SLOTS) if subjects.slot_subject(s) not in own]
-    found = [s for s in slots if await _holds(js, stream, subjects.slot_subject(s))]
+    found = [s for s in slots if await holds(js, stream, subjects.slot_subject(s))]
     return f"slot(s) {', '.join(map(str, found))}" if found else ""
 
 
-async def _holds(js: JetStreamContext, stream: str, subject: str) -> bool:
+async def holds(js: JetStreamContext, stream: str, subject: str) -> bool:
     """Whether `stream` holds any message on `subject` (a wildcard: its first one is read)."""
     try:
         await js.get_msg(stream, seq=1, subject=subject, next=True)

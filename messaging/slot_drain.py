@@ -12,8 +12,13 @@ slots it keeps and reopens the moving slots on their new streams), and the new p
 start: every message of a moving slot is then decided by its new partition only, after every
 earlier one was decided by its old. Slots that stay keep flowing until the stack stops.
 
+From one partition, the shared stream holds every slot: if it is an interest stream (the stack
+ran more partitions before) its slot subjects are closed and drained the same way; a work
+queue must be rebuilt instead (`interlock migrate --repartition`).
+
 The closing is undone by provisioning with the old count (it opens each stream to its
-layout's slots again), and by `drain` itself when its time runs out.
+layout's slots again), and by `drain` itself when its time runs out, it fails or it is
+cancelled.
 """
 
 from __future__ import annotations
@@ -24,13 +29,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from nats.js import JetStreamContext
-from nats.js.api import StreamConfig
+from nats.js.api import RetentionPolicy, StreamConfig
 
 from interlock.contracts import subjects
-from interlock.contracts.partitions import MAX_PARTITIONS, Partition
+from interlock.contracts.partitions import MAX_PARTITIONS, SLOTS, Partition
 from interlock.messaging.errors import DrainTimedOut, PartitionLayoutError
 from interlock.messaging.partition_streams import (
+    SLOTS_ANY,
     closed_subject,
+    holds,
     layout_of,
     opened,
     partition_stream_names,
@@ -102,43 +109,79 @@ async def drain(
 ) -> Drain:
     """Close the slots that move going to `after` partitions and wait until the old layout's
     streams hold no message of them; `progress` is told what is left on every look. Raises
-    `PartitionLayoutError` for a change there is no slot drain for, `DrainTimedOut` (the
-    slots opened again, nothing changed) if they still hold messages after `within` seconds."""
+    `PartitionLayoutError` for a change there is no slot drain for, `DrainTimedOut` if they
+    still hold messages after `within` seconds. Whatever ends it early (the time running
+    out, an error, a cancellation) opens the slots again: nothing changed."""
     if not 1 <= after <= MAX_PARTITIONS:
         raise PartitionLayoutError(f"no layout of {after} partitions (1..{MAX_PARTITIONS})")
     before = await running_layout(js)
-    if before == 1:
-        raise PartitionLayoutError(
-            f"the stack runs one partition: its inbound stream {subjects.STREAM_IN} must be "
-            "rebuilt for more, so let the projector drain it, stop the stack, then run "
-            f"`INTERLOCK_PROJECTOR_PARTITIONS={after} interlock migrate --repartition`"
-        )
     if before == after:
         raise PartitionLayoutError(f"the stack already runs {after} partitions")
     plan = Drain(before, after)
-    configs: list[StreamConfig] = []
-    for k, leaving in moving_slots(before, after).items():
-        name = subjects.partition_stream(k)
-        config = opened((await js.stream_info(name)).config)
-        plan.moving[name] = leaving
-        await js.update_stream(_narrowed(config, leaving))
-        configs.append(config)
-    started = time.monotonic()
-    while True:
-        for config in configs:
-            name = config.name or ""
-            own = set(config.subjects or []) - {subjects.slot_subject(s) for s in plan.moving[name]}
-            plan.holding[name] = await strays(js, name, own or None)
-        plan.seconds = time.monotonic() - started
-        progress(plan)
-        if plan.drained:
-            return plan
-        if plan.seconds >= within:
-            for config in configs:
-                await js.update_stream(config)
-            held = "; ".join(f"{k}: {v}" for k, v in plan.holding.items() if v)
-            raise DrainTimedOut(
-                f"the moving slots still hold messages after {within:.0f}s ({held}); they are "
-                "open again and nothing changed: is the projector running?"
-            )
-        await asyncio.sleep(poll)
+    closing = await _shared_closing(js, after) if before == 1 else await _closing(js, plan)
+    narrowed: list[StreamConfig] = []
+    try:
+        for config, closed in closing:
+            plan.moving.setdefault(config.name or "", _moving_of(config, closed))
+            await js.update_stream(closed)
+            narrowed.append(config)
+        started = time.monotonic()
+        while True:
+            for config, closed in closing:
+                plan.holding[config.name or ""] = await _left(js, config, closed)
+            plan.seconds = time.monotonic() - started
+            progress(plan)
+            if plan.drained:
+                return plan
+            if plan.seconds >= within:
+                held = "; ".join(f"{k}: {v}" for k, v in plan.holding.items() if v)
+                raise DrainTimedOut(
+                    f"the moving slots still hold messages after {within:.0f}s ({held}); they "
+                    "are open again and nothing changed: is the projector running?"
+                )
+            await asyncio.sleep(poll)
+    except BaseException:
+        for config in narrowed:
+            await js.update_stream(config)
+        raise
+
+
+async def _closing(js: JetStreamContext, plan: Drain) -> list[tuple[StreamConfig, StreamConfig]]:
+    """Each partition stream as it takes messages, and as it is with its moving slots closed."""
+    closing = []
+    for k, leaving in moving_slots(plan.before, plan.after).items():
+        config = opened((await js.stream_info(subjects.partition_stream(k))).config)
+        closing.append((config, _narrowed(config, leaving)))
+    return closing
+
+
+async def _shared_closing(
+    js: JetStreamContext, after: int
+) -> list[tuple[StreamConfig, StreamConfig]]:
+    """From one partition: the shared stream, every slot of it closed (it then keeps only the
+    unkeyed subjects, as with several). A work queue cannot serve several partitions at all."""
+    config = (await js.stream_info(subjects.STREAM_IN)).config
+    if RetentionPolicy(config.retention) == RetentionPolicy.WORK_QUEUE:
+        raise PartitionLayoutError(
+            f"the stack runs one partition on a work-queue {subjects.STREAM_IN}, which must be "
+            "rebuilt for more: let the projector drain it, stop the stack, then run "
+            f"`INTERLOCK_PROJECTOR_PARTITIONS={after} interlock migrate --repartition`"
+        )
+    whole = replace(config, subjects=[f"{subjects.IN_PREFIX}.>"])
+    return [(whole, replace(config, subjects=subjects.unkeyed_subjects()))]
+
+
+def _moving_of(config: StreamConfig, closed: StreamConfig) -> list[int]:
+    if config.name == subjects.STREAM_IN:
+        return list(range(SLOTS))
+    gone = set(config.subjects or []) - set(closed.subjects or [])
+    return [s for s in range(SLOTS) if subjects.slot_subject(s) in gone]
+
+
+async def _left(js: JetStreamContext, config: StreamConfig, closed: StreamConfig) -> str:
+    """What `config`'s stream still holds of the slots `closed` shut (empty: nothing)."""
+    name = config.name or ""
+    if name == subjects.STREAM_IN:
+        return "keyed messages" if await holds(js, name, SLOTS_ANY) else ""
+    own = set(closed.subjects or []) - {closed_subject(config)}
+    return await strays(js, name, own or None)

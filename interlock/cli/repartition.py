@@ -3,8 +3,9 @@ running stack, so the count can change without stopping the publishers or losing
 workflow's order (`messaging.slot_drain`).
 
 Prints what is left every few seconds (or, with `--json`, one object at the end); exits 0 once
-drained, 1 if the time ran out (the slots are opened again, nothing changed), 2 for a change it
-cannot drain (one partition now, the same count, an unknown count).
+drained, 1 if the time ran out (the slots are opened again, nothing changed, as when it is
+interrupted), 2 for a change it cannot drain (one partition on a work-queue inbound stream,
+the same count, an unknown count).
 """
 
 from __future__ import annotations

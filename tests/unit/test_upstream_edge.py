@@ -62,6 +62,9 @@ class _Broker:
 
     def __init__(self) -> None:
         self.published: list[str] = []
+        self.last_error: Exception | None = None
+        """What the broker last said was wrong on the connection (nothing: it just never
+        answers)."""
 
     def jetstream(self) -> _Broker:
         return self
