@@ -77,6 +77,8 @@ class OutboxPublisher:
         """Published and acknowledged, for the next commit to mark."""
         self._marking: set[int] = set()
         """Being marked by a commit that has not committed yet."""
+        self._pending = asyncio.Event()
+        """Set when marks may be waiting for `keep_marking` (an idle projector sleeps)."""
 
     @classmethod
     async def open(cls, js: JetStreamContext, pool: asyncpg.Pool, grace: float) -> OutboxPublisher:
@@ -94,6 +96,7 @@ class OutboxPublisher:
         try:
             acked = await self._send(ids, messages)
             self._marks.extend(ids[:acked])
+            self._pending.set()
             if len(self._marks) > MAX_PENDING_MARKS:
                 await self.flush_marks()
         except Exception as exc:  # the relay's grace covers every failure here
@@ -115,6 +118,7 @@ class OutboxPublisher:
         """Give back the marks of a commit that failed."""
         self._marking.difference_update(marks)
         self._marks[:0] = marks
+        self._pending.set()
 
     async def flush_marks(self) -> None:
         """Write the pending marks in a statement of their own. Never raises."""
@@ -131,11 +135,15 @@ class OutboxPublisher:
             self.marked(marks)
 
     async def keep_marking(self, stop: asyncio.Event) -> None:
-        """Until `stop` (then once more): write marks no commit carried within MARK_EVERY."""
+        """Until `stop` (then once more): write marks no commit carried within MARK_EVERY
+        of their publish; asleep while there are none."""
         while not stop.is_set():
+            await _either(stop, self._pending)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), MARK_EVERY)
+            self._pending.clear()  # before the marks are taken: later ones set it again
             await self.flush_marks()
+        await self.flush_marks()
 
     async def _send(self, ids: Sequence[int], messages: Sequence[Message]) -> int:
         """How many rows, from the first, JetStream acknowledged. The publishes are
@@ -177,6 +185,16 @@ class OutboxPublisher:
                 span.set_attribute("interlock.duplicate_publish", True)
             span.end()
         return ack
+
+
+async def _either(first: asyncio.Event, second: asyncio.Event) -> None:
+    """Until either event is set."""
+    waiters = [asyncio.ensure_future(first.wait()), asyncio.ensure_future(second.wait())]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
 
 
 def _span(subject: str, headers: dict[str, str], row_id: int) -> Any:

@@ -10,6 +10,7 @@ the same way, as a child of the decision that wrote the row, under its own trace
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import asyncpg
@@ -24,6 +25,7 @@ from interlock.projector.signing import JobSigner
 from interlock.projector.store.postgres import open_store
 from interlock.relay import OutboxRelay
 from tests.support.direct import to_gathering_evidence
+from tests.support.polling import eventually
 from tests.support.relay_rows import TRACEPARENT, Recorder, published_ids, stream_messages
 from tests.support.telemetry import recorded
 from tests.support.waiting import until
@@ -196,3 +198,28 @@ async def test_the_next_commit_carries_the_marks_so_the_workflow_stays_the_proje
     assert {r["last"] for r in rows} == {True, False}  # two decisions wrote rows
     assert all(r["theirs"] for r in rows), "every decision's rows were the projector's"
     assert all(r["marked"] for r in rows if not r["last"]), "marked by the next commit"
+
+
+async def test_marks_no_commit_carries_are_written_alone_and_again_after_a_pause(
+    database_url: str, db: asyncpg.Connection, js: JetStreamContext
+) -> None:
+    """`keep_marking`, idle until something is published: the marks of a publish no commit
+    follows are written within moments, and so are those of a later one."""
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
+    stop = asyncio.Event()
+    try:
+        publisher = await OutboxPublisher.open(js, pool, GRACE)
+        marking = asyncio.create_task(publisher.keep_marking(stop))
+        for _ in range(2):
+            ids, messages = await _committed(db, 2)
+            await publisher.publish(ids, messages)
+
+            async def marked(ids: list[int] = ids) -> bool:
+                return not set(ids) & set(await _unmarked(db))
+
+            await eventually(marked, what="the marks written with no commit to carry them")
+        stop.set()
+        await asyncio.wait_for(marking, 5)
+    finally:
+        stop.set()
+        await pool.close()
