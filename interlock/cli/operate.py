@@ -184,7 +184,13 @@ def report(outcome: dict[str, Any], json_output: bool) -> None:
         guards = f"; failed guards: {', '.join(failed)}" if failed else ""
         terminal.errors.print(f"[red]{reason}[/]: {outcome.get('detail')}{guards}", soft_wrap=True)
     if not outcome.get("accepted"):
-        usage = {"no_decision": 1, "queued": 1, "ambiguous_workflow": 2, "invalid_signal": 2}
+        usage = {
+            "no_decision": 1,
+            "queued": 1,
+            "not_sent": 1,
+            "ambiguous_workflow": 2,
+            "invalid_signal": 2,
+        }
         raise typer.Exit(usage.get(outcome.get("reason") or "", 3))
 
 

@@ -17,7 +17,7 @@ from interlock.contracts.envelope import Actor
 from interlock.contracts.urls import nats_inbox, nats_servers, nats_user
 from interlock.ops import queries, signal_watch
 from interlock.ops.errors import AmbiguousWorkflow, InvalidSignal, NotAccepted
-from interlock.ops.signals import publish, signal_envelope
+from interlock.ops.signals import publish, refused_since, signal_envelope
 
 DECISION_TIMEOUT = 15.0
 QUEUED_AFTER = 2.0
@@ -87,8 +87,11 @@ async def send_and_wait(
             nc = await nats.connect(
                 nats_servers(nats_url), name="interlock-cli", inbox_prefix=nats_inbox(nats_url)
             )
+            before = nc.last_error
             try:
                 await publish(nc.jetstream(), event, nats_user(nats_url) or OPERATOR)
+            except (nats.errors.Error, TimeoutError) as exc:
+                return {"event_id": event.event_id, **_not_sent(nc, before, exc)}
             finally:
                 await nc.drain()
             outcome = await _outcome(
@@ -100,6 +103,18 @@ async def send_and_wait(
         return {"event_id": event.event_id, **outcome, **caution(view)}
     finally:
         await engine.dispose()
+
+
+def _not_sent(nc: Client, before: Exception | None, exc: Exception) -> dict[str, Any]:
+    """The outcome of a signal the broker did not store: refused (its words), or not
+    acknowledged (it may be down, or the signal's stream has no leader right now)."""
+    refused = refused_since(nc, before)
+    detail = (
+        f"refused by the broker: {refused}"
+        if refused is not None
+        else f"the broker did not acknowledge it ({type(exc).__name__}); nothing is known stored"
+    )
+    return {"accepted": False, "reason": "not_sent", "detail": detail}
 
 
 async def _watcher(admin_url: str | None, letters_url: str | None) -> Client | None:

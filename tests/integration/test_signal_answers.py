@@ -119,3 +119,26 @@ async def test_a_payload_the_model_refuses_is_not_sent(
         "reason": "invalid_signal",
         "detail": "APPROVED payload: total: Extra inputs are not permitted",
     }
+
+
+async def test_a_signal_the_broker_refuses_is_reported_not_sent(
+    nats_url: str, database_url: str, identity_url: Callable[[str], str]
+) -> None:
+    """`upstream` may send requests, not signals: the broker refuses the publish, and the
+    command says so with the broker's words instead of failing with a timeout."""
+    nc = await nats.connect(nats_url)
+    try:
+        await provision(nc.jetstream(), STAGES)
+    finally:
+        await nc.close()
+    await _workflow(database_url, "wf-denied", "AWAITING_APPROVAL")
+    outcome = await send_and_wait(
+        identity_url("upstream"),
+        database_url,
+        "wf-denied",
+        "APPROVED",
+        payload=lambda view: {"recommendation_version": 1, "amount": "20.00"},
+        actor=APPROVER,
+    )
+    assert (outcome["accepted"], outcome["reason"]) == (False, "not_sent")
+    assert "refused by the broker: permissions violation" in outcome["detail"]
