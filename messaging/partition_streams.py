@@ -87,7 +87,8 @@ async def reshape_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> No
     says it was when the wanted layout is its own, after the others are narrowed (they may
     still listen on its slots)."""
     want = {s.name or "": s for s in wanted}
-    changed: list[tuple[StreamConfig, StreamConfig]] = []
+    changed: list[tuple[StreamConfig, set[str]]] = []
+    """Each stream whose layout changes, as it takes messages, and the subjects it keeps."""
     reopen: list[StreamConfig] = []
     for name in await partition_stream_names(js):
         config = (await js.stream_info(name)).config
@@ -98,20 +99,19 @@ async def reshape_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> No
             if as_open is not config:
                 reopen.append(as_open)
             continue
-        kept = sorted(own & set(as_open.subjects or []))
-        changed.append((as_open, replace(as_open, subjects=kept or [closed_subject(as_open)])))
+        changed.append((as_open, own))
     narrowed: list[StreamConfig] = []
     try:
-        for before, closed in changed:
-            await js.update_stream(closed)
+        for before, own in changed:
+            await js.update_stream(narrowed_to(before, own))
             narrowed.append(before)
-        held = {o.name or "": await strays(js, o.name or "", _own(want, o)) for o, _ in changed}
+        held = {o.name or "": await strays(js, o.name or "", own) for o, own in changed}
         pulling = [c for o, _ in changed for c in await still_pulling(js, o.name or "")]
     except BaseException:
-        await _reopen(js, narrowed)
+        await reopen_all(js, narrowed)
         raise
     if any(held.values()) or pulling:
-        await _reopen(js, narrowed)
+        await reopen_all(js, narrowed)
         holding = "; ".join(f"{name}: {what}" for name, what in held.items() if what)
         if holding:
             raise PartitionLayoutError(
@@ -131,12 +131,7 @@ async def reshape_layout(js: JetStreamContext, wanted: list[StreamConfig]) -> No
                     await js.delete_consumer(name, consumer.name)
         else:
             await js.delete_stream(name)
-    await _reopen(js, reopen)
-
-
-def _own(want: dict[str, StreamConfig], config: StreamConfig) -> set[str] | None:
-    found = want.get(config.name or "")
-    return set(found.subjects or []) if found is not None else None
+    await reopen_all(js, reopen)
 
 
 PULL_EXPIRY_S = 3.0
@@ -159,15 +154,27 @@ async def still_pulling(js: JetStreamContext, stream: str) -> list[str]:
         await asyncio.sleep(0.2)
 
 
-async def strays(js: JetStreamContext, stream: str, own: set[str] | None) -> str:
-    """What `stream` holds outside the slot subjects `own` (None: it keeps none), said for
-    a person (empty: nothing): its message count, or the slots holding messages."""
+async def strays(js: JetStreamContext, stream: str, own: set[str]) -> str:
+    """What `stream` holds outside the slot subjects `own` (none: it keeps no slot), said
+    for a person (empty: nothing): its message count, or the slots holding messages."""
     if not own:
         held = (await js.stream_info(stream)).state.messages
         return f"{held} message(s)" if held else ""
-    slots = [s for s in range(SLOTS) if subjects.slot_subject(s) not in own]
-    found = [s for s in slots if await holds(js, stream, subjects.slot_subject(s))]
-    return f"slot(s) {', '.join(map(str, found))}" if found else ""
+    return said(
+        await held_slots(
+            js, stream, [s for s in range(SLOTS) if subjects.slot_subject(s) not in own]
+        )
+    )
+
+
+async def held_slots(js: JetStreamContext, stream: str, slots: list[int]) -> list[int]:
+    """Of `slots`, those `stream` holds a message of."""
+    return [s for s in slots if await holds(js, stream, subjects.slot_subject(s))]
+
+
+def said(slots: list[int]) -> str:
+    """Slots holding messages, for a person (empty: none)."""
+    return f"slot(s) {', '.join(map(str, slots))}" if slots else ""
 
 
 async def holds(js: JetStreamContext, stream: str, subject: str) -> bool:
@@ -181,6 +188,12 @@ async def holds(js: JetStreamContext, stream: str, subject: str) -> bool:
 
 def closed_subject(config: StreamConfig) -> str:
     return f"{_CLOSED}.{config.name}"
+
+
+def narrowed_to(config: StreamConfig, keep: set[str]) -> StreamConfig:
+    """`config` listening only on those of its subjects in `keep`; closed if none."""
+    kept = [subject for subject in config.subjects or [] if subject in keep]
+    return replace(config, subjects=kept or [closed_subject(config)])
 
 
 def layout_of(config: StreamConfig) -> Partition | None:
@@ -201,7 +214,8 @@ def opened(config: StreamConfig) -> StreamConfig:
     return config
 
 
-async def _reopen(js: JetStreamContext, configs: list[StreamConfig]) -> None:
+async def reopen_all(js: JetStreamContext, configs: list[StreamConfig]) -> None:
+    """Put each stream back as `configs` says (as it was before it was narrowed)."""
     for config in configs:
         await js.update_stream(config)
 

@@ -36,12 +36,14 @@ from interlock.contracts.partitions import MAX_PARTITIONS, SLOTS, Partition
 from interlock.messaging.errors import DrainTimedOut, PartitionLayoutError
 from interlock.messaging.partition_streams import (
     SLOTS_ANY,
-    closed_subject,
+    held_slots,
     holds,
     layout_of,
+    narrowed_to,
     opened,
     partition_stream_names,
-    strays,
+    reopen_all,
+    said,
 )
 
 
@@ -93,10 +95,18 @@ def moving_slots(before: int, after: int) -> dict[int, list[int]]:
     }
 
 
-def _narrowed(config: StreamConfig, leaving: list[int]) -> StreamConfig:
-    gone = {subjects.slot_subject(s) for s in leaving}
-    kept = [subject for subject in opened(config).subjects or [] if subject not in gone]
-    return replace(config, subjects=kept or [closed_subject(config)])
+@dataclass(frozen=True)
+class _Closing:
+    """One stream of the old layout: as it takes messages, as it is with the moving slots
+    closed, and those slots."""
+
+    opened: StreamConfig
+    closed: StreamConfig
+    leaving: list[int]
+
+    @property
+    def name(self) -> str:
+        return self.opened.name or ""
 
 
 async def drain(
@@ -121,14 +131,14 @@ async def drain(
     closing = await _shared_closing(js, after) if before == 1 else await _closing(js, plan)
     narrowed: list[StreamConfig] = []
     try:
-        for config, closed in closing:
-            plan.moving.setdefault(config.name or "", _moving_of(config, closed))
-            await js.update_stream(closed)
-            narrowed.append(config)
+        for stream in closing:
+            plan.moving[stream.name] = stream.leaving
+            await js.update_stream(stream.closed)
+            narrowed.append(stream.opened)
         started = time.monotonic()
         while True:
-            for config, closed in closing:
-                plan.holding[config.name or ""] = await _left(js, config, closed)
+            for stream in closing:
+                plan.holding[stream.name] = await _left(js, stream)
             plan.seconds = time.monotonic() - started
             progress(plan)
             if plan.drained:
@@ -141,23 +151,22 @@ async def drain(
                 )
             await asyncio.sleep(poll)
     except BaseException:
-        for config in narrowed:
-            await js.update_stream(config)
+        await reopen_all(js, narrowed)
         raise
 
 
-async def _closing(js: JetStreamContext, plan: Drain) -> list[tuple[StreamConfig, StreamConfig]]:
-    """Each partition stream as it takes messages, and as it is with its moving slots closed."""
+async def _closing(js: JetStreamContext, plan: Drain) -> list[_Closing]:
+    """Each partition stream of the old layout, with its moving slots."""
     closing = []
     for k, leaving in moving_slots(plan.before, plan.after).items():
         config = opened((await js.stream_info(subjects.partition_stream(k))).config)
-        closing.append((config, _narrowed(config, leaving)))
+        gone = {subjects.slot_subject(s) for s in leaving}
+        closed = narrowed_to(config, set(config.subjects or []) - gone)
+        closing.append(_Closing(config, closed, leaving))
     return closing
 
 
-async def _shared_closing(
-    js: JetStreamContext, after: int
-) -> list[tuple[StreamConfig, StreamConfig]]:
+async def _shared_closing(js: JetStreamContext, after: int) -> list[_Closing]:
     """From one partition: the shared stream, every slot of it closed (it then keeps only the
     unkeyed subjects, as with several). A work queue cannot serve several partitions at all."""
     config = (await js.stream_info(subjects.STREAM_IN)).config
@@ -168,20 +177,12 @@ async def _shared_closing(
             f"`INTERLOCK_PROJECTOR_PARTITIONS={after} interlock migrate --repartition`"
         )
     whole = replace(config, subjects=[f"{subjects.IN_PREFIX}.>"])
-    return [(whole, replace(config, subjects=subjects.unkeyed_subjects()))]
+    closed = replace(config, subjects=subjects.unkeyed_subjects())
+    return [_Closing(whole, closed, list(range(SLOTS)))]
 
 
-def _moving_of(config: StreamConfig, closed: StreamConfig) -> list[int]:
-    if config.name == subjects.STREAM_IN:
-        return list(range(SLOTS))
-    gone = set(config.subjects or []) - set(closed.subjects or [])
-    return [s for s in range(SLOTS) if subjects.slot_subject(s) in gone]
-
-
-async def _left(js: JetStreamContext, config: StreamConfig, closed: StreamConfig) -> str:
-    """What `config`'s stream still holds of the slots `closed` shut (empty: nothing)."""
-    name = config.name or ""
-    if name == subjects.STREAM_IN:
-        return "keyed messages" if await holds(js, name, SLOTS_ANY) else ""
-    own = set(closed.subjects or []) - {closed_subject(config)}
-    return await strays(js, name, own or None)
+async def _left(js: JetStreamContext, stream: _Closing) -> str:
+    """What the stream still holds of its moving slots (empty: nothing)."""
+    if stream.name == subjects.STREAM_IN:  # every slot: one look
+        return "keyed messages" if await holds(js, stream.name, SLOTS_ANY) else ""
+    return said(await held_slots(js, stream.name, stream.leaving))
