@@ -25,7 +25,6 @@ Nothing here raises: a failure leaves the rows to the relay.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -38,6 +37,7 @@ from opentelemetry.trace import StatusCode
 
 from interlock.contracts import subjects
 from interlock.messaging.crashpoints import crash_point
+from interlock.messaging.waiting import wait_any
 from interlock.otel.messaging import publishing
 
 log = logging.getLogger("interlock.projector")
@@ -138,9 +138,8 @@ class OutboxPublisher:
         """Until `stop` (then once more): write marks no commit carried within MARK_EVERY
         of their publish; asleep while there are none."""
         while not stop.is_set():
-            await _either(stop, self._pending)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), MARK_EVERY)
+            await wait_any([stop, self._pending])
+            await wait_any([stop], MARK_EVERY)
             self._pending.clear()  # before the marks are taken: later ones set it again
             await self.flush_marks()
         await self.flush_marks()
@@ -185,16 +184,6 @@ class OutboxPublisher:
                 span.set_attribute("interlock.duplicate_publish", True)
             span.end()
         return ack
-
-
-async def _either(first: asyncio.Event, second: asyncio.Event) -> None:
-    """Until either event is set."""
-    waiters = [asyncio.ensure_future(first.wait()), asyncio.ensure_future(second.wait())]
-    try:
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()
 
 
 def _span(subject: str, headers: dict[str, str], row_id: int) -> Any:

@@ -24,8 +24,8 @@ from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 
 from interlock.contracts.progress import Overrides, human_states
 from interlock.contracts.registry import Registry
+from interlock.messaging.waiting import wait_any
 from interlock.otel import metrics
-from interlock.relay.clock import wait_any
 from interlock.relay.store import LAG
 from interlock.relay.stuck import stuck_condition, workflows
 

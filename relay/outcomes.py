@@ -24,9 +24,9 @@ from interlock.contracts.effects import COMPENSATE_EVENT, CONFIRM_EVENT, RERUN_E
 from interlock.contracts.model_calls import BUDGET_EXHAUSTED
 from interlock.contracts.progress import human_states
 from interlock.contracts.registry import Registry
+from interlock.messaging.waiting import wait_any
 from interlock.otel import metrics
 from interlock.relay import outcome_sql as sql
-from interlock.relay.clock import wait_any
 from interlock.relay.store import UNAVAILABLE, close_quietly
 
 log = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ from nats.js import JetStreamContext
 from interlock.contracts.errors import StoreUnavailable
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
+from interlock.messaging.waiting import wait_any
 from interlock.relay import store
-from interlock.relay.clock import wait_any
 from interlock.relay.errors import LeadershipLost, OutboxPublishFailed
 from interlock.relay.publish import Publisher, PublishHook, refusal_reason
 from interlock.relay.store import Cursor, OutboxRow, OutboxStore

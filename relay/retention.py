@@ -18,7 +18,7 @@ import asyncpg
 
 from interlock.contracts.envelope import utcnow
 from interlock.contracts.registry import Registry
-from interlock.relay.clock import wait_any
+from interlock.messaging.waiting import wait_any
 from interlock.relay.gauges import terminal_states
 
 log = logging.getLogger("interlock.retention")

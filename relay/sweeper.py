@@ -24,8 +24,8 @@ import logging
 import asyncpg
 
 from interlock.contracts.errors import StoreUnavailable
+from interlock.messaging.waiting import wait_any
 from interlock.otel import metrics
-from interlock.relay.clock import wait_any
 from interlock.relay.paused import not_paused
 from interlock.relay.store import UNAVAILABLE, close_quietly
 

@@ -41,7 +41,8 @@ from interlock.contracts.partitions import routing_key
 from interlock.contracts.payloads import TimerFired
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
-from interlock.relay.clock import Clock, seconds_until, wait_any
+from interlock.messaging.waiting import wait_any
+from interlock.relay.clock import Clock, seconds_until
 from interlock.relay.errors import TimerPublishFailed
 from interlock.relay.paused import not_paused
 from interlock.relay.publish import string_headers

@@ -16,8 +16,8 @@ import asyncpg
 
 from interlock.contracts.progress import Overrides, wait_rules
 from interlock.contracts.registry import Registry
+from interlock.messaging.waiting import wait_any
 from interlock.otel import metrics
-from interlock.relay.clock import wait_any
 from interlock.relay.reminders import WAITS, remind_due, rule_columns
 from interlock.relay.store import UNAVAILABLE, close_quietly
 
