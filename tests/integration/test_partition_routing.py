@@ -20,6 +20,7 @@ from tests.support.drive import start_then_cancel_each
 from tests.support.harness import projector_running
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
+from tests.support.routing import key_that
 from tests.support.workflows import STAGES
 
 pytestmark = pytest.mark.timeout(120)
@@ -102,19 +103,10 @@ async def test_a_subject_that_lies_about_its_workflow_is_dead_lettered_never_dec
         assert (await h.find("victim") or {})["state"] != "CANCELLED"
 
 
-def _moving_key() -> str:
-    """A routing key whose slot belongs to another partition at 4 than at 2."""
-    return next(
-        key
-        for key in (routing_key("acme", f"held-{i}") for i in range(999))
-        if slot_of(key) % 4 != slot_of(key) % 2
-    )
-
-
 async def test_a_change_of_count_waits_until_the_moving_slots_are_empty(nc: Client) -> None:
     js = nc.jetstream()
     await provision(js, STAGES, partitions=2, repartition=True)
-    key = _moving_key()
+    key = key_that(True, 2, 4)
     await js.publish(subjects.signal("support", "approvals", key), json.dumps({}).encode())
     held = subjects.partition_stream(slot_of(key) % 2)
     assert (await _inbound_streams(js))[held] == 1
@@ -150,7 +142,7 @@ async def test_a_partition_stream_an_interrupted_change_left_closed_is_opened_ag
 ) -> None:
     js = nc.jetstream()
     await provision(js, STAGES, partitions=2, repartition=True)
-    key = _moving_key()
+    key = key_that(True, 2, 4)
     held = subjects.partition_stream(slot_of(key) % 2)
     await js.publish(subjects.signal("support", "approvals", key), b"{}")
     config = (await js.stream_info(held)).config

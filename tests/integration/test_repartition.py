@@ -11,45 +11,22 @@ from pathlib import Path
 
 import pytest
 from nats.aio.client import Client
-from nats.errors import NoRespondersError
 from nats.js import JetStreamContext
-from nats.js.errors import NoStreamResponseError, ServiceUnavailableError
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.partitions import routing_key, slot_of
 from interlock.messaging.errors import DrainTimedOut, PartitionLayoutError
-from interlock.messaging.slot_drain import drain, moving_slots
+from interlock.messaging.slot_drain import drain
 from interlock.messaging.streams import provision
 from tests.support.cli import cli_env, cli_streams
 from tests.support.harness import keyed_subject, projector_running
 from tests.support.payloads import envelope
 from tests.support.polling import eventually
+from tests.support.routing import REFUSED, key_that, refused
 from tests.support.workflows import STAGES
 
 pytestmark = pytest.mark.timeout(150)
-REFUSED = (NoRespondersError, NoStreamResponseError, ServiceUnavailableError)
-
-
-def _keys(moves: bool, count: int = 1, before: int = 2, after: int = 4) -> list[str]:
-    """Routing keys whose slot moves (or stays) going from `before` to `after` partitions."""
-    found = []
-    for i in range(10_000):
-        key = routing_key("acme", f"k-{i}")
-        slot = slot_of(key)
-        if (slot in moving_slots(before, after)[slot % before]) == moves:
-            found.append(key)
-        if len(found) == count:
-            return found
-    raise AssertionError("no such key")
-
-
-async def _refused(js: JetStreamContext, subject: str) -> bool:
-    try:
-        await js.publish(subject, b"{}", timeout=1)
-    except REFUSED:
-        return True
-    return False
 
 
 async def _held(js: JetStreamContext, stream: str) -> int:
@@ -59,7 +36,7 @@ async def _held(js: JetStreamContext, stream: str) -> int:
 async def test_only_the_moving_slots_are_closed_and_drained(nc: Client) -> None:
     js = nc.jetstream()
     await provision(js, STAGES, partitions=2, repartition=True)
-    (moving,), (staying,) = _keys(True), _keys(False)
+    moving, staying = key_that(True), key_that(False)
     moving_stream = subjects.partition_stream(slot_of(moving) % 2)
     staying_stream = subjects.partition_stream(slot_of(staying) % 2)
     await js.publish(subjects.signal("support", "approvals", moving), b"{}")
@@ -70,7 +47,7 @@ async def test_only_the_moving_slots_are_closed_and_drained(nc: Client) -> None:
     )
 
     async def closed() -> bool:
-        return await _refused(js, subjects.signal("support", "approvals", moving))
+        return await refused(js, subjects.signal("support", "approvals", moving))
 
     await eventually(closed, what="the moving slot closed")
 
@@ -80,7 +57,7 @@ async def test_only_the_moving_slots_are_closed_and_drained(nc: Client) -> None:
     await eventually(looked, what="the drain's first look")
     assert looks[0] is False, "drained with a message of a moving slot still held"
     assert not draining.done()
-    assert not await _refused(js, subjects.signal("support", "approvals", staying))
+    assert not await refused(js, subjects.signal("support", "approvals", staying))
     # the old partition decides (acknowledges) what it holds of the moving slot
     consumer = subjects.projector_consumer(slot_of(moving) % 2, 2)
     pull = await js.pull_subscribe_bind(consumer, stream=moving_stream)
@@ -118,29 +95,29 @@ async def test_provisioning_refuses_a_change_while_a_moving_slot_holds_messages(
 ) -> None:
     js = nc.jetstream()
     await provision(js, STAGES, partitions=2, repartition=True)
-    (moving,) = _keys(True)
+    moving = key_that(True)
     await js.publish(subjects.signal("support", "approvals", moving), b"{}")
     held = subjects.partition_stream(slot_of(moving) % 2)
     with pytest.raises(PartitionLayoutError, match=f"{held}: slot\\(s\\) {slot_of(moving)}\\b"):
         await provision(js, STAGES, partitions=4)
     # refused: the old layout stands whole, taking messages of every slot, its own kept
-    assert not await _refused(js, subjects.signal("support", "approvals", moving))
+    assert not await refused(js, subjects.signal("support", "approvals", moving))
     assert await _held(js, held) == 2
-    (staying,) = _keys(False)
-    assert not await _refused(js, subjects.signal("support", "approvals", staying))
+    staying = key_that(False)
+    assert not await refused(js, subjects.signal("support", "approvals", staying))
 
 
 async def test_a_drain_that_runs_out_of_time_opens_the_slots_again(nc: Client) -> None:
     js = nc.jetstream()
     await provision(js, STAGES, partitions=2, repartition=True)
-    (moving,) = _keys(True)
+    moving = key_that(True)
     stream = subjects.partition_stream(slot_of(moving) % 2)
     config = (await js.stream_info(stream)).config
     await js.publish(subjects.signal("support", "approvals", moving), b"{}")
     with pytest.raises(DrainTimedOut, match="still hold messages"):
         await drain(js, 4, within=1, poll=0.1)
     assert (await js.stream_info(stream)).config.subjects == config.subjects
-    assert not await _refused(js, subjects.signal("support", "approvals", moving))
+    assert not await refused(js, subjects.signal("support", "approvals", moving))
 
 
 async def _send_in_order(
@@ -217,12 +194,12 @@ async def test_the_command_drains_reports_and_refuses_in_one_line(
     assert "migrate --repartition" in err
 
     await provision(js, STAGES, partitions=2, repartition=True)
-    (moving,) = _keys(True)
+    moving = key_that(True)
     await js.publish(subjects.signal("support", "approvals", moving), b"{}")
     code, _, err = await cli_streams(env, "repartition", "4", "--timeout", "1")
     assert code == 1
     assert "still hold messages" in err
-    assert not await _refused(js, subjects.signal("support", "approvals", moving))
+    assert not await refused(js, subjects.signal("support", "approvals", moving))
 
     for k in (0, 1):
         await js.purge_stream(subjects.partition_stream(k))  # what deciding them amounts to
@@ -231,4 +208,4 @@ async def test_the_command_drains_reports_and_refuses_in_one_line(
     report = json.loads(out)
     assert (report["from"], report["to"], report["drained"]) == (2, 4, True)
     assert slot_of(moving) in report["moving_slots"][subjects.partition_stream(slot_of(moving) % 2)]
-    assert await _refused(js, subjects.signal("support", "approvals", moving))
+    assert await refused(js, subjects.signal("support", "approvals", moving))

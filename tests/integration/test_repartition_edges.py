@@ -10,40 +10,20 @@ from dataclasses import replace
 
 import pytest
 from nats.aio.client import Client
-from nats.errors import NoRespondersError
-from nats.js import JetStreamContext
-from nats.js.errors import NoStreamResponseError, ServiceUnavailableError
 
 from interlock.contracts import subjects
-from interlock.contracts.partitions import routing_key, slot_of
+from interlock.contracts.partitions import slot_of
 from interlock.messaging import inbound
 from interlock.messaging.errors import PartitionLayoutError
 from interlock.messaging.inbound import INBOUND
 from interlock.messaging.partition_streams import partition_streams, reshape_layout
-from interlock.messaging.slot_drain import drain, moving_slots
+from interlock.messaging.slot_drain import drain
 from interlock.messaging.streams import provision
 from tests.support.polling import eventually
+from tests.support.routing import key_that, refused
 from tests.support.workflows import STAGES
 
 pytestmark = pytest.mark.timeout(150)
-REFUSED = (NoRespondersError, NoStreamResponseError, ServiceUnavailableError)
-
-
-def _key(moves: bool, before: int, after: int) -> str:
-    for i in range(10_000):
-        key = routing_key("acme", f"k-{i}")
-        slot = slot_of(key)
-        if (slot in moving_slots(before, after)[slot % before]) == moves:
-            return key
-    raise AssertionError("no such key")
-
-
-async def _refused(js: JetStreamContext, subject: str) -> bool:
-    try:
-        await js.publish(subject, b"{}", timeout=1)
-    except REFUSED:
-        return True
-    return False
 
 
 async def test_a_change_between_counts_above_32_can_be_provisioned(
@@ -75,8 +55,8 @@ async def test_an_interrupted_change_to_three_can_be_undone_with_two(nc: Client)
     await reshape_layout(js, new)
     await js.update_stream(new[0])
     await provision(js, STAGES, partitions=2)  # the documented undo
-    key = _key(True, 2, 3)
-    assert not await _refused(js, subjects.signal("support", "approvals", key))
+    key = key_that(True, 2, 3)
+    assert not await refused(js, subjects.signal("support", "approvals", key))
 
 
 async def test_from_one_partition_on_an_interest_stream_keyed_messages_are_checked(
@@ -90,12 +70,12 @@ async def test_from_one_partition_on_an_interest_stream_keyed_messages_are_check
     await provision(js, STAGES, partitions=2, repartition=True)
     assert (await drain(js, 1, within=10, poll=0.05)).drained
     await provision(js, STAGES, partitions=1)
-    key = _key(True, 2, 4)
+    key = key_that(True, 2, 4)
     await js.publish(subjects.signal("support", "approvals", key), b"first")
     assert (await js.stream_info(subjects.STREAM_IN)).state.messages == 1
     with pytest.raises(PartitionLayoutError, match="still holds keyed messages"):
         await provision(js, STAGES, partitions=2, repartition=True)
-    assert not await _refused(js, subjects.signal("support", "approvals", key))  # reopened
+    assert not await refused(js, subjects.signal("support", "approvals", key))  # reopened
     pull = await js.pull_subscribe_bind(subjects.CONSUMER_PROJECTOR, subjects.STREAM_IN)
     draining = asyncio.create_task(drain(js, 2, within=30, poll=0.05))
     while not draining.done():  # the one partition decides what it holds
@@ -123,17 +103,17 @@ async def test_a_cancelled_drain_opens_the_slots_again(nc: Client) -> None:
     moving slots are opened again, as when its time runs out."""
     js = nc.jetstream()
     await provision(js, STAGES, partitions=2, repartition=True)
-    key = _key(True, 2, 4)
+    key = key_that(True, 2, 4)
     subject = subjects.signal("support", "approvals", key)
     await js.publish(subject, b"{}")  # held: no projector decides it
     looked = asyncio.Event()
     draining = asyncio.create_task(drain(js, 4, within=60, poll=5, progress=lambda _: looked.set()))
     await asyncio.wait_for(looked.wait(), 10)  # closed, looked once, now waiting
-    assert await _refused(js, subject)
+    assert await refused(js, subject)
     draining.cancel()
     with pytest.raises(asyncio.CancelledError):
         await draining
-    assert not await _refused(js, subject), "the slot stays closed after the drain was stopped"
+    assert not await refused(js, subject), "the slot stays closed after the drain was stopped"
 
 
 async def test_provisioning_refuses_while_the_old_projectors_still_pull(nc: Client) -> None:
@@ -143,7 +123,7 @@ async def test_provisioning_refuses_while_the_old_projectors_still_pull(nc: Clie
     first may still be deciding it."""
     js = nc.jetstream()
     await provision(js, STAGES, partitions=2, repartition=True)
-    key = _key(False, 2, 4)
+    key = key_that(False, 2, 4)
     stream = subjects.partition_stream(slot_of(key) % 2)
     await js.publish(subjects.signal("support", "approvals", key), b"{}")
     old = await js.pull_subscribe_bind(subjects.projector_consumer(slot_of(key) % 2, 2), stream)

@@ -23,6 +23,15 @@ pytestmark = pytest.mark.timeout(90)
 APPROVER = Actor(id="ann", role="support_approver")
 
 
+async def _provisioned(nats_url: str) -> None:
+    """The streams, with no projector running."""
+    nc = await nats.connect(nats_url)
+    try:
+        await provision(nc.jetstream(), STAGES)
+    finally:
+        await nc.close()
+
+
 async def _workflow(database_url: str, workflow_id: str, state: str) -> None:
     db = await asyncpg.connect(database_url)
     try:
@@ -52,11 +61,7 @@ async def test_a_dead_lettered_signal_is_reported_with_its_reason(
 async def test_a_signal_with_no_projector_running_is_reported_queued(
     nats_url: str, database_url: str, identity_url: Callable[[str], str]
 ) -> None:
-    nc = await nats.connect(nats_url)
-    try:
-        await provision(nc.jetstream(), STAGES)
-    finally:
-        await nc.close()
+    await _provisioned(nats_url)
     await _workflow(database_url, "wf-queued", "MANUAL_REVIEW")
     began = time.monotonic()
     outcome = await send_and_wait(
@@ -126,11 +131,7 @@ async def test_a_signal_the_broker_refuses_is_reported_not_sent(
 ) -> None:
     """`upstream` may send requests, not signals: the broker refuses the publish, and the
     command says so with the broker's words instead of failing with a timeout."""
-    nc = await nats.connect(nats_url)
-    try:
-        await provision(nc.jetstream(), STAGES)
-    finally:
-        await nc.close()
+    await _provisioned(nats_url)
     await _workflow(database_url, "wf-denied", "AWAITING_APPROVAL")
     outcome = await send_and_wait(
         identity_url("upstream"),
