@@ -7,7 +7,11 @@ only its own later messages, never the fetch loop or another workflow. Memory is
 the consumer's `max_ack_pending`, the most the server hands out unacknowledged.
 A malformed message has no workflow: it waits in no line, so it never waits for, nor holds
 up, any other message; nor does one the projector refuses whatever its workflow's state
-(`line_of`, `projector.lines`).
+(`line_of`, `projector.lines`). Such a message can only end refused, so it is decided in
+slots of its own (`aside`, four), never in one a workflow's next step needs: a burst of junk
+puts at most four decisions beside the workflows' messages at a time (on one event loop,
+twenty concurrent refusals delayed every genuine step behind them by their whole burst); the
+rest of the burst waits its turn, kept alive.
 
 Within a line each sender's messages keep their stream order, and the senders take turns:
 a client that puts a thousand messages in front of a workflow's next approval (to be
@@ -41,6 +45,9 @@ from interlock.projector.fairness import FairSlots, Line, turn_of
 
 log = logging.getLogger("interlock.projector")
 Parsed = tuple[Msg, Envelope | MalformedMessage]
+ASIDE_SLOTS = 4
+"""Decisions at a time of messages in no line (they can only be refused): enough to keep up
+with the event loop's pace of refusals, few enough to leave it to the workflows."""
 KEEP_ALIVE_S = 3.0
 """How often a waiting message is reported in progress; well inside any ack wait."""
 
@@ -64,6 +71,7 @@ class KeyedDispatcher:
         handle: Callable[[Parsed], Awaitable[None]],
         workers: int,
         *,
+        aside: int = ASIDE_SLOTS,
         keep_alive: float = KEEP_ALIVE_S,
         claim: Callable[[str, Envelope | MalformedMessage], Envelope | MalformedMessage | None] = (
             lambda _, event: event
@@ -76,6 +84,7 @@ class KeyedDispatcher:
         self._claim = claim
         self._line_of = line_of
         self._slots = FairSlots(workers)
+        self._aside = FairSlots(aside)
         self._keep_alive = keep_alive
         self._lines: dict[str, Line[Parsed]] = {}
         self._running: set[asyncio.Task[None]] = set()
@@ -99,7 +108,7 @@ class KeyedDispatcher:
         self._unfinished += 1
         key = self._line_of(msg, event)
         if key is None:
-            self._start(self._decide(parsed))
+            self._start(self._decide(parsed, self._aside))
             return
         line = self._lines.get(key)
         if line is None:
@@ -128,14 +137,16 @@ class KeyedDispatcher:
             if self._lines.get(key) is line:
                 del self._lines[key]
 
-    async def _decide(self, parsed: Parsed) -> None:
-        await self._alive_while(parsed[0], self._slots.acquire(turn_of(*parsed)))
+    async def _decide(self, parsed: Parsed, slots: FairSlots | None = None) -> None:
+        """Decide `parsed` in one of `slots` (default: the workflows')."""
+        slots = slots or self._slots
+        await self._alive_while(parsed[0], slots.acquire(turn_of(*parsed)))
         try:
             await self._handle(parsed)
         except Exception:  # never let one message take the dispatcher down; it is redelivered
             log.exception("unexpected failure deciding %s", parsed[0].subject)
         finally:
-            self._slots.release()
+            slots.release()
             self._unfinished -= 1
 
     async def _alive_while(self, msg: Msg, waiting: Awaitable[object]) -> None:

@@ -3,10 +3,10 @@
 Messages of one workflow are decided one at a time (each sender's in stream order), because
 each decision reads the state the one before it left. A message the projector refuses
 whatever that state is (a sender who may not speak for the tenant, the type or the role; an
-id reserved for results or timers; a timestamp out of range) reads nothing the workflow's
-other messages write, so it waits in no line: decided at once, beside them. Otherwise an
-attacker who knows a workflow's id could put any number of refusals in front of its next
-genuine step.
+event id or a message id reserved for results or timers; a timestamp out of range) reads
+nothing the workflow's other messages write, so it waits in no line: decided beside them, in
+slots of its own (`dispatch`). Otherwise an attacker who knows a workflow's id could put any
+number of refusals in front of its next genuine step.
 
 Anything the check cannot tell (a claim it cannot read, a type nobody installed) stays in
 the workflow's line and is decided there as before.
@@ -20,6 +20,8 @@ from nats.aio.msg import Msg
 
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import MalformedMessage
+from interlock.contracts.subjects import HEADER_MSG_ID
+from interlock.projector import door
 from interlock.projector.dispatch import key_of
 from interlock.projector.service import Projector
 
@@ -33,7 +35,10 @@ def lines_of(projector: Projector) -> LineOf:
         if isinstance(event, MalformedMessage):
             return None
         try:
-            inbound = projector.inbound(raw.subject, raw.data, dict(raw.headers or {}))
+            headers = dict(raw.headers or {})
+            inbound = projector.inbound(raw.subject, raw.data, headers)
+            if door.squatted_message_id(inbound, headers.get(HEADER_MSG_ID)) is not None:
+                return None
             if projector.refused_at_door(event, inbound):
                 return None
         except Exception:  # decided in its workflow's line, which refuses it properly

@@ -36,6 +36,7 @@ from interlock.messaging.backoff import Backoff
 from interlock.projector.claims import ClaimVerifier
 from interlock.projector.consumer import Patience
 from interlock.projector.consumer import run as consume_inbound
+from interlock.projector.dispatch import ASIDE_SLOTS
 from interlock.projector.door import OccurredWindow
 from interlock.projector.engine import ACTIONS, GUARDS
 from interlock.projector.outbox import OutboxPublisher
@@ -137,7 +138,9 @@ async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowSt
     backoff, attempt = Backoff(base=0.1, cap=1.0), 0
     while True:
         try:
-            return await open_store(rt.database_url, size=rt.settings.projector_workers)
+            # A connection for every decision the dispatcher runs at once (`ASIDE_SLOTS`).
+            size = rt.settings.projector_workers + ASIDE_SLOTS
+            return await open_store(rt.database_url, size=size)
         except StoreUnavailable as exc:
             if stop.is_set():
                 raise

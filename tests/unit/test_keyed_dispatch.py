@@ -77,6 +77,42 @@ async def test_malformed_messages_never_block_well_formed_ones() -> None:
         await dispatcher.aclose()
 
 
+async def test_a_burst_of_refusals_never_takes_a_workflows_slot() -> None:
+    """Messages in no line can only be refused: however many arrive at once, they are decided
+    a few at a time in slots of their own, and a workflow's next step does not wait for them."""
+    workers = 4
+    running, most = 0, 0
+    handled: list[str] = []
+    release = asyncio.Event()
+
+    async def handle(parsed: Parsed) -> None:
+        nonlocal running, most
+        event = parsed[1]
+        if isinstance(event, MalformedMessage):
+            running += 1
+            most = max(most, running)
+            await release.wait()
+            running -= 1
+            return
+        handled.append(event.workflow_id or "")
+
+    dispatcher = KeyedDispatcher(handle, workers, aside=2)
+    try:
+        for n in range(20):
+            await asyncio.wait_for(dispatcher.submit(cast(Any, FakeMsg(b"{bad", sequence=n))), 1)
+        await _until(lambda: running == 2)
+        for workflow_id in ("wf-1", "wf-2", "wf-3", "wf-4", "wf-5"):
+            await asyncio.wait_for(dispatcher.submit(signal_for(workflow_id)), 1)
+        await _until(lambda: len(handled) == 5)
+        assert running == most == 2  # the burst waits its turn, two at a time
+        release.set()
+        await _until(lambda: dispatcher.in_flight == 0)
+    finally:
+        release.set()
+        await dispatcher.aclose()
+    assert most == 2
+
+
 def from_sender(sender: str, workflow_id: str, n: int) -> Any:
     body = envelope("CANCEL_REQUESTED", workflow_id=workflow_id, event_id=f"{sender}-{n}")
     return FakeMsg(body.to_bytes(), f"wf.in.signal.support.{sender}", sequence=n)

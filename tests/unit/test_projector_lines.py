@@ -13,6 +13,8 @@ import pytest
 from interlock.contracts.clients import ClientPolicy
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import MalformedMessage
+from interlock.contracts.ids import result_event_id
+from interlock.contracts.subjects import HEADER_MSG_ID
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.lines import lines_of
 from interlock.projector.service import Projector
@@ -66,6 +68,12 @@ def test_refusals_whatever_the_state_wait_in_no_line(line_of: Any) -> None:
     assert line_of(*cancel("approvals", "e-4", occurred_at=datetime(1, 1, 1, tzinfo=UTC))) is None
     bad = MalformedMessage("bad_json", "")
     assert line_of(cast(Any, FakeMsg(b"{")), bad) is None
+
+
+def test_a_message_under_a_reserved_message_id_waits_in_no_line(line_of: Any) -> None:
+    msg, event = cancel("approvals", "e-5")
+    msg.headers = {HEADER_MSG_ID: result_event_id("job-of-wf-1")}  # a result's, squatted
+    assert line_of(msg, event) is None
 
 
 async def test_a_refusal_does_not_wait_behind_the_workflows_stuck_step(line_of: Any) -> None:
