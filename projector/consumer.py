@@ -118,6 +118,7 @@ async def run(
         workers,
         claim=owner.claim,
         line_of=lines_of(projector),
+        aside_of=lambda raw: parking.waits(sequence(raw)),
     )
     try:
         await intake(broker.connection, dispatcher, stop, owner.partition, progress)

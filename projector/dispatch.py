@@ -11,7 +11,9 @@ up, any other message; nor does one the projector refuses whatever its workflow'
 slots of its own (`aside`, four), never in one a workflow's next step needs: a burst of junk
 puts at most four decisions beside the workflows' messages at a time (on one event loop,
 twenty concurrent refusals delayed every genuine step behind them by their whole burst); the
-rest of the burst waits its turn, kept alive.
+rest of the burst waits its turn, kept alive. So is a message back for its workflow after it
+waited for it to exist (`aside_of`): mostly signals for workflows nobody will create, each
+decided again and again for the unknown-workflow grace; its line keeps its order all the same.
 
 Within a line each sender's messages keep their stream order, and the senders take turns:
 a client that puts a thousand messages in front of a workflow's next approval (to be
@@ -79,10 +81,12 @@ class KeyedDispatcher:
         line_of: Callable[[Msg, Envelope | MalformedMessage], str | None] = (
             lambda _, event: key_of(event)
         ),
+        aside_of: Callable[[Msg], bool] = lambda _: False,
     ) -> None:
         self._handle = handle
         self._claim = claim
         self._line_of = line_of
+        self._aside_of = aside_of
         self._slots = FairSlots(workers)
         self._aside = FairSlots(aside)
         self._keep_alive = keep_alive
@@ -132,7 +136,8 @@ class KeyedDispatcher:
         """Decide the line's messages, senders in turn, until it is empty."""
         try:
             while line:
-                await self._decide(line.take())
+                parsed = line.take()
+                await self._decide(parsed, self._aside if self._aside_of(parsed[0]) else None)
         finally:
             if self._lines.get(key) is line:
                 del self._lines[key]

@@ -56,6 +56,10 @@ class Parking:
         else:
             del self._held[sender]
 
+    def waits(self, sequence: tuple[str, int]) -> bool:
+        """Whether message `sequence` waits for its workflow (was nak'd to be decided again)."""
+        return sequence in self._sender_of
+
     def held(self, sender: str) -> int:
         """How many of `sender`'s messages wait for their workflow now."""
         return self._held.get(sender, 0)

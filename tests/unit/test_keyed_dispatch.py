@@ -113,6 +113,37 @@ async def test_a_burst_of_refusals_never_takes_a_workflows_slot() -> None:
     assert most == 2
 
 
+async def test_a_message_back_for_a_workflow_that_did_not_exist_is_decided_aside() -> None:
+    """A signal redelivered while it waits for its workflow to be created (mostly: for one
+    nobody will create) takes an aside slot, not one of the workflows', and keeps its line."""
+    handled: list[str] = []
+    release = asyncio.Event()
+
+    async def handle(parsed: Parsed) -> None:
+        event = parsed[1]
+        assert not isinstance(event, MalformedMessage)
+        if event.workflow_id == "busy":
+            await release.wait()
+        handled.append(event.event_id)
+
+    lone, behind = signal_for("ghost", 0), signal_for("other", 1)
+    dispatcher = KeyedDispatcher(handle, 1, aside=1, aside_of=lambda msg: msg in (lone, behind))
+    try:
+        await dispatcher.submit(signal_for("busy"))  # holds the one workflow slot
+        await dispatcher.submit(lone)
+        await _until(lambda: handled == ["ghost-0"])  # beside the busy slot
+        await dispatcher.submit(signal_for("other", 0))
+        await dispatcher.submit(behind)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert handled == ["ghost-0"]  # `behind` keeps its place in its line
+        release.set()
+        await _until(lambda: handled == ["ghost-0", "busy-0", "other-0", "other-1"])
+    finally:
+        release.set()
+        await dispatcher.aclose()
+
+
 def from_sender(sender: str, workflow_id: str, n: int) -> Any:
     body = envelope("CANCEL_REQUESTED", workflow_id=workflow_id, event_id=f"{sender}-{n}")
     return FakeMsg(body.to_bytes(), f"wf.in.signal.support.{sender}", sequence=n)

@@ -52,6 +52,8 @@ def test_a_settled_message_frees_its_place() -> None:
 
     assert parking.held("signal:a") == 0
     assert parking.hold("signal:a", ("WF_IN", 2))
+    assert parking.waits(("WF_IN", 2))
+    assert not parking.waits(("WF_IN", 1))
 
 
 def test_each_gateway_sender_has_a_share_of_its_own_and_other_clients_do_not() -> None:
