@@ -5,6 +5,7 @@ embedded stack."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
@@ -128,6 +129,11 @@ def with_component(
             database_url = access.database_url_as(s.database_url, None, secrets)
         else:
             database_url = access.database_url_as(base_database, role, secrets)
+        # Everything loaded so far (modules, classes, functions: ~170,000 objects) lives as
+        # long as the process. Out of the collector's generations, a full collection walks
+        # only what the work allocates: walking them all stopped a projector under load for
+        # 0.1-0.6 s at a time, every workflow in flight with it.
+        gc.freeze()
         # No start-up deadline here: a component waits out a broker or database that is not
         # there yet (a restart, a container starting after it) by reconnecting.
         return _run_checked(s, nats_url, work(s, nats_url, database_url), None, deadline=False)
