@@ -137,14 +137,14 @@ class KeyedDispatcher:
         try:
             while line:
                 parsed = line.take()
-                await self._decide(parsed, self._aside if self._aside_of(parsed[0]) else None)
+                slots = self._aside if self._aside_of(parsed[0]) else self._slots
+                await self._decide(parsed, slots)
         finally:
             if self._lines.get(key) is line:
                 del self._lines[key]
 
-    async def _decide(self, parsed: Parsed, slots: FairSlots | None = None) -> None:
-        """Decide `parsed` in one of `slots` (default: the workflows')."""
-        slots = slots or self._slots
+    async def _decide(self, parsed: Parsed, slots: FairSlots) -> None:
+        """Decide `parsed` in one of `slots` (the workflows' or the aside ones)."""
         await self._alive_while(parsed[0], slots.acquire(turn_of(*parsed)))
         try:
             await self._handle(parsed)

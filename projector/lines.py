@@ -21,7 +21,6 @@ from nats.aio.msg import Msg
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.subjects import HEADER_MSG_ID
-from interlock.projector import door
 from interlock.projector.dispatch import key_of
 from interlock.projector.service import Projector
 
@@ -37,9 +36,7 @@ def lines_of(projector: Projector) -> LineOf:
         try:
             headers = dict(raw.headers or {})
             inbound = projector.inbound(raw.subject, raw.data, headers)
-            if door.squatted_message_id(inbound, headers.get(HEADER_MSG_ID)) is not None:
-                return None
-            if projector.refused_at_door(event, inbound):
+            if projector.refused_at_door(event, inbound, headers.get(HEADER_MSG_ID)):
                 return None
         except Exception:  # decided in its workflow's line, which refuses it properly
             pass

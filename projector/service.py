@@ -93,9 +93,13 @@ class Projector:
         inbound = parse_inbound(subject)
         return inbound if self._claims is None else self._claims.checked(inbound, body, headers)
 
-    def refused_at_door(self, event: Envelope, inbound: Inbound) -> bool:
-        """Whether `event` is refused whatever its workflow's state: its sender, its ids or
-        its timestamp (`handle` decides how)."""
+    def refused_at_door(
+        self, event: Envelope, inbound: Inbound, message_id: str | None = None
+    ) -> bool:
+        """Whether `event` (sent under `message_id`) is refused whatever its workflow's state:
+        its sender, its ids or its timestamp (`handle` and the consumer decide how)."""
+        if door.squatted_message_id(inbound, message_id) is not None:
+            return True
         definition = self._latest(event.workflow_type)
         spec = definition.event(event.type)
         if spec is None or self._occurred.refusal(event) is not None:
