@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from interlock.contracts import subjects
+from interlock.contracts import result_requests, subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.contracts.partitions import consumers
 from interlock.messaging.partition_streams import streams_of
@@ -37,7 +37,7 @@ class Permissions:
     publish: tuple[str, ...]
     subscribe: tuple[str, ...]
     allow_responses: bool = False
-    """May answer requests on their reply subjects (the simulator)."""
+    """May answer requests on their reply subjects (the simulator, the projector)."""
 
 
 OUTBOX_SUBJECTS = (
@@ -78,6 +78,7 @@ def _stage_subjects(workflow_type: str, stage: str) -> list[str]:
     return [
         *_pulls(subjects.STREAM_JOBS, consumer),
         *subjects.grants(subjects.RESULT, workflow_type, stage),
+        result_requests.result_request_grant(workflow_type, stage),
         subjects.dlq(consumer),
         # Reading the open-jobs record: the bucket's info, then a direct or stream get.
         f"{_JS_API}.STREAM.INFO.{bucket_stream}",
@@ -139,19 +140,18 @@ def admin() -> Permissions:
 def projector(identity: str, partitions: int = 1) -> Permissions:
     """The projector (every partition connects as one identity) pulls from the consumers of
     `partitions` partitions, and from no other consumer; it publishes what it committed
-    itself (the relay is its backstop)."""
-    return _own(
-        identity,
-        [
-            *(
-                pull
-                for index, consumer in enumerate(consumers(partitions))
-                for stream in streams_of(index, partitions)
-                for pull in _pulls(stream, consumer)
-            ),
-            subjects.dlq(identity),
-            *OUTBOX_SUBJECTS,
-        ],
+    itself (the relay is its backstop). It takes the results stages ask it to decide at once
+    (`contracts.result_requests`) and answers them."""
+    pulls = [
+        pull
+        for index, consumer in enumerate(consumers(partitions))
+        for stream in streams_of(index, partitions)
+        for pull in _pulls(stream, consumer)
+    ]
+    return Permissions(
+        publish=(*pulls, subjects.dlq(identity), *OUTBOX_SUBJECTS),
+        subscribe=(_inbox(identity), f"{result_requests.RQ_PREFIX}.*.{subjects.RESULT}.>"),
+        allow_responses=True,
     )
 
 

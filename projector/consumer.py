@@ -8,7 +8,10 @@ decided one at a time, each sender's in stream order (the senders of one workflo
 turns, `dispatch`), so a command published right after a request is never decided before
 it, and racing transactions on one workflow are the exception.
 
-The messages arrive through `intake` (why not FastStream's pull subscriber: see there).
+The messages arrive through `intake` (why not FastStream's pull subscriber: see there), and
+the results stages ask the partition to decide at once through `asked`, which are settled by
+answering the stage: decided, or not taken (then sent the durable way, where everything below
+applies to them).
 
 Every message ends in ack, nak or a reasoned dead letter:
 * decided (accepted or rejected, including duplicates) -> ack;
@@ -63,6 +66,7 @@ from interlock.messaging.progress import Progress
 from interlock.otel.messaging import consuming, link_from
 from interlock.otel.propagation import current_trace_id, inject
 from interlock.projector import door
+from interlock.projector.asked import is_asked, take_requests
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.errors import NotDueYet
 from interlock.projector.intake import intake
@@ -121,7 +125,10 @@ async def run(
         aside_of=lambda raw: parking.waits(sequence(raw)),
     )
     try:
-        await intake(broker.connection, dispatcher, stop, owner.partition, progress)
+        async with asyncio.TaskGroup() as group:
+            nc = broker.connection
+            group.create_task(take_requests(nc, dispatcher, stop, owner.partition))
+            group.create_task(intake(nc, dispatcher, stop, owner.partition, progress))
     finally:
         await dispatcher.aclose()
 
@@ -146,6 +153,9 @@ async def consume(
     `parking`: what each sender holds waiting for a workflow (None: a fresh count)."""
     raw = parsed[0]
     parking = parking if parking is not None else patience.parking()
+    if is_asked(raw):
+        await _answer(broker, projector, parsed, patience, parking)
+        return
     attempt = 0
     while True:
         try:
@@ -160,6 +170,23 @@ async def consume(
             log.warning("waiting out %r for %s (attempt %d)", exc, raw.subject, attempt)
         await settle(raw.in_progress, raw.subject)
         await asyncio.sleep(patience.backoff.delay(attempt))
+
+
+async def _answer(
+    broker: NatsBroker, projector: Projector, parsed: Parsed, patience: Patience, parking: Parking
+) -> None:
+    """Decide a result request once and answer it: `decided` once settled that way, else
+    `not_taken` (a dependency down included: its stage sends it the durable way, which
+    waits that out)."""
+    raw = parsed[0]
+    try:
+        await _consume_once(broker, projector, parsed, patience, parking)
+    except InterlockError as exc:
+        if not exc.retryable:
+            raise
+        log.info("result request %s not taken: %r", raw.subject, exc)
+    finally:
+        await settle(raw.nak, raw.subject)  # nothing if it was answered
 
 
 async def _consume_once(
@@ -186,6 +213,9 @@ async def _consume_once(
             if outcome.accepted:
                 crash_point("projector.after_commit")
         except MalformedMessage as exc:
+            if is_asked(raw):  # its stage sends it the durable way, which refuses it
+                await settle(raw.nak, raw.subject)
+                return False
             span.set_attribute("interlock.dead_letter_reason", exc.reason)
             letter = _Letter(projector, good, inbound)
             return await _refuse(broker, raw, exc, patience, letter, parking=parking)
@@ -275,6 +305,9 @@ def _describe(span: Span, outcome: EventOutcome) -> None:
 
 
 async def _retry_later(broker: NatsBroker, raw: Msg, exc: Exception, letter: _Letter) -> None:
+    if is_asked(raw):  # its stage sends it the durable way, which retries it
+        await settle(raw.nak, raw.subject)
+        return
     if is_last_delivery(raw, subjects.PROJECTOR_MAX_DELIVER):
         detail = described(exc)
         await dead_letter(broker, raw, source=SOURCE, reason="max_deliver_exceeded", detail=detail)

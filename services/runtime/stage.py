@@ -6,10 +6,11 @@ Jobs come from the stage's durable consumer through `jobs.run_jobs` (a continuou
    or altered -> dead-letter `wf.dlq.<type>-<stage>`, see `admission`);
 2. skip the job if the open-jobs record says the workflow no longer waits for it;
 3. run the stage handler (a long call keeps the message alive with `in_progress`);
-4. publish exactly one result on `wf.in.result.<type>.<key>.<stage>`, keyed by its workflow
-   (the only result subjects its NATS user may publish on), whose event id is derived from
-   the job id, so a redelivered or doubly consumed job yields the same event and is
-   deduplicated;
+4. submit exactly one result: asked to be decided at once by the projector partition that
+   owns the workflow (`asking`), else published on `wf.in.result.<type>.<key>.<stage>`, keyed
+   by its workflow (the only result subjects its NATS user may publish on); its event id is
+   derived from the job id, so a redelivered or doubly consumed job, or a result sent both
+   ways, yields the same event and is deduplicated;
 5. ack.
 A handler failure naks with a growing delay (longer when the failing system's `Retry-After`
 asks for it); on the last delivery it submits its `exhausted` result (`RETRYABLE_ERROR` where
@@ -47,7 +48,8 @@ from interlock.contracts.envelope import (
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
-from interlock.contracts.partitions import routing_key
+from interlock.contracts.partitions import routing_key, slot_of
+from interlock.contracts.result_requests import result_request
 from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
     dead_letter,
@@ -60,6 +62,7 @@ from interlock.otel import metrics
 from interlock.otel.messaging import consuming, publishing
 from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.admission import JobAdmission
+from interlock.services.runtime.asking import ASKING
 from interlock.services.runtime.failing import report
 from interlock.services.runtime.jobs import run_jobs
 
@@ -289,16 +292,23 @@ async def submit(
     job: JobPayload,
     result: StageResult,
 ) -> None:
-    """Publish the job's one result event (its id derives from the job id) under the message
-    id the projector sealed into the job (`JobPayload.reply_id`), which no client can spend."""
+    """Submit the job's one result event (its id derives from the job id): asked to be decided
+    at once by the partition that owns its workflow (`asking`), else published on its
+    inbound subject under the message id the projector sealed into the job
+    (`JobPayload.reply_id`), which no client can spend."""
     event = result_event(stage, job_envelope, job, result)
     key = routing_key(job_envelope.tenant_id, workflow_id_of(job_envelope))
-    subject = subjects.result(job_envelope.workflow_type, stage.name, key)
+    wf_type, body = job_envelope.workflow_type, event.to_bytes()
+    subject = subjects.result(wf_type, stage.name, key)
     message_id = job.reply_id or event.event_id
     headers = {subjects.HEADER_MSG_ID: message_id}
     span = publishing(tracer, subject, headers, message_id=message_id)
     try:
+        asked = result_request(slot_of(key), wf_type, key, stage.name)
+        if await ASKING.decided(broker.connection, asked, body, headers):
+            span.set_attribute("interlock.decided_on_request", True)
+            return
         # Acknowledged by whichever inbound stream holds its slot (the partition's own).
-        await broker.connection.jetstream().publish(subject, event.to_bytes(), headers=headers)
+        await broker.connection.jetstream().publish(subject, body, headers=headers)
     finally:
         span.end()

@@ -9,13 +9,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import nats
 import pytest
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
-from interlock.contracts import subjects
-from interlock.contracts.partitions import routing_key
+from interlock.contracts import result_requests, subjects
+from interlock.contracts.partitions import routing_key, slot_of
 from interlock.contracts.urls import nats_inbox
 from interlock.messaging.permissions import stage_identity
 from tests.support.gateway_webhooks import count
+from tests.support.polling import eventually
 from tests.support.routing import mapped
 
 pytestmark = pytest.mark.timeout(60)
@@ -178,3 +180,40 @@ async def test_the_gateway_publishes_requests_and_signals_under_its_own_name(
     assert not await _refused(gateway, keyed)
     stored = await nc.jetstream().get_last_msg(subjects.STREAM_IN, mapped(keyed))
     assert stored.subject == mapped(keyed)
+
+
+async def test_only_a_stage_may_ask_for_its_own_results_and_only_the_projector_hears(
+    connect: Connect,
+) -> None:
+    heard: list[str] = []
+
+    async def hear(msg: Msg) -> None:
+        heard.append(msg.subject)
+
+    projector = await connect("projector")
+    await projector.subscribe(f"{result_requests.RQ_PREFIX}.*.result.>", cb=hear)
+    await projector.flush()
+    asked = result_requests.result_request(slot_of(KEY), "support", KEY, "classify")
+    for identity in ["upstream", "approvals", EXECUTE, "gateway"]:
+        forger = await connect(identity)
+        await forger.publish(asked, b"{}")
+        await forger.flush()
+    eavesdropper = await connect("approvals")
+    overheard: list[str] = []
+
+    async def overhear(msg: Msg) -> None:
+        overheard.append(msg.subject)
+
+    await eavesdropper.subscribe(f"{result_requests.RQ_PREFIX}.*.result.>", cb=overhear)
+    await eavesdropper.flush()
+    stage = await connect(CLASSIFY)
+    await stage.publish(asked, b"{}")
+    await stage.flush()
+
+    await eventually(lambda: _ready(heard), what="the stage's request heard")
+    assert heard == [asked]  # the forgers' requests never reached the projector
+    assert overheard == []  # nor can a client listen in
+
+
+async def _ready(heard: list[str]) -> bool:
+    return bool(heard)
