@@ -1,5 +1,6 @@
 """Running the jobs of one stage: pulled continuously from its durable consumer, at most
-`workers` at a time.
+`workers` at a time (and beside them, a bounded number whose result waits for the
+projector's answer, `Worked`).
 
 Jobs are independent of one another (each is for one state version of one workflow, and
 the projector refuses a result for any other), so they run concurrently, in no particular
@@ -33,9 +34,16 @@ from interlock.messaging.progress import Progress
 from interlock.messaging.pull import PullConsumer
 
 log = logging.getLogger("interlock.stage")
-Work = Callable[[Msg], Awaitable[None]]
+Worked = Callable[[], None]
+"""Called by a job that no longer needs its worker: its work is done and its result waits
+for the projector's answer (the job is kept, unacknowledged, until it is settled)."""
+Work = Callable[[Msg, Worked], Awaitable[None]]
 """What runs one job and settles it (ack, nak or dead letter)."""
 PULL_EXPIRES_S = 5.0
+ANSWERS_PER_WORKER = 4
+"""Jobs waiting for the projector's answer beside each worker's running one: a job waiting
+for its result to be decided holds no worker (up to this many), so a stage does not idle
+while the projector decides."""
 
 
 async def run_jobs(
@@ -61,15 +69,29 @@ async def run_jobs(
     )
     slots = asyncio.Semaphore(workers)  # the bound even if the server sends more than asked
     running: set[asyncio.Task[None]] = set()
+    answering = 0
 
     async def one(msg: Msg) -> None:
+        nonlocal answering
+        holds = True
+
+        def worked() -> None:
+            nonlocal holds, answering
+            if holds and answering < ANSWERS_PER_WORKER * workers:
+                holds, answering = False, answering + 1
+                slots.release()
+                consumer.release()
+
         try:
-            await work(msg)
+            await work(msg, worked)
         except Exception as exc:
             _unexpected(msg, exc)
         finally:
-            slots.release()
-            consumer.release()
+            if holds:
+                slots.release()
+                consumer.release()
+            else:
+                answering -= 1
 
     stopping = asyncio.create_task(_wake_on(stop, consumer))
     try:

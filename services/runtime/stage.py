@@ -64,7 +64,7 @@ from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.admission import JobAdmission
 from interlock.services.runtime.asking import ASKING
 from interlock.services.runtime.failing import report
-from interlock.services.runtime.jobs import run_jobs
+from interlock.services.runtime.jobs import Worked, run_jobs
 
 log = logging.getLogger("interlock.stage")
 tracer = trace.get_tracer("interlock.stage")
@@ -119,15 +119,20 @@ async def serve(
     """Run `stage`'s jobs from its durable pull consumer on the connection of `broker` (which
     must be started), `workers` at a time, until `stop` (see `jobs.run_jobs`)."""
 
-    async def work(msg: Msg) -> None:
-        await consume(broker, stage, admission, msg)
+    async def work(msg: Msg, worked: Worked) -> None:
+        await consume(broker, stage, admission, msg, worked)
 
     await run_jobs(broker.connection, stage.source, work, stop, workers=workers, grace=grace)
 
 
 async def consume(
-    broker: NatsBroker, stage: StageWorker, admission: JobAdmission, raw: Msg
+    broker: NatsBroker,
+    stage: StageWorker,
+    admission: JobAdmission,
+    raw: Msg,
+    worked: Worked = lambda: None,
 ) -> None:
+    """Run one job and settle it; `worked` is told when it no longer needs its worker."""
     with consuming(tracer, f"stage {stage.name}", raw.subject, raw.headers) as span:
         try:
             envelope = parse_envelope(raw.data)
@@ -173,6 +178,7 @@ async def consume(
         if result is None:
             return
         crash_point(f"{stage.workflow_type}.{stage.name}.after_effect")
+        worked()
         span.set_attribute("interlock.event_type", result.event_type)
         if failed := result.payload.get("error_class") or _escalated(result):
             span.set_attribute("interlock.error_class", str(failed))

@@ -99,15 +99,16 @@ async def test_bench_reports_the_documented_figures(bench_report: Report) -> Non
     assert all(ms > 0 for ms in by.values()), by
     assert by["interlock"] == report["cpu_ms_per_workflow"]
     assert report["cpu_ms_per_workflow_all"] == pytest.approx(sum(by.values()), abs=0.05)
-    # One partition: it is delivered every inbound message and decides every workflow.
+    # One partition decides every workflow. It is delivered what went through the inbound
+    # stream (each request and approval at least); the stages' results it was asked for.
     [partition] = report["partitions"]
     assert partition["partition"] == 0
     assert partition["decided"] >= 8 * report["workflows"]
-    assert partition["delivered"] >= partition["decided"] - report["workflows"]
-    # The inbound stream stores at least each decided event, and removes what it delivered.
+    assert 2 * report["workflows"] <= partition["delivered"] < partition["decided"]
+    # The inbound stream stores the requests and approvals, and removes what it delivered.
     js = report["jetstream_per_workflow"]
     inbound = js["by_stream"][subjects.STREAM_IN]
-    assert inbound["stored"] >= 8
+    assert inbound["stored"] >= 2
     assert inbound["removed"] > 0
     assert js["stored"] >= inbound["stored"] + 7  # and the jobs the stages were sent
     assert report["tracing"] == {"sampler": "parentbased_always_on", "ratio": 1.0}
@@ -222,7 +223,8 @@ async def test_a_partition_series_alternates_the_counts_and_gives_their_medians(
     for run in result["runs"]:
         shares = run["report"]["partitions"]
         assert len(shares) == run["partitions"]
-        assert all(p["delivered"] == p["decided"] for p in shares)
+        # Each partition is delivered only messages it decides (no other partition's).
+        assert all(0 < p["delivered"] <= p["decided"] for p in shares)
     rows = {row["partitions"]: row for row in result["summary"]}
     assert set(rows) == {1, 2}
     assert rows[1]["cpu_vs_first"] == 1.0

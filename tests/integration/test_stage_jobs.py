@@ -15,7 +15,7 @@ from nats.js.api import StreamConfig
 from interlock.contracts import subjects
 from interlock.messaging.deadletter import deliveries
 from interlock.messaging.streams import stage_consumer
-from interlock.services.runtime.jobs import Work, run_jobs
+from interlock.services.runtime.jobs import ANSWERS_PER_WORKER, Work, Worked, run_jobs
 from tests.support.waiting import until
 
 TYPE, STAGE = "t", "s"
@@ -54,7 +54,7 @@ async def test_no_more_jobs_than_workers_are_taken_from_the_server(nc: Client) -
     await _publish(nc, 10)
     gate, stop, active, most, done = asyncio.Event(), asyncio.Event(), [0], [0], []
 
-    async def work(msg: Msg) -> None:
+    async def work(msg: Msg, _worked: Worked) -> None:
         active[0] += 1
         most[0] = max(most[0], active[0])
         await gate.wait()
@@ -77,11 +77,40 @@ async def test_no_more_jobs_than_workers_are_taken_from_the_server(nc: Client) -
     assert sorted(done) == sorted(str(i).encode() for i in range(10))
 
 
+async def test_a_job_waiting_for_its_answer_frees_its_worker_within_a_bound(
+    nc: Client,
+) -> None:
+    """A job whose work is done (its result waiting for the projector's answer) holds no
+    worker: the next job runs meanwhile, up to ANSWERS_PER_WORKER waiting per worker."""
+    await _publish(nc, 10)
+    answers, stop, waiting, done = asyncio.Event(), asyncio.Event(), [0], []
+
+    async def work(msg: Msg, worked: Worked) -> None:
+        worked()  # the work is done: the result waits for its answer
+        waiting[0] += 1
+        await answers.wait()
+        await msg.ack()
+        done.append(msg.data)
+
+    task = _running(nc, work, stop, workers=1)
+    bound = ANSWERS_PER_WORKER * 1
+    # One worker, yet `bound` jobs wait for their answers, and one more holds the worker.
+    await until(lambda: asyncio.sleep(0, waiting[0]), lambda n: n == bound + 1)
+    await nc.flush()
+    assert await _ack_pending(nc) == bound + 1
+
+    answers.set()
+    await until(lambda: asyncio.sleep(0, len(done)), lambda n: n == 10)
+    stop.set()
+    await asyncio.wait_for(task, 5)
+    assert sorted(done) == sorted(str(i).encode() for i in range(10))
+
+
 async def test_a_nakd_job_is_delivered_again(nc: Client) -> None:
     await _publish(nc, 1)
     stop, seen = asyncio.Event(), []
 
-    async def work(msg: Msg) -> None:
+    async def work(msg: Msg, _worked: Worked) -> None:
         seen.append(deliveries(msg))
         await (msg.nak() if deliveries(msg) == 1 else msg.ack())
 
@@ -97,7 +126,7 @@ async def test_a_job_that_breaks_frees_its_worker_and_stays_unacknowledged(nc: C
     await _publish(nc, 4)
     stop, acked = asyncio.Event(), []
 
-    async def work(msg: Msg) -> None:
+    async def work(msg: Msg, _worked: Worked) -> None:
         if msg.data == b"0":
             raise RuntimeError("a bug")
         await msg.ack()
@@ -115,7 +144,7 @@ async def test_stop_lets_running_jobs_finish_then_cancels_the_late_ones(nc: Clie
     await _publish(nc, 2)
     stop, started, finished, cancelled = asyncio.Event(), [], [], []
 
-    async def work(msg: Msg) -> None:
+    async def work(msg: Msg, _worked: Worked) -> None:
         started.append(msg.data)
         try:
             await asyncio.sleep(0.2 if msg.data == b"0" else 60)  # a short and a hung job
@@ -152,7 +181,7 @@ async def test_jobs_are_pulled_into_the_connections_own_inbox_prefix(
     stage_nc = await nats.connect(nats_url, inbox_prefix=prefix)
     stop = asyncio.Event()
 
-    async def work(msg: Msg) -> None:
+    async def work(msg: Msg, _worked: Worked) -> None:
         await msg.ack()
 
     task = _running(stage_nc, work, stop)
