@@ -43,7 +43,8 @@ from interlock.projector.service import EventOutcome, Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from interlock.projector.store.records import AuditRecord
 from interlock.relay.timers import firing
-from interlock.services.runtime.stage import StageResult, StageWorker, after_failure, result_event
+from interlock.services.runtime.results import result_event
+from interlock.services.runtime.stage import StageResult, StageWorker, after_failure
 
 __all__ = ["EventOutcome", "WorkflowTestEnv"]
 

@@ -45,21 +45,15 @@ import logging
 from dataclasses import dataclass, field
 
 from faststream.nats import NatsBroker
-from nats.aio.msg import Msg
 from opentelemetry import trace
 from opentelemetry.trace import Span
 
-from interlock.contracts import subjects
 from interlock.contracts.envelope import Envelope, utcnow
-from interlock.contracts.errors import InterlockError, MalformedMessage, described
+from interlock.contracts.errors import InterlockError, MalformedMessage
 from interlock.contracts.subjects import Inbound
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
-    dead_letter,
-    deliveries,
-    is_last_delivery,
-    redelivery_delay,
     settle,
 )
 from interlock.messaging.progress import Progress
@@ -70,6 +64,7 @@ from interlock.projector.asked import is_asked, take_requests
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.errors import NotDueYet
 from interlock.projector.intake import intake
+from interlock.projector.letters import Letter, refuse, retry_later
 from interlock.projector.lines import lines_of
 from interlock.projector.parking import Parking, sequence
 from interlock.projector.partitioning import EVERYTHING, Owner
@@ -78,7 +73,6 @@ from interlock.projector.store.types import TraceInfo
 
 log = logging.getLogger("interlock.projector")
 tracer = trace.get_tracer("interlock.projector")
-SOURCE = "projector"
 
 
 @dataclass(frozen=True)
@@ -217,8 +211,9 @@ async def _consume_once(
                 await settle(raw.nak, raw.subject)
                 return False
             span.set_attribute("interlock.dead_letter_reason", exc.reason)
-            letter = _Letter(projector, good, inbound)
-            return await _refuse(broker, raw, exc, patience, letter, parking=parking)
+            letter = Letter(projector, good, inbound)
+            grace = patience.unknown_workflow_grace
+            return await refuse(broker, raw, exc, grace, letter, parking=parking)
         except NotDueYet as exc:
             delay = (exc.retry_at - utcnow()).total_seconds()
             await settle(lambda: raw.nak(delay=min(max(delay, 0.05), 60.0)), raw.subject)
@@ -226,64 +221,12 @@ async def _consume_once(
         except InterlockError as exc:
             if exc.retryable:
                 raise
-            await _retry_later(broker, raw, exc, _Letter(projector, good, inbound))
+            await retry_later(broker, raw, exc, Letter(projector, good, inbound))
             return False
         except Exception as exc:
-            await _retry_later(broker, raw, exc, _Letter(projector, good, inbound))
+            await retry_later(broker, raw, exc, Letter(projector, good, inbound))
             return False
     await settle(raw.ack, raw.subject)
-    return False
-
-
-@dataclass(frozen=True)
-class _Letter:
-    """What a dead letter is known to be about: a well-formed event, the sender its subject
-    names (None: the subject did not parse), and the projector that audits it."""
-
-    projector: Projector
-    event: Envelope | None
-    inbound: Inbound | None
-
-    async def audit(self, reason: str, detail: str) -> None:
-        """Audit the letter on the workflow it names, once it is stored on the dead-letter
-        stream (so whoever sees the audit row finds the letter too): a store that is down is
-        waited out (a retryable error propagates, the message is decided again, and its dead
-        letter, under the same message id, stored once), any other failure only logged."""
-        if self.event is None or self.inbound is None:
-            return
-        try:
-            await self.projector.audit_dead_letter(self.event, reason, detail, self.inbound)
-        except InterlockError as exc:
-            if exc.retryable:
-                raise
-            log.warning("dead letter %s not audited: %s", self.event.event_id, described(exc))
-        except Exception as exc:
-            log.warning("dead letter %s not audited: %s", self.event.event_id, described(exc))
-
-
-async def _refuse(
-    broker: NatsBroker,
-    raw: Msg,
-    exc: MalformedMessage,
-    patience: Patience,
-    letter: _Letter,
-    *,
-    parking: Parking,
-) -> bool:
-    """Dead-letter a malformed message (audited on its workflow if it names one); give one for
-    an unknown workflow time to be preceded by its START (published earlier elsewhere, or
-    redelivered after a crash), while its sender's share of waiting messages has room.
-    True if the message now waits."""
-    detail = exc.detail
-    if exc.reason == "unknown_workflow":
-        grace = patience.unknown_workflow_grace
-        event_id = letter.event.event_id if letter.event else None
-        refused = await parking.wait_for_workflow(raw, letter.inbound, grace, event_id)
-        if refused is None:
-            return True
-        detail += refused
-    await dead_letter(broker, raw, source=SOURCE, reason=exc.reason, detail=detail)
-    await letter.audit(exc.reason, detail)
     return False
 
 
@@ -302,17 +245,3 @@ def _describe(span: Span, outcome: EventOutcome) -> None:
     if not outcome.accepted:
         span.set_attribute("interlock.rejection_reason", outcome.reason or "")
         span.add_event("rejected", {"interlock.rejection_reason": outcome.reason or ""})
-
-
-async def _retry_later(broker: NatsBroker, raw: Msg, exc: Exception, letter: _Letter) -> None:
-    if is_asked(raw):  # its stage sends it the durable way, which retries it
-        await settle(raw.nak, raw.subject)
-        return
-    if is_last_delivery(raw, subjects.PROJECTOR_MAX_DELIVER):
-        detail = described(exc)
-        await dead_letter(broker, raw, source=SOURCE, reason="max_deliver_exceeded", detail=detail)
-        await letter.audit("max_deliver_exceeded", detail)
-        return
-    delivered = deliveries(raw)
-    log.warning("will retry %s (delivery %d): %s", raw.subject, delivered, described(exc))
-    await settle(lambda: raw.nak(delay=redelivery_delay(raw, 0.5)), raw.subject)

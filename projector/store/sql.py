@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-_PLACEHOLDER = re.compile(r"(?<!:):([a-z_]+)")
+_PLACEHOLDER = re.compile(r"(?<!:):([a-z_][a-z0-9_]*)")
 
 
 @dataclass(frozen=True)
@@ -155,13 +155,18 @@ kept AS (
     SELECT :tenant_id, id, :workflow_type, :definition_version, :event_id, :event_type, :event,
            true, NULL, :version - 1, :inputs, :outcome
     FROM w
-)
+)"""
+
+_RESULT = """
 SELECT (SELECT count(*) FROM w) AS written,
        ARRAY(SELECT id FROM published WHERE deferred ORDER BY id) AS deferred_ids
 """
 
-COMMIT = compile_named(_UPDATE + _RECORD)
-CREATE = compile_named(_INSERT + _RECORD)
+COMMIT = compile_named(_UPDATE + _RECORD + _RESULT)
+CREATE = compile_named(_INSERT + _RECORD + _RESULT)
+HEADS = {"commit": _UPDATE, "create": _INSERT}
+"""The first CTE of each kind of decision (`batch` joins several decisions' CTEs)."""
+RECORD = _RECORD
 
 REJECT = compile_named("""
 WITH counted AS (

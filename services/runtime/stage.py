@@ -24,12 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
-from dataclasses import dataclass
-from datetime import datetime
-from functools import cached_property
-from typing import Any
 
 from faststream.nats import NatsBroker
 from nats.aio.msg import Msg
@@ -38,18 +33,12 @@ from pydantic import ValidationError
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import (
-    Actor,
     Envelope,
     parse_envelope,
     summarise,
-    utcnow,
-    workflow_id_of,
 )
 from interlock.contracts.errors import MalformedMessage
-from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
-from interlock.contracts.partitions import routing_key, slot_of
-from interlock.contracts.result_requests import result_request
 from interlock.messaging.crashpoints import crash_point
 from interlock.messaging.deadletter import (
     dead_letter,
@@ -59,52 +48,26 @@ from interlock.messaging.deadletter import (
 )
 from interlock.messaging.patience import waited_out
 from interlock.otel import metrics
-from interlock.otel.messaging import consuming, publishing
+from interlock.otel.messaging import consuming
 from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.admission import JobAdmission
-from interlock.services.runtime.asking import ASKING
 from interlock.services.runtime.failing import report
 from interlock.services.runtime.jobs import Worked, run_jobs
+from interlock.services.runtime.results import result_event, submit
+from interlock.services.runtime.worker import Exhausted, Handler, StageResult, StageWorker
 
+__all__ = [
+    "Exhausted",
+    "Handler",
+    "StageResult",
+    "StageWorker",
+    "after_failure",
+    "escalation",
+    "result_event",
+    "serve",
+]
 log = logging.getLogger("interlock.stage")
 tracer = trace.get_tracer("interlock.stage")
-
-
-@dataclass(frozen=True)
-class StageResult:
-    """The one event a job produces."""
-
-    event_type: str
-    payload: Mapping[str, Any]
-
-
-Handler = Callable[[JobPayload, Envelope], Awaitable[StageResult]]
-Exhausted = Callable[[Exception, JobPayload], StageResult | None]
-"""What a job whose every delivery failed with the exception submits; None: ESCALATE."""
-
-
-@dataclass(frozen=True)
-class StageWorker:
-    """What serves the jobs of one stage (`contracts.definition.Stage`) of a workflow type:
-    its handler and how it consumes."""
-
-    workflow_type: str
-    name: str
-    handler: Handler
-    heartbeat_s: float = subjects.STAGE_ACK_WAIT_S / 3
-    effects: bool = False
-    """Acts on the outside world: consult the open-jobs record before every job, and never
-    act without one (see `admission`)."""
-    exhausted: Exhausted | None = None
-
-    @property
-    def source(self) -> str:
-        return subjects.stage_consumer(self.workflow_type, self.name)
-
-    @cached_property
-    def actor(self) -> Actor:
-        """Who submits this stage's results."""
-        return Actor(id=f"{self.name}-service", role="service")
 
 
 async def serve(
@@ -266,55 +229,3 @@ async def _keep_alive(raw: Msg, every: float) -> None:
     while True:
         await asyncio.sleep(every)
         await settle(raw.in_progress, raw.subject)
-
-
-def result_event(
-    stage: StageWorker,
-    job_envelope: Envelope,
-    job: JobPayload,
-    result: StageResult,
-    occurred_at: datetime | None = None,
-) -> Envelope:
-    """The job's one result event: its id derives from the job id, so a job run twice yields
-    the same event."""
-    return Envelope(
-        event_id=result_event_id(job.job_id),
-        type=result.event_type,
-        workflow_type=job_envelope.workflow_type,
-        workflow_id=job_envelope.workflow_id,
-        tenant_id=job_envelope.tenant_id,
-        actor=stage.actor,
-        causation_id=job.job_id,
-        correlation_id=job_envelope.correlation_id,
-        occurred_at=occurred_at or utcnow(),
-        payload=dict(result.payload),
-    )
-
-
-async def submit(
-    broker: NatsBroker,
-    stage: StageWorker,
-    job_envelope: Envelope,
-    job: JobPayload,
-    result: StageResult,
-) -> None:
-    """Submit the job's one result event (its id derives from the job id): asked to be decided
-    at once by the partition that owns its workflow (`asking`), else published on its
-    inbound subject under the message id the projector sealed into the job
-    (`JobPayload.reply_id`), which no client can spend."""
-    event = result_event(stage, job_envelope, job, result)
-    key = routing_key(job_envelope.tenant_id, workflow_id_of(job_envelope))
-    wf_type, body = job_envelope.workflow_type, event.to_bytes()
-    subject = subjects.result(wf_type, stage.name, key)
-    message_id = job.reply_id or event.event_id
-    headers = {subjects.HEADER_MSG_ID: message_id}
-    span = publishing(tracer, subject, headers, message_id=message_id)
-    try:
-        asked = result_request(slot_of(key), wf_type, key, stage.name)
-        if await ASKING.decided(broker.connection, asked, body, headers):
-            span.set_attribute("interlock.decided_on_request", True)
-            return
-        # Acknowledged by whichever inbound stream holds its slot (the partition's own).
-        await broker.connection.jetstream().publish(subject, body, headers=headers)
-    finally:
-        span.end()
