@@ -120,6 +120,13 @@ class Settings(WebSettings):
     projector_workers: int = Field(
         default=16, ge=1, description="Events the projector decides concurrently."
     )
+    commit_batch: int = Field(
+        default=16,
+        ge=1,
+        le=64,
+        description="Decisions the projector commits in one statement at most (group commit: "
+        "those that became ready while a commit was in flight); 1: each alone.",
+    )
     projector_partitions: int = Field(
         1, ge=1, le=64, description="Projector processes (`projector.0` ..), each deciding the "
         "workflows that hash to it; 1: one `projector`. Changing it: see the README."

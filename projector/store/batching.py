@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
+from interlock.messaging.crashpoints import crash_point
 from interlock.projector.errors import DuplicateEvent
 from interlock.projector.store import batch_sql, sql
 
@@ -96,6 +97,7 @@ class Batches:
             values["publish_grace"] = grace
             values["marks"] = marks if index == 0 else []
             values["published"] = published
+        crash_point("projector.before_commit")
         try:
             outcomes = await self._statement(batch)
         except BaseException as exc:

@@ -27,7 +27,7 @@ from interlock.contracts.urls import asyncpg_dsn
 from interlock.projector.engine.model import Accepted, Context, Rejected, Workflow
 from interlock.projector.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store import rows, sql
-from interlock.projector.store.batching import Batches
+from interlock.projector.store.batching import MAX_BATCH, Batches
 from interlock.projector.store.records import HistoryRecord
 from interlock.projector.store.types import Stored, TraceInfo
 
@@ -35,10 +35,6 @@ if TYPE_CHECKING:
     from interlock.projector.outbox import OutboxPublisher
 
 log = logging.getLogger("interlock.projector")
-_SERVER_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
-"""Every statement of the store is a keyed lookup or write whose plan does not depend on its
-values, and group commit's (`batch_sql`) are long: planned once per connection, not per
-execution (a custom plan each time cost PostgreSQL ~30 % more CPU per decision)."""
 _LOST = (
     OSError,
     TimeoutError,
@@ -78,8 +74,11 @@ async def json_codecs(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(name, encoder=_encode, decoder=json.loads, schema="pg_catalog")
 
 
-async def open_store(database_url: str, *, size: int = 10) -> PostgresWorkflowStore:
-    """A store on a new pool for the plain postgresql:// URL; `close()` it when done."""
+async def open_store(
+    database_url: str, *, size: int = 10, batch: int = MAX_BATCH
+) -> PostgresWorkflowStore:
+    """A store on a new pool for the plain postgresql:// URL, committing up to `batch`
+    decisions in one statement; `close()` it when done."""
     try:
         pool = await asyncpg.create_pool(
             asyncpg_dsn(database_url),
@@ -87,20 +86,19 @@ async def open_store(database_url: str, *, size: int = 10) -> PostgresWorkflowSt
             max_size=size,
             init=json_codecs,
             connection_class=_SessionFree,
-            server_settings=_SERVER_SETTINGS,
         )
     except (OSError, asyncpg.PostgresError) as exc:
         raise StoreUnavailable(f"cannot reach the database: {type(exc).__name__}") from exc
-    return PostgresWorkflowStore(pool)
+    return PostgresWorkflowStore(pool, batch)
 
 
 class PostgresWorkflowStore:
     """The `WorkflowStore` port on an asyncpg pool."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, batch: int = MAX_BATCH) -> None:
         self._pool = pool
         self._publisher: OutboxPublisher | None = None
-        self.batches = Batches(self._connection, lambda: self._publisher)
+        self.batches = Batches(self._connection, lambda: self._publisher, batch)
         """Group commit of the decisions (`batching`)."""
 
     @property

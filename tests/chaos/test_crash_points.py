@@ -98,6 +98,7 @@ async def test_the_request_effect_killed_at_a_boundary_happens_exactly_once(
         # commit and its publish gives it a row, and the relay is killed after publishing it.
         (("projector.before_publish", "relay.after_publish"), None),
         (("projector.before_publish",), None),
+        (("projector.before_commit",), None),
         (("projector.after_commit",), None),
         (("timer.after_publish",), {"inspect": ["timeout", "ok"]}),  # a retry timer fires
     ],
