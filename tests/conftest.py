@@ -29,6 +29,7 @@ from interlock.config.settings import Settings, asyncpg_dsn  # noqa: E402
 from interlock.messaging.permissions import ADMIN  # noqa: E402
 from interlock.projector.store.migrate import upgrade  # noqa: E402
 from interlock.tools.demo import demo_environment as demo_env  # noqa: E402
+from tests.support.chaos_stack import SHARED_STACKS  # noqa: E402
 
 _TIERS = ("unit", "integration", "e2e", "chaos")
 
@@ -37,7 +38,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark each test with its tier, taken from the folder it lives in, and run the tiers
     from the fastest to the slowest: a broken unit test is reported in seconds, not after
     the chaos tier's stacks. A plugin's own tests (the hello fixture's, an example
-    distribution's) are in-process and pure: unit."""
+    distribution's) are in-process and pure: unit. In the chaos tier, the modules asking for
+    one kind of shared stack run one after another, from where the first of them is: they
+    share its start-up (tests/chaos/conftest.py)."""
     tests_dir = Path(__file__).parent
     tiers: dict[int, str] = {}
     for item in items:
@@ -47,7 +50,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tier = parts[0] if parts and parts[0] in _TIERS else "unit"
         item.add_marker(getattr(pytest.mark, tier))
         tiers[id(item)] = tier
-    items.sort(key=lambda item: _TIERS.index(tiers[id(item)]))  # stable: file order kept
+    places = _module_places([item for item in items if tiers[id(item)] == "chaos"])
+    items.sort(  # stable: file order kept
+        key=lambda item: (_TIERS.index(tiers[id(item)]), places.get(item.path, 0))
+    )
+
+
+def _module_places(items: list[pytest.Item]) -> dict[Path, int]:
+    """Each module's place in the order: its own (by its first test), or that of the first
+    module asking for the same shared stack."""
+    shared: dict[Path, str] = {}
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        kind = next((name for name in SHARED_STACKS if name in names), None)
+        if kind is not None:
+            shared.setdefault(item.path, kind)
+    places: dict[Path, int] = {}
+    firsts: dict[str, int] = {}
+    for item in items:
+        if item.path not in places:
+            place = len(places)
+            kind = shared.get(item.path)
+            places[item.path] = place if kind is None else firsts.setdefault(kind, place)
+    return places
 
 
 @pytest.fixture(scope="session")
@@ -126,7 +151,7 @@ async def template_database(stack_urls: tuple[str, str]) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def _fresh_database(server_url: str, template: str) -> AsyncIterator[str]:
+async def fresh_database(server_url: str, template: str) -> AsyncIterator[str]:
     """A new database cloned from the migrated template, dropped afterwards."""
     name = f"t_{uuid.uuid4().hex}"
     await _execute(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
@@ -140,7 +165,7 @@ async def _fresh_database(server_url: str, template: str) -> AsyncIterator[str]:
 @pytest.fixture
 async def database_url(stack_urls: tuple[str, str], template_database: str) -> AsyncIterator[str]:
     """A fresh, migrated database for this test only, as a plain ``postgresql://`` URL."""
-    async with _fresh_database(stack_urls[1], template_database) as url:
+    async with fresh_database(stack_urls[1], template_database) as url:
         yield url
 
 
@@ -177,7 +202,8 @@ def _with_database(server_url: str, name: str) -> str:
 
 
 # Whole-stack tiers (e2e, chaos): one fresh database and clean broker per module, and the
-# demo's short timings inherited by component processes.
+# demo's short timings inherited by component processes. (The chaos tier's shared stacks
+# take theirs when they start: tests/chaos/conftest.py.)
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +219,7 @@ def demo_environment() -> Iterator[None]:
 async def module_database(
     stack_urls: tuple[str, str], template_database: str
 ) -> AsyncIterator[str]:
-    async with _fresh_database(stack_urls[1], template_database) as url:
+    async with fresh_database(stack_urls[1], template_database) as url:
         yield url
 
 

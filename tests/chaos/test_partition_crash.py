@@ -4,7 +4,7 @@ no event is accepted twice, each workflow's transitions stay gap-free, one effec
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +17,7 @@ from interlock.contracts import subjects
 from interlock.messaging.permissions import ADMIN
 from interlock.tools.demo.runner import Run, approve
 from tests.conftest import nats_config
-from tests.support.chaos_stack import Stack
+from tests.support.chaos_stack import Stack, running_stack
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.timeout(180)
@@ -46,12 +46,28 @@ def module_nats(
         server.stop()
 
 
+@pytest.fixture(scope="module")
+async def partitioned_stack(
+    e2e_settings: Settings,
+    module_nats: str,
+    module_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Stack]:
+    """Every stage service in its own process, two projector partitions: on its own broker,
+    no shared stack of the chaos tier (tests/chaos/conftest.py)."""
+    async with running_stack(
+        e2e_settings, module_nats, module_database, tmp_path_factory, stage_host=False
+    ) as running:
+        yield running
+
+
 async def _completed(run: Run) -> dict[str, Any]:
     await approve(run, await asyncio.wait_for(run.next_task(), 60))
     return await asyncio.wait_for(run.wait_state("COMPLETED"), 90)
 
 
-async def test_killing_partitions_mid_run_loses_nothing(stack: Stack) -> None:
+async def test_killing_partitions_mid_run_loses_nothing(partitioned_stack: Stack) -> None:
+    stack = partitioned_stack
     assert {"projector.0", "projector.1"} <= set(stack.supervisor.children)
     runs = [await stack.workflow() for _ in range(8)]
     stack.supervisor.kill("projector.1")  # mid-run: its workflows are being decided

@@ -20,15 +20,13 @@ from tests.support.workflows import REGISTRY
 pytestmark = pytest.mark.timeout(150)
 
 
-async def test_the_host_is_one_process_running_every_stage(
-    hosted_stack: Stack, module_nats: str
-) -> None:
+async def test_the_host_is_one_process_running_every_stage(hosted_stack: Stack) -> None:
     names = set(hosted_stack.supervisor.pids())
     assert STAGE_HOST in names
     assert not [n for n in names if "." in n]  # no stage has a process of its own
 
     async def every_stage_fetching() -> bool:
-        return (await attached(STAGE_HOST, module_nats))[0]
+        return (await attached(STAGE_HOST, hosted_stack.nats_url))[0]
 
     await eventually(every_stage_fetching, what="every hosted stage's pull request")
 
