@@ -16,12 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 from interlock.cli import app, history
-from interlock.config.settings import Settings
 from interlock.contracts.registry import Registry
 from interlock.definition import Guard, WorkflowDefinition
 from interlock.projector.store.histories import read_histories
-from interlock.tools.demo import ScenarioResult, run_demo
-from interlock.tools.demo.scenarios import SCENARIOS
+from interlock.tools.demo import ScenarioResult
+from tests.e2e.conftest import DemoRun
 from tests.support.cli import cli_env
 
 pytestmark = pytest.mark.timeout(300)
@@ -29,10 +28,10 @@ STRICT = 0.99
 
 
 @pytest.fixture(scope="module")
-async def demo_run(
-    e2e_settings: Settings, module_nats: str, module_database: str
-) -> list[ScenarioResult]:
-    return await run_demo(e2e_settings, module_nats, module_database, list(SCENARIOS), quiet=True)
+def demo_run(every_scenario: DemoRun) -> list[ScenarioResult]:
+    """The demo's run of every scenario (tests/e2e/conftest.py): its histories, in a database
+    nothing else writes to."""
+    return every_scenario.outcomes
 
 
 def _replay(home: Path, database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -47,9 +46,9 @@ def _replay(home: Path, database_url: str, *args: str) -> subprocess.CompletedPr
 
 
 def test_the_demos_histories_replay_without_divergence(
-    demo_run: list[ScenarioResult], e2e_settings: Settings, module_database: str
+    demo_run: list[ScenarioResult], every_scenario: DemoRun
 ) -> None:
-    done = _replay(e2e_settings.home, module_database, "--json")
+    done = _replay(every_scenario.settings.home, every_scenario.database_url, "--json")
 
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -60,12 +59,13 @@ def test_the_demos_histories_replay_without_divergence(
 
 
 def test_the_replays_options_choose_the_workflows(
-    demo_run: list[ScenarioResult], e2e_settings: Settings, module_database: str
+    demo_run: list[ScenarioResult], every_scenario: DemoRun
 ) -> None:
-    limited = _replay(e2e_settings.home, module_database, "--json", "--limit", "2")
-    later = _replay(e2e_settings.home, module_database, "--json", "--since", "2999-01-01")
-    bad = _replay(e2e_settings.home, module_database, "--since", "yesterday-ish")
-    other = _replay(e2e_settings.home, module_database, "--type", "nonesuch")
+    home, database_url = every_scenario.settings.home, every_scenario.database_url
+    limited = _replay(home, database_url, "--json", "--limit", "2")
+    later = _replay(home, database_url, "--json", "--since", "2999-01-01")
+    bad = _replay(home, database_url, "--since", "yesterday-ish")
+    other = _replay(home, database_url, "--type", "nonesuch")
 
     assert json.loads(limited.stdout)["workflows"] == 2
     assert json.loads(later.stdout) == {
@@ -106,10 +106,11 @@ def _classified_below_strict(database_url: str) -> set[str]:
 
 def test_a_changed_guard_is_reported_per_workflow_and_fails_the_gate(
     demo_run: list[ScenarioResult],
-    e2e_settings: Settings,
-    module_database: str,
+    every_scenario: DemoRun,
+    demo_environment: None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    module_database = every_scenario.database_url
     installed = history.installed_registry()
     stricter = Registry(
         (_stricter(d) if d.workflow_type == "support" else d for d in installed),
@@ -117,7 +118,7 @@ def test_a_changed_guard_is_reported_per_workflow_and_fails_the_gate(
     )
     monkeypatch.setattr(history, "installed_registry", lambda: stricter)
     monkeypatch.setenv("INTERLOCK_DATABASE_URL", module_database)
-    monkeypatch.setenv("INTERLOCK_HOME", str(e2e_settings.home))
+    monkeypatch.setenv("INTERLOCK_HOME", str(every_scenario.settings.home))
     expected = _classified_below_strict(module_database)
 
     done = CliRunner().invoke(app, ["replay", "--json"])

@@ -1,5 +1,6 @@
 """Every demo scenario through the whole stack: components as real processes, real NATS,
-real PostgreSQL, the simulators' ledgers. One run per module; each test reads its results."""
+real PostgreSQL, the simulators' ledgers. One run (`every_scenario`, tests/e2e/conftest.py);
+each test reads its results."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from interlock.config.settings import Settings
-from interlock.tools.demo import ScenarioResult, run_demo
+from interlock.tools.demo import ScenarioResult
 from interlock.tools.demo.scenarios import SCENARIOS
+from tests.e2e.conftest import DemoRun
 from tests.support.workflow_rows import workflow_views
 
 APPROVAL_CHECKS = {
@@ -27,13 +28,9 @@ EVIDENCE = {"POLICY_RETRIEVED", "ACCOUNT_INSPECTED"}
 
 
 @pytest.fixture(scope="module")
-async def results(
-    e2e_settings: Settings, module_nats: str, module_database: str
-) -> dict[str, tuple[ScenarioResult, dict[str, Any]]]:
-    outcomes = await run_demo(
-        e2e_settings, module_nats, module_database, list(SCENARIOS), quiet=True
-    )
-    views = await workflow_views(module_database, [o.workflow_id for o in outcomes])
+async def results(every_scenario: DemoRun) -> dict[str, tuple[ScenarioResult, dict[str, Any]]]:
+    outcomes = every_scenario.outcomes
+    views = await workflow_views(every_scenario.database_url, [o.workflow_id for o in outcomes])
     return {o.name: (o, views[o.workflow_id] or {}) for o in outcomes}
 
 
