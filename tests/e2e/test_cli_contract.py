@@ -8,6 +8,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,17 +36,35 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture
-def running_up(tmp_path: Path) -> Iterator[tuple[Path, dict[str, Any], str]]:
+Up = tuple[Path, dict[str, Any], str]
+"""The home of a running `interlock up`, its stack file and what it printed."""
+
+
+@contextmanager
+def _up(home: Path) -> Iterator[Up]:
     """`interlock up` (projector and relay only: no stage consumes the first job) on a fresh
-    embedded stack, until the test ends."""
-    home = tmp_path / "home"
+    embedded stack, until the block ends."""
     with interlock_up(home, "projector", "relay") as printed:
         yield home, json.loads((home / "stack.json").read_text()), printed
 
 
+@pytest.fixture
+def running_up(tmp_path: Path) -> Iterator[Up]:
+    """A stack of this test's own: it lists every workflow in a state."""
+    with _up(tmp_path / "home") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def shared_up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    """One stack for the tests that read what `up` wrote, or look only at a workflow of their
+    own (a stack takes long to start on two cores)."""
+    with _up(tmp_path_factory.mktemp("shared-up") / "home") as running:
+        yield running
+
+
 async def test_a_request_from_plain_nats_py_is_visible_through_the_cli(
-    running_up: tuple[Path, dict[str, Any], str],
+    running_up: Up,
 ) -> None:
     home, stack, _ = running_up
     event_id = f"contract-{uuid.uuid4()}"
@@ -150,9 +169,9 @@ def _secret_values(home: Path) -> list[str]:
 
 
 def test_up_prints_no_password_and_writes_its_endpoints(
-    running_up: tuple[Path, dict[str, Any], str],
+    shared_up: Up,
 ) -> None:
-    home, stack, printed = running_up
+    home, stack, printed = shared_up
     secrets = _secret_values(home)
 
     assert stack["database_url"] in printed
@@ -191,9 +210,9 @@ def _readme_snippet() -> str:
 
 
 async def test_the_readme_snippet_starts_a_workflow_as_written(
-    running_up: tuple[Path, dict[str, Any], str],
+    shared_up: Up,
 ) -> None:
-    home, _, _ = running_up
+    home, _, _ = shared_up
     ran = _python(home, _readme_snippet())
     assert ran.returncode == 0, ran.stderr
 
@@ -206,9 +225,9 @@ async def test_the_readme_snippet_starts_a_workflow_as_written(
 
 
 def test_a_second_up_on_the_same_home_is_refused_naming_the_first(
-    running_up: tuple[Path, dict[str, Any], str],
+    shared_up: Up,
 ) -> None:
-    home, stack, _ = running_up
+    home, stack, _ = shared_up
     try:
         second = subprocess.run(
             [sys.executable, "-m", "interlock", "up", "--only", "relay"],

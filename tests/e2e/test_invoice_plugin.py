@@ -37,10 +37,12 @@ Total: 148.51
 """
 
 
-@pytest.fixture
-def running_up(tmp_path: Path) -> Iterator[dict[str, str]]:
-    with interlock_up(tmp_path / "home", "projector", "relay", "timer", *STAGES):
-        yield cli_env(tmp_path / "home")
+@pytest.fixture(scope="module")
+def running_up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """One stack for the module: each test looks only at invoices of its own."""
+    home = tmp_path_factory.mktemp("invoice-up") / "home"
+    with interlock_up(home, "projector", "relay", "timer", *STAGES):
+        yield cli_env(home)
 
 
 def start(event_id: str, filename: str) -> dict[str, Any]:
