@@ -121,6 +121,7 @@ TABLE: tuple[Component, ...] = (
         database=roles.PROJECTOR_ACCESS,
         settings=(
             "projector_workers",
+            "commit_batch",
             "projector_partitions",
             "parameters",
             "unknown_workflow_grace",
