@@ -4,10 +4,10 @@ Every component crosses a few boundaries where a crash is most dangerous: a stag
 call, after its effect but before its result, after its result but before its ack; the relay
 between publishing and moving its cursor; the timer service between publishing a firing and
 marking it; the projector before its (group) commit, and between its commit and its ack or
-answer. Each boundary calls `crash_point(name)`. Nothing happens unless `INTERLOCK_CRASHPOINTS` names a directory; then a
-file of that name in it arms the point, and the first process to reach it removes the file
-(so exactly one crash per arming) and kills itself with SIGKILL: no cleanup, no ack, as if
-the machine had lost power at that instant.
+answer. Each boundary calls `crash_point(name)`. Nothing happens unless
+`INTERLOCK_CRASHPOINTS` names a directory; then a file of that name in it arms the point, and
+the first process to reach it removes the file (so exactly one crash per arming) and kills
+itself with SIGKILL: no cleanup, no ack, as if the machine had lost power at that instant.
 """
 
 from __future__ import annotations
