@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 MAX_BATCH = 16
 """Decisions one statement commits at most (the projector decides at most this many at once
 by default, so a full batch is every decision in flight)."""
+LANES = 2
+"""Statements in flight at once: a decision that becomes ready while one is in flight goes in
+the next at once, not after it; those ready while both are in flight go together."""
 Outcome = tuple[int, list[int]]
 """(written, the ids of the outbox rows left to the caller to publish)."""
 _Waiting = tuple[str, dict[str, Any], "asyncio.Future[Outcome]"]
@@ -55,7 +58,7 @@ class Batches:
         self._publisher = publisher
         self._max = max_batch
         self._waiting: list[_Waiting] = []
-        self._sender: asyncio.Task[None] | None = None
+        self._senders: set[asyncio.Task[None]] = set()
         self.statements = 0
         """Statements sent so far (for tests and measurements)."""
         self.decisions = 0
@@ -65,8 +68,10 @@ class Batches:
         """Commit one decision (`commit` or `create`) with its statement `values`."""
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._waiting.append((kind, values, future))
-        if self._sender is None:
-            self._sender = asyncio.create_task(self._send_all())
+        if len(self._senders) < LANES:
+            sender = asyncio.create_task(self._send_all())
+            self._senders.add(sender)
+            sender.add_done_callback(self._senders.discard)
         return await future
 
     async def _send_all(self) -> None:
@@ -86,8 +91,6 @@ class Batches:
             _fail(self._waiting, exc)
             self._waiting = []
             raise
-        finally:
-            self._sender = None
 
     async def _send(self, batch: list[_Waiting]) -> None:
         publisher = self._publisher()
