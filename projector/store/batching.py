@@ -1,9 +1,10 @@
-"""Group commit: the decisions that become ready while a commit is in flight are committed
-together, by one statement (`batch_sql`), as soon as it returns.
+"""Group commit: the decisions that become ready while the commits in flight (`LANES` of
+them) are running are committed together, by one statement (`batch_sql`), as soon as one of
+them returns.
 
-A decision ready when nothing is in flight is sent at once, alone, so a quiet projector waits
-for nothing; under load each round trip carries every decision that queued behind the last
-(up to `MAX_BATCH`): one write to the database's socket, one statement, one WAL flush, instead
+A decision ready when a lane is free is sent at once, so a quiet projector waits for nothing;
+under load each round trip carries every decision that queued behind the last (up to
+`MAX_BATCH`): one write to the database's socket, one statement, one WAL flush, instead
 of one of each per decision. Each decision keeps its own compare-and-set and gets its own
 answer (written or not, and the outbox rows left to its caller to publish).
 
