@@ -40,6 +40,7 @@ UNANSWERED = ["timeout"] * 40
 """Every refund times out with nothing under its key, longer than the stage tries."""
 
 
+shared_stacks = chaos.shared_stacks
 quiet_hosted_stack = chaos.quiet_hosted_stack
 """The chaos tier's stage-hosted stack with the sweeper's bound longer than a test (a
 re-dispatched job would restart the stage's deliveries and it would never give up)."""

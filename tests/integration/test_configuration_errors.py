@@ -27,6 +27,7 @@ BAD_VALUES = {
     "job_public_key": "not a key",
     "log_level": "loud",
     "projector_workers": "0",
+    "commit_batch": "0",
     "projector_partitions": "65",
     "stage_workers": "many",
     "relay_batch_size": "0",
