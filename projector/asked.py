@@ -18,7 +18,6 @@ from the job, and the second copy is acknowledged as a duplicate.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 from contextlib import suppress
 from datetime import UTC, datetime
@@ -31,7 +30,6 @@ from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.partitions import Partition
 from interlock.projector.dispatch import KeyedDispatcher
 
-log = logging.getLogger("interlock.projector")
 MAX_WAITING = 512
 """Result requests a partition holds undecided at once; beyond them it answers `not_taken`
 at once (the stream, bounded by its consumer's limit, takes the rest)."""

@@ -53,19 +53,10 @@ from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
 from interlock.services.runtime.admission import JobAdmission
 from interlock.services.runtime.failing import report
 from interlock.services.runtime.jobs import Worked, run_jobs
-from interlock.services.runtime.results import result_event, submit
-from interlock.services.runtime.worker import Exhausted, Handler, StageResult, StageWorker
+from interlock.services.runtime.results import submit
+from interlock.services.runtime.worker import Handler, StageResult, StageWorker
 
-__all__ = [
-    "Exhausted",
-    "Handler",
-    "StageResult",
-    "StageWorker",
-    "after_failure",
-    "escalation",
-    "result_event",
-    "serve",
-]
+__all__ = ["Handler", "StageResult", "StageWorker", "after_failure", "escalation", "serve"]
 log = logging.getLogger("interlock.stage")
 tracer = trace.get_tracer("interlock.stage")
 
