@@ -10,7 +10,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import ExitStack, asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 
 import asyncpg
@@ -206,12 +206,26 @@ def _with_database(server_url: str, name: str) -> str:
 # take theirs when they start: tests/chaos/conftest.py.)
 
 
-@pytest.fixture(scope="module")
-def demo_environment() -> Iterator[None]:
-    """The demo's short timings, inherited by the component processes."""
+@contextmanager
+def demo_timings() -> Iterator[None]:
+    """The demo's short timings in the environment, inherited by the component processes
+    started meanwhile."""
     with pytest.MonkeyPatch.context() as patch:
         for key, value in demo_env().items():
             patch.setenv(key, value)
+        yield
+
+
+def installation(tmp_path_factory: pytest.TempPathFactory, secrets: Secrets) -> Settings:
+    """An installation's settings with a home of its own and the session's secrets."""
+    home: Path = tmp_path_factory.mktemp("home")
+    return Settings(home=home, secrets_dir=secrets.directory)
+
+
+@pytest.fixture(scope="module")
+def demo_environment() -> Iterator[None]:
+    """The demo's short timings, inherited by the component processes."""
+    with demo_timings():
         yield
 
 
@@ -233,5 +247,4 @@ async def module_nats(stack_urls: tuple[str, str]) -> str:
 def e2e_settings(
     tmp_path_factory: pytest.TempPathFactory, demo_environment: None, session_secrets: Secrets
 ) -> Settings:
-    home: Path = tmp_path_factory.mktemp("home")
-    return Settings(home=home, secrets_dir=session_secrets.directory)
+    return installation(tmp_path_factory, session_secrets)

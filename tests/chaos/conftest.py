@@ -17,9 +17,7 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontext
 import pytest
 
 from interlock.config.secrets import Secrets
-from interlock.config.settings import Settings
-from interlock.tools.demo import demo_environment as demo_env
-from tests.conftest import clean_broker, fresh_database
+from tests.conftest import clean_broker, demo_timings, fresh_database, installation
 from tests.support.chaos_stack import SHARED_STACKS, Stack, running_stack
 
 Start = Callable[[str], AbstractAsyncContextManager[Stack]]
@@ -63,11 +61,8 @@ async def shared_stacks(
         nats_url, server_url = stack_urls
         async with fresh_database(server_url, template_database) as database_url:
             await clean_broker(nats_url)
-            with pytest.MonkeyPatch.context() as patch:
-                for key, value in demo_env().items():
-                    patch.setenv(key, value)
-                home = tmp_path_factory.mktemp("home")
-                settings = Settings(home=home, secrets_dir=session_secrets.directory)
+            with demo_timings():
+                settings = installation(tmp_path_factory, session_secrets)
                 async with running_stack(
                     settings, nats_url, database_url, tmp_path_factory, **SHARED_STACKS[name]
                 ) as running:

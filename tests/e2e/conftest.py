@@ -11,9 +11,8 @@ import pytest
 from interlock.config.secrets import Secrets
 from interlock.config.settings import Settings
 from interlock.tools.demo import ScenarioResult, run_demo
-from interlock.tools.demo import demo_environment as demo_env
 from interlock.tools.demo.scenarios import SCENARIOS
-from tests.conftest import clean_broker, fresh_database
+from tests.conftest import clean_broker, demo_timings, fresh_database, installation
 
 
 @dataclass(frozen=True)
@@ -39,10 +38,7 @@ async def every_scenario(
     nats_url, server_url = stack_urls
     async with fresh_database(server_url, template_database) as database_url:
         await clean_broker(nats_url)
-        with pytest.MonkeyPatch.context() as patch:
-            for key, value in demo_env().items():
-                patch.setenv(key, value)
-            home = tmp_path_factory.mktemp("home")
-            settings = Settings(home=home, secrets_dir=session_secrets.directory)
+        with demo_timings():
+            settings = installation(tmp_path_factory, session_secrets)
             outcomes = await run_demo(settings, nats_url, database_url, list(SCENARIOS), quiet=True)
         yield DemoRun(settings, database_url, outcomes)
