@@ -5,7 +5,8 @@ Jobs come from the stage's durable consumer through `jobs.run_jobs` (a continuou
 1. parse the envelope and the job, and verify the projector's signature (malformed, unsigned
    or altered -> dead-letter `wf.dlq.<type>-<stage>`, see `admission`);
 2. skip the job if the open-jobs record says the workflow no longer waits for it;
-3. run the stage handler (a long call keeps the message alive with `in_progress`);
+3. run the stage handler (a long call, and the wait for the projector's answer after it, keep
+   the message alive with `in_progress`);
 4. submit exactly one result: asked to be decided at once by the projector partition that
    owns the workflow (`asking`), else published on `wf.in.result.<type>.<key>.<stage>`, keyed
    by its workflow (the only result subjects its NATS user may publish on); its event id is
@@ -24,7 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from contextlib import suppress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 
 from faststream.nats import NatsBroker
 from nats.aio.msg import Msg
@@ -128,19 +130,20 @@ async def consume(
             await settle(raw.ack, raw.subject)
             return
         crash_point(f"{stage.workflow_type}.{stage.name}.before_call")
-        result = await _run(stage, job, envelope, raw)
-        if result is None:
-            return
-        crash_point(f"{stage.workflow_type}.{stage.name}.after_effect")
-        worked()
-        span.set_attribute("interlock.event_type", result.event_type)
-        if failed := result.payload.get("error_class") or _escalated(result):
-            span.set_attribute("interlock.error_class", str(failed))
-        await waited_out(
-            lambda: submit(broker, stage, envelope, job, result),
-            raw.in_progress,
-            what=f"{stage.name} result",
-        )
+        async with _kept_alive(raw, stage.heartbeat_s):  # the call, then the wait for its answer
+            result = await _run(stage, job, envelope, raw)
+            if result is None:
+                return
+            crash_point(f"{stage.workflow_type}.{stage.name}.after_effect")
+            worked()
+            span.set_attribute("interlock.event_type", result.event_type)
+            if failed := result.payload.get("error_class") or _escalated(result):
+                span.set_attribute("interlock.error_class", str(failed))
+            await waited_out(
+                lambda: submit(broker, stage, envelope, job, result),
+                raw.in_progress,
+                what=f"{stage.name} result",
+            )
         crash_point(f"{stage.workflow_type}.{stage.name}.after_result")
     await settle(raw.ack, raw.subject)
 
@@ -156,7 +159,6 @@ def _refusal(exc: MalformedMessage | ValidationError) -> tuple[str, str]:
 async def _run(
     stage: StageWorker, job: JobPayload, envelope: Envelope, raw: Msg
 ) -> StageResult | None:
-    heartbeat = asyncio.create_task(_keep_alive(raw, stage.heartbeat_s))
     try:
         return await stage.handler(job, envelope)
     except Exception as exc:
@@ -165,10 +167,6 @@ async def _run(
             delay = nak_delay(exc, raw)
             await settle(lambda: raw.nak(delay=delay), raw.subject)
         return given_up
-    finally:
-        heartbeat.cancel()
-        with suppress(asyncio.CancelledError):
-            await heartbeat
 
 
 def after_failure(
@@ -216,7 +214,20 @@ def _escalated(result: StageResult) -> str | None:
     return str(result.payload.get("reason")) if result.event_type == "ESCALATE" else None
 
 
-async def _keep_alive(raw: Msg, every: float) -> None:
-    while True:
-        await asyncio.sleep(every)
-        await settle(raw.in_progress, raw.subject)
+@asynccontextmanager
+async def _kept_alive(raw: Msg, every: float) -> AsyncIterator[None]:
+    """Tell the broker every `every` seconds that `raw` is still being worked on, so a long
+    call or a long wait for the projector's answer does not have it redelivered."""
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(every)
+            await settle(raw.in_progress, raw.subject)
+
+    heartbeat = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        heartbeat.cancel()
+        with suppress(asyncio.CancelledError):
+            await heartbeat

@@ -80,7 +80,7 @@ async def test_killing_partitions_mid_run_loses_nothing(partitioned_stack: Stack
         assert len(events) == len(set(events))  # each event accepted once
         # a request redelivered after a kill is answered as the replay it is, nothing more
         again = [a for a in view["audit"] if not a["accepted"]]
-        assert {a["reason"] for a in again} <= {"idempotent_replay"}
+        assert {a["reason"] for a in again} <= {"idempotent_replay"}, again
         assert await stack.effects(run) == 1
     assert stack.supervisor.children["projector.1"].restarts >= 1
 

@@ -58,6 +58,28 @@ async def test_a_result_asked_for_is_committed_before_it_is_answered(h: Harness)
     assert (await h.view(workflow_id))["version"] == view["version"] + 1
 
 
+async def test_a_job_run_again_answering_otherwise_is_decided_once_and_writes_nothing(
+    h: Harness,
+) -> None:
+    """The sweeper re-dispatched a slow job; its second run measured another latency and the
+    model said otherwise: the same job's answer, a duplicate, not a reused id."""
+    workflow_id = await start(h)
+    view = await h.view(workflow_id)
+    jobs = {j: spec.get("branch") for j, spec in view["execution"]["open_jobs"].items()}
+    first = result_event(workflow_id, jobs, "CLASSIFICATION_SUCCEEDED")
+    assert await _ask(h.nc, _asked_subject(workflow_id, "classify"), first.to_bytes()) == (
+        result_requests.DECIDED
+    )
+    audit = (await h.view(workflow_id))["audit"]
+    call = {**first.payload["call"], "latency_ms": 912.0}
+    rerun = first.model_copy(update={"payload": {**first.payload, "confidence": 0.5, "call": call}})
+
+    answer = await _ask(h.nc, _asked_subject(workflow_id, "classify"), rerun.to_bytes())
+
+    assert answer == result_requests.DECIDED
+    assert (await h.view(workflow_id))["audit"] == audit
+
+
 async def test_a_result_refused_at_the_door_is_recorded_and_answered_decided(h: Harness) -> None:
     workflow_id = await start(h)
     view = await h.view(workflow_id)

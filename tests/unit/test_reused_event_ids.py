@@ -1,6 +1,6 @@
 """Ids nobody else can spend, at the projector: an event id already decided is a duplicate only
 when the message is the same one (redelivered, published twice). A different message under it
-(another client's signal reusing the id, a stage answering its job differently the second time)
+(another client's signal reusing the id, another actor answering a stage's job)
 was dropped as a duplicate with nothing recorded; it is refused `event_id_reused`, audited on the
 workflow with its sender named, and changes nothing."""
 
@@ -11,7 +11,7 @@ from interlock.contracts.subjects import Inbound
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from tests.support.direct import checkpoint, to_awaiting_approval
-from tests.support.payloads import envelope
+from tests.support.payloads import PAYLOADS, envelope, result_event
 from tests.support.workflows import REGISTRY
 from tests.unit.test_door_sender_authority import CLIENTS, NOW
 
@@ -60,3 +60,62 @@ async def test_the_same_message_again_is_a_duplicate_and_writes_nothing() -> Non
 
     assert (again.accepted, again.reason) == (False, "duplicate")
     assert store.audit("wf-1") == audit
+
+
+async def test_a_job_run_again_is_a_duplicate_whatever_it_answers_the_second_time() -> None:
+    """The open-job sweeper re-dispatches a slow job; the stage runs it again and answers
+    under the same event id (it derives from the job id). A model step's second answer
+    differs in what it measured (latency, trace) and may differ in what the model said, or
+    fail where the first run succeeded: it is the same job's answer, decided once, and the
+    rerun writes nothing."""
+    store = InMemoryWorkflowStore(clock=lambda: NOW)
+    projector = _projector(store)
+    await projector.handle(envelope("START", workflow_id="wf-1", payload=PAYLOADS["START"]))
+    jobs = (await checkpoint(store, "wf-1")).execution.open_jobs
+    first = result_event(
+        "wf-1", {j: job.branch for j, job in jobs.items()}, "CLASSIFICATION_SUCCEEDED"
+    )
+    assert (await projector.handle(first)).accepted
+    audit, before = store.audit("wf-1"), await checkpoint(store, "wf-1")
+
+    call = {**first.payload["call"], "latency_ms": 812.5, "trace_id": "f" * 32}
+    for rerun in (
+        first.model_copy(
+            update={
+                "occurred_at": utcnow(),
+                "payload": {**first.payload, "confidence": 0.61, "call": call},
+            }
+        ),
+        first.model_copy(
+            update={"type": "RETRYABLE_ERROR", "payload": PAYLOADS["RETRYABLE_ERROR"]}
+        ),
+    ):
+        again = await projector.handle(rerun)
+
+        assert (again.accepted, again.reason) == (False, "duplicate")
+    assert store.audit("wf-1") == audit
+    assert await checkpoint(store, "wf-1") == before
+
+
+async def test_another_sender_under_a_results_id_is_still_refused() -> None:
+    """Only the stage that ran the job answers it: the same job id from another actor is a
+    reused id."""
+    store = InMemoryWorkflowStore(clock=lambda: NOW)
+    projector = _projector(store)
+    await projector.handle(envelope("START", workflow_id="wf-1", payload=PAYLOADS["START"]))
+    jobs = (await checkpoint(store, "wf-1")).execution.open_jobs
+    first = result_event(
+        "wf-1", {j: job.branch for j, job in jobs.items()}, "CLASSIFICATION_SUCCEEDED"
+    )
+    assert (await projector.handle(first)).accepted
+    other = first.model_copy(
+        update={
+            "actor": first.actor.model_copy(update={"id": "someone-else"}),
+            "type": "RETRYABLE_ERROR",
+            "payload": PAYLOADS["RETRYABLE_ERROR"],
+        }
+    )
+
+    outcome = await projector.handle(other)
+
+    assert (outcome.accepted, outcome.reason) == (False, "event_id_reused")
