@@ -222,6 +222,21 @@ def parse_inbound(subject: str) -> Inbound:
     return Inbound(kind, tokens[1], sender, key=tokens[2] if keyed else None, slot=slot)
 
 
+def template(subject: str) -> str:
+    """`subject` as few spans' names may carry it: an inbound subject's routing key written
+    `{key}` and its slot `{slot}` (one per workflow, one per slot); any other subject as it
+    is."""
+    try:
+        inbound = parse_inbound(subject)
+    except MalformedMessage:
+        return subject
+    if inbound.key is None:
+        return subject
+    tokens = [IN_PREFIX] + ([SLOT_TOKEN, "{slot}"] if inbound.slot is not None else [])
+    tokens += [inbound.kind, inbound.workflow_type, "{key}"]
+    return ".".join(tokens + ([inbound.sender] if inbound.sender is not None else []))
+
+
 def _shown(subject: str) -> str:
     return subject if len(subject) <= 100 else f"{subject[:100]}…"
 

@@ -54,15 +54,21 @@ def publishing(
     parent: Mapping[str, str] | None = None,
     *,
     message_id: str | None = None,
+    template: str | None = None,
 ) -> Span:
     """Start a PRODUCER span (child of `parent` headers, else of the current context) and
-    write its context into `headers`, so the consumer continues from it. End it on the ack."""
+    write its context into `headers`, so the consumer continues from it. End it on the ack.
+    A subject carrying a value of its own per message (a workflow's routing key) names the
+    span by its `template` (`contracts.subjects.template`), so span names stay few."""
     context = extract(parent) if parent is not None else None
+    attributes = _attributes(subject, "send", message_id)
+    if template is not None and template != subject:
+        attributes["messaging.destination.template"] = template
     span = tracer.start_span(
-        f"{subject} publish",
+        f"{template or subject} publish",
         context=context,
         kind=SpanKind.PRODUCER,
-        attributes=_attributes(subject, "send", message_id),
+        attributes=attributes,
     )
     inject(headers, trace.set_span_in_context(span))
     return span

@@ -192,7 +192,12 @@ def _span(subject: str, headers: dict[str, str], row_id: int) -> Any:
     if "traceparent" not in headers:
         return None
     span = publishing(
-        tracer, subject, headers, headers, message_id=headers.get(subjects.HEADER_MSG_ID)
+        tracer,
+        subject,
+        headers,
+        headers,
+        message_id=headers.get(subjects.HEADER_MSG_ID),
+        template=subjects.template(subject),
     )
     span.set_attribute("interlock.outbox_id", row_id)
     return span

@@ -24,7 +24,12 @@ def start_publish(subject: str, headers: dict[str, str], **attributes: Any) -> S
     if "traceparent" not in headers:
         return None
     span = publishing(
-        tracer, subject, headers, headers, message_id=headers.get(subjects.HEADER_MSG_ID)
+        tracer,
+        subject,
+        headers,
+        headers,
+        message_id=headers.get(subjects.HEADER_MSG_ID),
+        template=subjects.template(subject),
     )
     span.set_attributes({k: v for k, v in attributes.items() if v is not None})
     return span

@@ -58,7 +58,14 @@ async def publish(
     kind = subjects.request if event.type == "START" else subjects.signal
     subject = kind(event.workflow_type, sender, key_of(event, registry))
     headers = {subjects.HEADER_MSG_ID: event.event_id}
-    span = publishing(tracer, subject, headers, parent, message_id=event.event_id)
+    span = publishing(
+        tracer,
+        subject,
+        headers,
+        parent,
+        message_id=event.event_id,
+        template=subjects.template(subject),
+    )
     try:
         await js.publish(subject, event.to_bytes(), headers=headers)
     finally:

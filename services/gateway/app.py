@@ -247,7 +247,9 @@ async def _send(
     gw: Gateway, subject: str, data: bytes, headers: dict[str, str], message_id: str | None
 ) -> None:
     """Publish in a PRODUCER span, a child of the request's SERVER span."""
-    span = publishing(tracer, subject, headers, message_id=message_id)
+    span = publishing(
+        tracer, subject, headers, message_id=message_id, template=subjects.template(subject)
+    )
     with trace.use_span(span, end_on_exit=True):
         await gw.publish(subject, data, headers)
 

@@ -63,7 +63,9 @@ async def submit(
     subject = subjects.result(wf_type, stage.name, key)
     message_id = job.reply_id or event.event_id
     headers = {subjects.HEADER_MSG_ID: message_id}
-    span = publishing(tracer, subject, headers, message_id=message_id)
+    span = publishing(
+        tracer, subject, headers, message_id=message_id, template=subjects.template(subject)
+    )
     try:
         asked = result_request(slot_of(key), wf_type, key, stage.name)
         if await ASKING.decided(broker.connection, asked, body, headers):
