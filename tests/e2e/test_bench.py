@@ -223,8 +223,11 @@ async def test_a_partition_series_alternates_the_counts_and_gives_their_medians(
     for run in result["runs"]:
         shares = run["report"]["partitions"]
         assert len(shares) == run["partitions"]
-        # Each partition is delivered only messages it decides (no other partition's).
-        assert all(0 < p["delivered"] <= p["decided"] for p in shares)
+        # Each partition is delivered only messages it decides (no other partition's); with
+        # four workflows a partition may own none (one run in eight), and then reads nothing.
+        assert all(p["delivered"] <= p["decided"] for p in shares)
+        assert all((p["delivered"] > 0) == (p["decided"] > 0) for p in shares)
+        assert sum(p["delivered"] for p in shares) > 0
     rows = {row["partitions"]: row for row in result["summary"]}
     assert set(rows) == {1, 2}
     assert rows[1]["cpu_vs_first"] == 1.0
