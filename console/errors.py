@@ -18,3 +18,12 @@ class BadFilter(InterlockError):
 
     code = ErrorCode.REFUSED
     retryable = False
+
+
+class Busy(TransientError):
+    """A login whose password check was not started: the same name from the same client is
+    being checked, or as many checks as the console runs at once are (`checks`); answered
+    429 with `Retry-After`, its reason in the message."""
+
+    code = ErrorCode.REFUSED
+    retryable = True

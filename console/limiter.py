@@ -68,7 +68,7 @@ class LoginLimiter:
         """Seconds before `name` may be tried from `address` again (0: now)."""
         now = self._clock()
         self._prune(now)
-        entry = self._waiting.get(_key(name, address))
+        entry = self._waiting.get(limit_key(name, address))
         if entry is None:
             return 0.0
         return max(0.0, entry.last + self.delay(entry.count) - now)
@@ -79,7 +79,7 @@ class LoginLimiter:
             return
         now = self._clock()
         self._prune(now)
-        key = _key(name, address)
+        key = limit_key(name, address)
         entry = self._counting.pop(key, None) or self._waiting.pop(key, None) or _Failures(0, now)
         entry.count, entry.last = entry.count + 1, now
         (self._waiting if entry.count >= self.free else self._counting)[key] = entry
@@ -89,7 +89,7 @@ class LoginLimiter:
             (self._waiting if only_this and self._waiting else self._counting).popitem(last=False)
 
     def succeeded(self, name: str, address: str) -> None:
-        key = _key(name, address)
+        key = limit_key(name, address)
         self._counting.pop(key, None)
         self._waiting.pop(key, None)
 
@@ -102,7 +102,8 @@ class LoginLimiter:
                 entries.popitem(last=False)
 
 
-def _key(name: str, address: str) -> tuple[str, str]:
+def limit_key(name: str, address: str) -> tuple[str, str]:
+    """What one login's attempts are counted under: the name and the client it comes from."""
     return name, client_of(address[:MAX_ADDRESS_LENGTH])
 
 

@@ -3,7 +3,7 @@ the CSRF token and a one-time message, and finding one workflow."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from interlock.config.settings import Settings
+from interlock.console.checks import PasswordChecks
 from interlock.console.guard import csrf_token, current_operator
 from interlock.console.limiter import LoginLimiter
 from interlock.console.operators import Operators
@@ -37,6 +38,7 @@ class Console:
     operators: Operators
     limiter: LoginLimiter
     engine: AsyncEngine | None = None
+    checks: PasswordChecks = field(default_factory=PasswordChecks)
 
     @property
     def reader(self) -> AsyncEngine:

@@ -1,5 +1,6 @@
 """Logging in and out. Failed attempts slow down the next attempt of the same name from the
-same client address (see `limiter`); a name too long to be anyone's is refused at once."""
+same client address (see `limiter`); a name too long to be anyone's is refused at once; the
+password is checked off the event loop, a bounded number at a time (see `checks`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import math
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from interlock.console.errors import Busy
 from interlock.console.guard import client_address, csrf_ok, requires, safe_next
 from interlock.console.limiter import MAX_NAME_LENGTH
 from interlock.console.web import console_of, render
@@ -38,8 +40,18 @@ async def login(request: Request) -> Response:
         response = _refused(request, target, error, 429)
         response.headers["Retry-After"] = str(seconds)
         return response
-    # No await from the check to the record: concurrent attempts cannot all pass one check.
-    operator = console.operators.authenticate(name, password)
+    try:  # off the event loop; one check of a name from a client at a time (`checks`)
+        operator = await console.checks.run(
+            name, address, lambda: console.operators.authenticate(name, password)
+        )
+    except Busy as busy:
+        reason = str(busy)
+        _log_refusal(name, address, reason)
+        error = f"{reason[0].upper()}{reason[1:]}; try again in a second."
+        response = _refused(request, target, error, 429)
+        response.headers["Retry-After"] = "1"
+        return response
+    # No await from the check's end to the record: the next check of the name reads it.
     if operator is None:
         console.limiter.failed(name, address)
         _log_refusal(name, address, "wrong name or password")
