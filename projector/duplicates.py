@@ -11,7 +11,12 @@ A stage's result is the exception: its id derives from its job's, and a job may 
 open-job sweeper re-dispatches a slow one; a job whose ack wait ran out is redelivered). The
 second run answers under the same id and may answer otherwise: a model step measures another
 latency under another trace, a model says something else, a call that succeeded fails. It is
-still that job's answer from that stage, decided once: a duplicate, whatever it says.
+still that job's answer from that stage, decided once: a duplicate, whatever it says, but for
+one answer. An effect's stage that said once that the effect stands and once that it certainly
+did not act (or that it was reversed) contradicts itself about the world: the second answer
+still changes nothing, and it is refused `rerun_answered_otherwise`, so the audit shows the
+outcome decided may not be the one at the provider. An answer that leaves the outcome unknown
+contradicts nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from interlock.contracts.definition import WorkflowDefinition
+from interlock.contracts.effectcheck import effects_of
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.subjects import Inbound
@@ -32,14 +39,36 @@ SAME_JOB = ("workflow_type", "tenant_id", "actor", "causation_id")
 """What two answers of one job share however often it ran (see above)."""
 
 
+def _answers_job(event: Envelope) -> bool:
+    """Whether `event` is a result answering the job its causation names."""
+    job_id = event.causation_id
+    return job_id is not None and event.event_id == result_event_id(job_id)
+
+
 def _same(decided: Mapping[str, Any], event: Envelope) -> bool:
     """Whether `event` is the message decided under its id (`decided`), by `SAME`, or by
     `SAME_JOB` when it is a result answering the job its causation names."""
-    job_id = event.causation_id
-    answers_job = job_id is not None and event.event_id == result_event_id(job_id)
-    fields = SAME_JOB if answers_job else SAME
+    fields = SAME_JOB if _answers_job(event) else SAME
     content = event.model_dump(mode="json")
     return all(decided.get(field) == content.get(field) for field in fields)
+
+
+def _outcomes(definition: WorkflowDefinition) -> dict[str, str]:
+    """What each result settling one of `definition`'s effects says of it for certain."""
+    said: dict[str, str] = {}
+    for effect in effects_of(definition):
+        said.update(dict.fromkeys(effect.committed, f"{effect.state}: stands"))
+        said.update(dict.fromkeys(effect.refused, f"{effect.state}: did not act"))
+        said.update(dict.fromkeys(effect.compensated, f"{effect.state}: reversed"))
+    return said
+
+
+def _contradicts(definition: WorkflowDefinition, decided: str, again: str) -> bool:
+    """Whether a job's answers `decided` and `again` say two different things for certain
+    about one effect (an unknown outcome, or no effect, contradicts nothing)."""
+    outcomes = _outcomes(definition)
+    first, second = outcomes.get(decided), outcomes.get(again)
+    return first is not None and second is not None and first != second
 
 
 async def told_apart(
@@ -48,13 +77,26 @@ async def told_apart(
     event: Envelope,
     inbound: Inbound | None,
     decision: Rejected,
+    *,
+    definition: WorkflowDefinition,
 ) -> Rejected:
-    """`decision`, or `event_id_reused` when it is a duplicate of a message it differs from."""
+    """`decision`, or `event_id_reused` when it is a duplicate of a message it differs from,
+    or `rerun_answered_otherwise` when a job's second answer contradicts its first about an
+    effect of `definition` (the workflow's)."""
     if decision.reason != "duplicate":
         return decision
     decided = await store.decided(workflow.tenant_id, workflow.workflow_id, event.event_id)
-    if decided is None or _same(decided, event):
+    if decided is None:
         return decision
     who = sender(inbound, event.event_id) if inbound is not None else "an in-process caller"
-    detail = f"{who} sent a {event.type} under the id of the {decided.get('type')} decided before"
-    return Rejected("event_id_reused", detail)
+    before = str(decided.get("type"))
+    if not _same(decided, event):
+        detail = f"{who} sent a {event.type} under the id of the {before} decided before"
+        return Rejected("event_id_reused", detail)
+    if _answers_job(event) and _contradicts(definition, before, event.type):
+        detail = (
+            f"{who} ran the job again and answered {event.type}; {before} was decided and "
+            "stands: the outcome at the provider may be the other one"
+        )
+        return Rejected("rerun_answered_otherwise", detail)
+    return decision

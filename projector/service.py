@@ -153,7 +153,9 @@ class Projector:
                 continue
             try:
                 if isinstance(decision, Rejected):
-                    decision = await told_apart(self._store, wf, checked, inbound, decision)
+                    decision = await told_apart(
+                        self._store, wf, checked, inbound, decision, definition=definition
+                    )
                     return await self._reject(
                         stored, checked, decision, trace, ctx, inbound=inbound
                     )
@@ -167,7 +169,9 @@ class Projector:
             except DuplicateEvent:
                 self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
                 duplicate = Rejected("duplicate", "processed concurrently")
-                refused = await told_apart(self._store, wf, checked, inbound, duplicate)
+                refused = await told_apart(
+                    self._store, wf, checked, inbound, duplicate, definition=definition
+                )
                 return await self._reject(stored, checked, refused, trace, ctx, inbound=inbound)
             self._remember(decision, stored.fingerprint, trace)
             measure(definition, decision, checked, stored, self._clock())

@@ -41,6 +41,8 @@ RejectReason = Literal[
     "sender_mismatch",
     # A different message under the id of one already decided (`projector.duplicates`):
     "event_id_reused",
+    # A job's second answer saying otherwise for certain about an effect (`projector.duplicates`):
+    "rerun_answered_otherwise",
 ]
 
 

@@ -10,7 +10,7 @@ from interlock.contracts.envelope import utcnow
 from interlock.contracts.subjects import Inbound
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
-from tests.support.direct import checkpoint, to_awaiting_approval
+from tests.support.direct import checkpoint, to_awaiting_approval, to_executing_action
 from tests.support.payloads import PAYLOADS, envelope, result_event
 from tests.support.workflows import REGISTRY
 from tests.unit.test_door_sender_authority import CLIENTS, NOW
@@ -119,3 +119,36 @@ async def test_another_sender_under_a_results_id_is_still_refused() -> None:
     outcome = await projector.handle(other)
 
     assert (outcome.accepted, outcome.reason) == (False, "event_id_reused")
+
+
+async def test_an_effect_job_run_again_that_contradicts_its_outcome_is_refused_and_audited() -> (
+    None
+):
+    """The refund's job answered `ACTION_EXECUTED` (decided: the refund stands); run again, it
+    answered `PERMANENT_ERROR` (the provider certainly did not act). The second answer changes
+    nothing, but it is recorded: the outcome decided may not be the one at the provider. An
+    answer that leaves the outcome unknown contradicts nothing and stays a plain duplicate."""
+    store = InMemoryWorkflowStore(clock=lambda: NOW)
+    projector = _projector(store)
+    await to_executing_action(projector, store, "wf-1")
+    jobs = (await checkpoint(store, "wf-1")).execution.open_jobs
+    first = result_event("wf-1", {j: job.branch for j, job in jobs.items()}, "ACTION_EXECUTED")
+    assert (await projector.handle(first)).accepted
+    before = await checkpoint(store, "wf-1")
+
+    unknown = await projector.handle(
+        first.model_copy(update={"type": "ESCALATE", "payload": PAYLOADS["ESCALATE"]})
+    )
+    audit = store.audit("wf-1")
+    refused = await projector.handle(
+        first.model_copy(update={"type": "PERMANENT_ERROR", "payload": PAYLOADS["PERMANENT_ERROR"]})
+    )
+
+    assert (unknown.accepted, unknown.reason) == (False, "duplicate")
+    assert (refused.accepted, refused.reason) == (False, "rerun_answered_otherwise")
+    added = store.audit("wf-1")[len(audit) :]
+    assert [(a.event_id, a.accepted, a.reason) for a in added] == [
+        (first.event_id, False, "rerun_answered_otherwise")
+    ]
+    assert "ACTION_EXECUTED" in (added[0].detail or "")
+    assert await checkpoint(store, "wf-1") == before
