@@ -13,10 +13,9 @@ second run answers under the same id and may answer otherwise: a model step meas
 latency under another trace, a model says something else, a call that succeeded fails. It is
 still that job's answer from that stage, decided once: a duplicate, whatever it says, but for
 one answer. An effect's stage that said once that the effect stands and once that it certainly
-did not act (or that it was reversed) contradicts itself about the world: the second answer
-still changes nothing, and it is refused `rerun_answered_otherwise`, so the audit shows the
-outcome decided may not be the one at the provider. An answer that leaves the outcome unknown
-contradicts nothing.
+did not act contradicts itself about the world: the second answer still changes nothing, and
+it is refused `rerun_answered_otherwise`, so the audit shows the outcome decided may not be the
+one at the provider. An answer that leaves the outcome unknown contradicts nothing.
 """
 
 from __future__ import annotations
@@ -53,22 +52,15 @@ def _same(decided: Mapping[str, Any], event: Envelope) -> bool:
     return all(decided.get(field) == content.get(field) for field in fields)
 
 
-def _outcomes(definition: WorkflowDefinition) -> dict[str, str]:
-    """What each result settling one of `definition`'s effects says of it for certain."""
-    said: dict[str, str] = {}
-    for effect in effects_of(definition):
-        said.update(dict.fromkeys(effect.committed, f"{effect.state}: stands"))
-        said.update(dict.fromkeys(effect.refused, f"{effect.state}: did not act"))
-        said.update(dict.fromkeys(effect.compensated, f"{effect.state}: reversed"))
-    return said
-
-
 def _contradicts(definition: WorkflowDefinition, decided: str, again: str) -> bool:
-    """Whether a job's answers `decided` and `again` say two different things for certain
-    about one effect (an unknown outcome, or no effect, contradicts nothing)."""
-    outcomes = _outcomes(definition)
-    first, second = outcomes.get(decided), outcomes.get(again)
-    return first is not None and second is not None and first != second
+    """Whether a job's answers `decided` and `again` are, for one of `definition`'s effects,
+    one that it stands and one that it certainly did not act: both answers of the job of the
+    state that acts (an answer means that only there; elsewhere, a compensation's failure is
+    not the effect never made)."""
+    return any(
+        {decided, again} & set(effect.committed) and {decided, again} & set(effect.refused)
+        for effect in effects_of(definition)
+    )
 
 
 async def told_apart(

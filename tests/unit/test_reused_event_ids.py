@@ -10,7 +10,13 @@ from interlock.contracts.envelope import utcnow
 from interlock.contracts.subjects import Inbound
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
-from tests.support.direct import checkpoint, to_awaiting_approval, to_executing_action
+from tests.support.direct import (
+    accepted,
+    answer,
+    checkpoint,
+    to_awaiting_approval,
+    to_executing_action,
+)
 from tests.support.payloads import PAYLOADS, envelope, result_event
 from tests.support.workflows import REGISTRY
 from tests.unit.test_door_sender_authority import CLIENTS, NOW
@@ -152,3 +158,27 @@ async def test_an_effect_job_run_again_that_contradicts_its_outcome_is_refused_a
     ]
     assert "ACTION_EXECUTED" in (added[0].detail or "")
     assert await checkpoint(store, "wf-1") == before
+
+
+async def test_a_compensation_job_run_again_that_fails_contradicts_no_effect_outcome() -> None:
+    """The compensation's job answered `COMPENSATION_SUCCEEDED`; run again, it answered
+    `PERMANENT_ERROR`. In the compensating state that is the compensation failing, not the
+    refund never having been made (what it means in the state that acts): the rerun contradicts
+    nothing it said, and is a plain duplicate."""
+    store = InMemoryWorkflowStore(clock=lambda: NOW)
+    projector = _projector(store)
+    await to_executing_action(projector, store, "wf-1")
+    await accepted(answer(projector, store, "wf-1", "POST_ACTION_INVARIANT_FAILED"))
+    jobs = (await checkpoint(store, "wf-1")).execution.open_jobs
+    first = result_event(
+        "wf-1", {j: job.branch for j, job in jobs.items()}, "COMPENSATION_SUCCEEDED"
+    )
+    assert (await projector.handle(first)).accepted
+    audit = store.audit("wf-1")
+
+    again = await projector.handle(
+        first.model_copy(update={"type": "PERMANENT_ERROR", "payload": PAYLOADS["PERMANENT_ERROR"]})
+    )
+
+    assert (again.accepted, again.reason) == (False, "duplicate")
+    assert store.audit("wf-1") == audit
