@@ -29,11 +29,8 @@ class PasswordChecks:
     def __init__(self, limit: int = CHECKS_AT_ONCE) -> None:
         if limit < 1:
             raise ValueError("a console needs at least one password check at a time")
-        self.limit = limit
+        self._limit = limit
         self._under_way: set[tuple[str, str]] = set()
-
-    def __len__(self) -> int:
-        return len(self._under_way)
 
     async def run(self, name: str, address: str, check: Callable[[], T]) -> T:
         """`check()` in a worker thread, as the one check of `name` from `address`; raises
@@ -41,7 +38,7 @@ class PasswordChecks:
         key = limit_key(name, address)
         if key in self._under_way:
             raise Busy("an attempt of this name from here is being checked")
-        if len(self._under_way) >= self.limit:
+        if len(self._under_way) >= self._limit:
             raise Busy("the console is busy checking other logins")
         self._under_way.add(key)
         try:

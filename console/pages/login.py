@@ -37,9 +37,7 @@ async def login(request: Request) -> Response:
         seconds = math.ceil(wait)
         _log_refusal(name, address, f"too many failed attempts, {seconds} s to wait")
         error = f"Too many failed attempts; try again in {seconds} s."
-        response = _refused(request, target, error, 429)
-        response.headers["Retry-After"] = str(seconds)
-        return response
+        return _try_later(request, target, error, seconds)
     try:  # off the event loop; one check of a name from a client at a time (`checks`)
         operator = await console.checks.run(
             name, address, lambda: console.operators.authenticate(name, password)
@@ -47,10 +45,9 @@ async def login(request: Request) -> Response:
     except Busy as busy:
         reason = str(busy)
         _log_refusal(name, address, reason)
-        error = f"{reason[0].upper()}{reason[1:]}; try again in a second."
-        response = _refused(request, target, error, 429)
-        response.headers["Retry-After"] = "1"
-        return response
+        return _try_later(
+            request, target, f"{reason[0].upper()}{reason[1:]}; try again in a second."
+        )
     # No await from the check's end to the record: the next check of the name reads it.
     if operator is None:
         console.limiter.failed(name, address)
@@ -69,6 +66,13 @@ def _log_refusal(name: str, address: str, reason: str) -> None:
 
 def _refused(request: Request, target: str, error: str, status_code: int = 400) -> Response:
     return render(request, "login.html", {"next": target, "error": error}, status_code)
+
+
+def _try_later(request: Request, target: str, error: str, seconds: int = 1) -> Response:
+    """A 429 telling the client when the name may be tried again (`Retry-After`, seconds)."""
+    response = _refused(request, target, error, 429)
+    response.headers["Retry-After"] = str(seconds)
+    return response
 
 
 @requires()
