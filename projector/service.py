@@ -8,7 +8,6 @@ processed raise `MalformedMessage` so the consumer dead-letters them.
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
@@ -30,17 +29,16 @@ from interlock.projector import door
 from interlock.projector.checked import first_checkpoint, validated
 from interlock.projector.checkpoints import CheckpointCache
 from interlock.projector.claims import ClaimVerifier
-from interlock.projector.deadletters import NOT_AUDITED, audit_dead_letter
 from interlock.projector.duplicates import told_apart
 from interlock.projector.engine import Accepted, Context, Rejected, resolve
-from interlock.projector.errors import ConcurrencyConflict, DuplicateEvent, NotDueYet
-from interlock.projector.outcome import EventOutcome, accepted, measure, rejected
-from interlock.projector.refusal_bounds import OVER_LIMIT, RefusalBounds, over_limit
+from interlock.projector.errors import ConcurrencyConflict, DuplicateEvent
+from interlock.projector.outcome import EventOutcome, accepted, measure
+from interlock.projector.refusal_bounds import RefusalBounds
+from interlock.projector.refusals import Refusals
 from interlock.projector.signing import JobSigner
 from interlock.projector.store.port import WorkflowStore
 from interlock.projector.store.types import NO_TRACE, Stored, TraceInfo
 
-log = logging.getLogger("interlock.projector")
 TIMER_TOLERANCE = timedelta(seconds=5)
 """How early a timer firing may arrive and still be waited for: the clock skew between the
 timer service and the projector that the deployment must stay within."""
@@ -78,14 +76,21 @@ class Projector:
         self._registry = registry
         self._signer = signer
         self._clients = clients or {}
-        self._timer_tolerance = timer_tolerance
         self._clock = clock
         self._rand = rand
         self._parameters = parameters or {}
         self._max_conflicts = max_conflicts
         self._checkpoints = CheckpointCache()
         self._claims = sender_claims
-        self._bounds = refusal_bounds or RefusalBounds()
+        self._refusals = Refusals(
+            store,
+            registry,
+            clients=self._clients,
+            bounds=refusal_bounds or RefusalBounds(),
+            occurred=self._occurred,
+            clock=clock,
+            timer_tolerance=timer_tolerance,
+        )
 
     def inbound(self, subject: str, body: bytes, headers: Mapping[str, str]) -> Inbound:
         """What a message's subject (and, verified, its sender claim) says about it; raises
@@ -128,7 +133,7 @@ class Projector:
             metrics.transition(event.workflow_type, event.type, False, "bad_timestamp")
             raise MalformedMessage("bad_timestamp", bad_time)
         if refused is not None:
-            return await self._refuse_at_door(event, refused, trace, inbound)
+            return await self._refusals.at_door(event, refused, trace, inbound)
         if event.type == definition.start_event:
             return await self._start(definition, event, trace)
         if event.workflow_id is None:
@@ -156,7 +161,7 @@ class Projector:
                     decision = await told_apart(
                         self._store, wf, checked, inbound, decision, definition=definition
                     )
-                    return await self._reject(
+                    return await self._refusals.record(
                         stored, checked, decision, trace, ctx, inbound=inbound
                     )
                 decision = self._signed(decision)
@@ -172,7 +177,9 @@ class Projector:
                 refused = await told_apart(
                     self._store, wf, checked, inbound, duplicate, definition=definition
                 )
-                return await self._reject(stored, checked, refused, trace, ctx, inbound=inbound)
+                return await self._refusals.record(
+                    stored, checked, refused, trace, ctx, inbound=inbound
+                )
             self._remember(decision, stored.fingerprint, trace)
             measure(definition, decision, checked, stored, self._clock())
             return accepted(decision, checked, stored)
@@ -200,7 +207,7 @@ class Projector:
                     if same
                     else "the request key was reused with a different payload; nothing created",
                 )
-                return await self._reject(stored, checked, rejection, trace)
+                return await self._refusals.record(stored, checked, rejection, trace)
             blank = first_checkpoint(definition, checked)
             ctx = self._context(definition)
             decision = resolve(definition, blank, checked, ctx)
@@ -219,70 +226,8 @@ class Projector:
         self, event: Envelope, reason: str, detail: str, inbound: Inbound | None
     ) -> bool:
         """Audit a dead-lettered, well-formed `event` on the workflow it names, if its sender
-        has standing there (True if a row was written; see `projector.deadletters`)."""
-        if reason in NOT_AUDITED or not door.has_standing(event, inbound, self._clients):
-            return False
-        stored = await self._store.load(event.tenant_id, self._registry.workflow_id(event))
-        if stored is not None and over_limit(self._bounds, inbound, stored.workflow, event, reason):
-            return False  # its dead letter, naming the sender, is its record
-        return await audit_dead_letter(
-            self._store,
-            self._registry,
-            event,
-            reason,
-            detail,
-            window=self._occurred,
-            now=self._clock,
-        )
-
-    async def _refuse_at_door(
-        self, event: Envelope, rejection: Rejected, trace: TraceInfo, inbound: Inbound | None
-    ) -> EventOutcome:
-        """Audit a refusal on the workflow `event` addresses, if its tenant has one of that
-        type and the sender may speak for that tenant at all; else it is dead-lettered, with
-        the sender named, and nothing is written into the tenant's audit."""
-        if rejection.reason in door.WITHOUT_STANDING:
-            metrics.transition(event.workflow_type, event.type, False, rejection.reason)
-            raise MalformedMessage(rejection.reason, rejection.detail)
-        stored = await self._store.load(event.tenant_id, self._registry.workflow_id(event))
-        if stored is None or stored.workflow.workflow_type != event.workflow_type:
-            metrics.transition(event.workflow_type, event.type, False, rejection.reason)
-            raise MalformedMessage(rejection.reason, rejection.detail)
-        return await self._reject(stored, event, rejection, trace, inbound=inbound)
-
-    async def _reject(
-        self,
-        stored: Stored,
-        event: Envelope,
-        rejection: Rejected,
-        trace: TraceInfo,
-        ctx: Context | None = None,
-        *,
-        inbound: Inbound | None = None,
-    ) -> EventOutcome:
-        """`stored`: the checkpoint it is refused on. `ctx`: what the engine decided in; None
-        for a refusal made before it was asked. `inbound`: who sent it (a client past its
-        bound is dead-lettered, not audited)."""
-        wf = stored.workflow
-        if rejection.retry_at is not None:
-            self._premature(rejection.retry_at)
-        over = over_limit(self._bounds, inbound, wf, event, rejection.reason)
-        if over is not None:
-            detail = f"{rejection.reason}: {rejection.detail}; not audited: {over}"
-            raise MalformedMessage(OVER_LIMIT, detail)
-        if rejection.reason != "duplicate":
-            await self._store.reject(wf, event, rejection, trace, ctx)
-        log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
-        metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
-        return rejected(stored, event, rejection)
-
-    def _premature(self, due: datetime) -> None:
-        """A timer firing ahead of its time: waited for if only clock skew explains it, else
-        refused without an audit row (premature firings must neither hold consumer slots for
-        long nor grow the audit trail)."""
-        if due - self._clock() <= self._timer_tolerance:
-            raise NotDueYet(due)
-        raise MalformedMessage("timer_not_due", "the timer firing arrived before its time")
+        has standing there (True if a row was written; see `projector.refusals`)."""
+        return await self._refusals.dead_letter(event, reason, detail, inbound)
 
     async def _checkpoint(
         self, tenant_id: str, workflow_id: str, event_id: str

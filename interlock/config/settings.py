@@ -2,23 +2,19 @@
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from interlock.config.setting_checks import (
     Directory,
-    HttpUrl,
     LogLevel,
-    ModelSpec,
-    ModelSpecs,
-    NotEmpty,
     Parameters,
     PrivateKey,
     PublicKey,
-    openai_missing,
 )
+from interlock.config.settings_models import ModelSettings
 from interlock.config.settings_web import ConsoleOperator, ConsoleRole, GatewaySender, WebSettings
 from interlock.contracts.clients import ClientName, ClientPolicy
 from interlock.contracts.urls import (
@@ -29,7 +25,6 @@ from interlock.contracts.urls import (
     scheme,
     split_postgres_url,
 )
-from interlock.services.models.pricing import Price
 
 __all__ = ["ConsoleOperator", "ConsoleRole", "GatewaySender", "Settings", "asyncpg_dsn"]
 
@@ -42,7 +37,7 @@ STREAM_REPLICAS = (1, 3, 5)
 """Replica counts JetStream keeps a stream at: one server, or a majority of 3 or 5 servers."""
 
 
-class Settings(WebSettings):
+class Settings(ModelSettings, WebSettings):
     """Where Interlock finds its broker and its database."""
 
     # URLs may carry passwords: keep input values out of validation errors.
@@ -219,34 +214,6 @@ class Settings(WebSettings):
         description="Seconds a component has to stop after SIGTERM before it exits regardless "
         "(a dead connection must not hold shutdown up).",
     )
-    model: ModelSpec = Field(
-        default="rules",
-        description="Model client: `rules` (deterministic, no network), `local` (a text "
-        "classifier trained from the plugins' examples, offline; other tasks by their rules), "
-        "`recorded:PATH` (answers from a fixture file) or `openai` (an OpenAI-compatible "
-        "endpoint).",
-    )
-    models: ModelSpecs = Field(
-        default_factory=dict,
-        description="Per workflow type, a model client for its stages overriding `model`, as "
-        'JSON, e.g. {"<type>": "recorded:cases.json"}.',
-    )
-    openai_base_url: HttpUrl = Field(
-        default=None, description="Base URL of the chat-completions endpoint (…/v1)."
-    )
-    openai_model: Annotated[str | None, NotEmpty] = Field(
-        default=None, description="Model name to request."
-    )
-    openai_api_key: Annotated[SecretStr | None, NotEmpty] = Field(
-        default=None, description="Bearer key, if any."
-    )
-    model_timeout: float = Field(default=30.0, gt=0, description="Seconds per model call.")
-    model_prices: dict[str, Price] = Field(
-        default_factory=dict,
-        description="Per model name, prices per million tokens, as JSON, e.g. "
-        '{"gpt-4o-mini": {"input_per_1m": "0.15", "output_per_1m": "0.60"}}; a model not '
-        "listed (the local `rules` and `recorded` by default) costs nothing.",
-    )
     external_timeout: float = Field(
         default=2.0, gt=0, description="Seconds per call to an external system (simulators)."
     )
@@ -313,11 +280,3 @@ class Settings(WebSettings):
             "model": self.model,
             "models": self.models,
         }
-
-    @model_validator(mode="after")
-    def _check_openai(self) -> Self:
-        if missing := openai_missing(
-            self.model, self.models, self.openai_base_url, self.openai_model
-        ):
-            raise ValueError(missing)
-        return self
