@@ -140,7 +140,8 @@ async def _store_when_up(rt: Runtime, stop: asyncio.Event) -> PostgresWorkflowSt
         try:
             # A connection for every decision the dispatcher runs at once (`ASIDE_SLOTS`).
             size = rt.settings.projector_workers + ASIDE_SLOTS
-            return await open_store(rt.database_url, size=size, batch=rt.settings.commit_batch)
+            batch = rt.settings.commit_batch
+            return await open_store(rt.database_url, size=size, batch=batch, warm=True)
         except StoreUnavailable as exc:
             if stop.is_set():
                 raise

@@ -119,3 +119,17 @@ async def test_json_columns_round_trip_exactly(database_url: str, value: object)
         assert await conn.fetchval("SELECT $1::jsonb", value) == value
     finally:
         await conn.close()
+
+
+async def test_a_warm_store_opens_every_connection_up_front(database_url: str) -> None:
+    """The projector's store is warm: a burst after a quiet spell finds its connections open
+    rather than waiting, every decision in flight together, for new ones. A cold store (the
+    commands' one-off stores) opens one and grows on demand."""
+    warm = await open_store(database_url, size=5, warm=True)
+    cold = await open_store(database_url, size=5)
+    try:
+        assert (warm.pool.get_size(), warm.pool.get_idle_size()) == (5, 5)
+        assert cold.pool.get_size() == 1
+    finally:
+        await warm.close()
+        await cold.close()
