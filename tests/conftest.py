@@ -29,6 +29,7 @@ from interlock.config.settings import Settings, asyncpg_dsn  # noqa: E402
 from interlock.messaging.permissions import ADMIN  # noqa: E402
 from interlock.projector.store.migrate import upgrade  # noqa: E402
 from interlock.tools.demo import demo_environment as demo_env  # noqa: E402
+from tests.support.bytecode import compile_project  # noqa: E402
 from tests.support.chaos_stack import SHARED_STACKS  # noqa: E402
 
 _TIERS = ("unit", "integration", "e2e", "chaos")
@@ -54,6 +55,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(  # stable: file order kept
         key=lambda item: (_TIERS.index(tiers[id(item)]), places.get(item.path, 0))
     )
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """When the run starts processes (any tier but the unit one), compile the project's
+    bytecode once for all of them (`tests.support.bytecode`)."""
+    if any(item.get_closest_marker("unit") is None for item in session.items):
+        compile_project(Path(__file__).parent.parent)
 
 
 def _module_places(items: list[pytest.Item]) -> dict[Path, int]:
