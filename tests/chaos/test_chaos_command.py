@@ -32,7 +32,7 @@ VIOLATIONS = ("lost", "duplicate_effects", "unauthorized_effects", "audit_gaps",
 async def test_a_short_chaos_run_loses_doubles_and_strands_nothing(tmp_path: Path) -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        *("-m", "interlock", "chaos", "--workflows", "100", "--duration", "120"),
+        *("-m", "interlock", "chaos", "--workflows", "100", "--duration", "90"),
         *("--seed", "7", "--json"),
         env=cli_env(tmp_path),
         stdout=asyncio.subprocess.PIPE,
