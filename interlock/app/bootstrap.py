@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 
 import nats
@@ -210,3 +210,9 @@ def _last_exits(supervisor: Supervisor) -> str:
         if c.restarts
     ]
     return f" ({'; '.join(exits)})" if exits else ""
+
+
+async def wait_at_most(awaitable: Awaitable[object], seconds: float) -> None:
+    """Wait for `awaitable`, `seconds` at most (a stop event between retries)."""
+    with suppress(TimeoutError):
+        await asyncio.wait_for(awaitable, seconds)

@@ -110,13 +110,13 @@ MODEL = (
     "model_timeout",
     "model_prices",
 )
-_APP = "interlock.app.runners"
+_APP = "interlock.app"
 
 TABLE: tuple[Component, ...] = (
     Component(
         PROJECTOR,
         "core",
-        f"{_APP}:projector_partition",
+        f"{_APP}.run_projector:projector_partition",
         lambda me, scope: broker.projector(me, scope.projector_partitions),
         database=roles.PROJECTOR_ACCESS,
         settings=(
@@ -136,7 +136,7 @@ TABLE: tuple[Component, ...] = (
     Component(
         RELAY,
         "core",
-        f"{_APP}:run_relay",
+        f"{_APP}.run_relay:run_relay",
         lambda me, _: broker.outbox_backstop(me),
         database=roles.RELAY_ACCESS,
         settings=(
@@ -157,14 +157,14 @@ TABLE: tuple[Component, ...] = (
     Component(
         TIMER,
         "core",
-        f"{_APP}:run_timer",
+        f"{_APP}.run_relay:run_timer",
         lambda me, _: broker.timer(me),
         database=roles.TIMER_ACCESS,
     ),
     Component(
         SIMULATOR,
         "extra",
-        f"{_APP}:run_sim",
+        f"{_APP}.run_edges:run_sim",
         lambda _me, _scope: broker.responder(),
         database=roles.SIMULATOR_ACCESS,
         ready="answers",
@@ -172,7 +172,7 @@ TABLE: tuple[Component, ...] = (
     Component(
         GATEWAY,
         "extra",
-        f"{_APP}:run_gateway",
+        f"{_APP}.run_edges:run_gateway",
         lambda me, _: broker.gateway(me),
         database=roles.GATEWAY_ACCESS,
         settings=(
@@ -188,7 +188,7 @@ TABLE: tuple[Component, ...] = (
     Component(
         CONSOLE,
         "extra",
-        f"{_APP}:run_console",
+        f"{_APP}.run_edges:run_console",
         lambda me, scope: broker.console(me, scope.console_redrive),
         database=roles.CONSOLE_ACCESS,
         settings=(

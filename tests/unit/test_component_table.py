@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from interlock.app import composition, health, runners
+from interlock.app import composition, health, run_relay, runners
 from interlock.app.bootstrap import environments
 from interlock.app.childenv import GIVEN
 from interlock.app.supervisor import Supervisor
@@ -25,7 +25,7 @@ DATABASE = "postgresql://admin:pw@127.0.0.1:5432/interlock"
 LEDGER = Component(
     "ledger",
     "extra",
-    "interlock.app.runners:run_timer",
+    "interlock.app.run_relay:run_timer",
     lambda me, _: Permissions(publish=("ledger.>",), subscribe=(f"_INBOX_{me}.>",)),
     database=RoleAccess("interlock_ledger", {"audit": "SELECT"}),
     settings=("relay_batch_size",),
@@ -140,7 +140,7 @@ def test_adding_a_component_is_adding_one_row(
 
     assert "ledger" in supervised.children
     assert names.index("ledger") < names.index(components.STAGE_HOST)
-    assert runners.component("ledger") is runners.run_timer
+    assert runners.component("ledger") is run_relay.run_timer
     assert access.database_role("ledger") == "interlock_ledger"
     assert "interlock_ledger" in access.component_roles(settings)
     assert LEDGER.database in components.database_access()
