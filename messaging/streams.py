@@ -161,9 +161,15 @@ PATIENCE_S = 60.0
 unavailable", or not at all: a cluster electing a leader, or one that was just started."""
 
 
+NO_SUITABLE_PEERS = 10005
+"""JetStream's error code for a placement its peers cannot take now: in a cluster just started
+or with a node restarting, "no suitable peers for placement, peer offline" until the peer is
+seen online again (a cluster with too few nodes at all answers `INSUFFICIENT_RESOURCES`)."""
+
+
 async def _patiently(step: Callable[[], Awaitable[None]], deadline: float) -> None:
-    """`step` (idempotent), again after a short wait while JetStream is unavailable, until
-    the loop time `deadline`."""
+    """`step` (idempotent), again after a short wait while JetStream is unavailable or a
+    peer its placement needs is offline, until the loop time `deadline`."""
     loop = asyncio.get_running_loop()
     delay = 0.2
     while True:
@@ -172,6 +178,9 @@ async def _patiently(step: Callable[[], Awaitable[None]], deadline: float) -> No
             return
         except (ServiceUnavailableError, nats.errors.TimeoutError):
             if loop.time() >= deadline:
+                raise
+        except BadRequestError as exc:
+            if exc.err_code != NO_SUITABLE_PEERS or loop.time() >= deadline:
                 raise
         await asyncio.sleep(delay)
         delay = min(2.0, delay * 2)

@@ -42,3 +42,22 @@ async def test_other_refusals_and_a_lasting_outage_are_raised() -> None:
     _, step = _step([nats.errors.TimeoutError()])
     with pytest.raises(nats.errors.TimeoutError):
         await streams._patiently(step, asyncio.get_running_loop().time())
+
+
+async def test_a_cluster_with_a_peer_not_yet_online_is_asked_again() -> None:
+    """A cluster just started (or with a node restarting) refuses a replicated stream's
+    placement for a moment: 400 'no suitable peers for placement, peer offline'. That waits,
+    like an election; a cluster with too few nodes at all (`INSUFFICIENT_RESOURCES`) does not."""
+    offline = BadRequestError(
+        code=400,
+        err_code=streams.NO_SUITABLE_PEERS,
+        description="no suitable peers for placement, peer offline",
+    )
+    calls, step = _step([offline, offline])
+
+    await streams._patiently(step, asyncio.get_running_loop().time() + 30)
+
+    assert len(calls) == 3
+    _, step = _step([offline])
+    with pytest.raises(BadRequestError):
+        await streams._patiently(step, asyncio.get_running_loop().time())
