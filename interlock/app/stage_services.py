@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
-from contextlib import AsyncExitStack, suppress
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
 
 from nats.aio.client import Client
 
-from interlock.app.bootstrap import Component, Runtime
+from interlock.app.bootstrap import Component, Runtime, wait_at_most
 from interlock.app.connections import broker, connect, reporting
 from interlock.app.wiring import stage_handlers
 from interlock.config.access import job_public_key
@@ -102,9 +102,4 @@ async def _fetching(nc: Client, durable: str, progress: Progress, stop: asyncio.
         else:
             if info.num_waiting or info.num_ack_pending:
                 progress.advanced()
-        await _wait(stop.wait(), 5.0)
-
-
-async def _wait(awaitable: Awaitable[object], seconds: float) -> None:
-    with suppress(TimeoutError):
-        await asyncio.wait_for(awaitable, seconds)
+        await wait_at_most(stop.wait(), 5.0)
