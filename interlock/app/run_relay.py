@@ -5,7 +5,6 @@ timer service."""
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from interlock.app.bootstrap import Runtime
 from interlock.app.connections import connect, reporting
@@ -18,8 +17,6 @@ from interlock.relay.retention import Retention
 from interlock.relay.sweeper import Sweeper
 from interlock.relay.timers import TimerService
 from interlock.relay.waits import HumanWaits
-
-log = logging.getLogger("interlock")
 
 
 async def run_relay(rt: Runtime, stop: asyncio.Event) -> None:
