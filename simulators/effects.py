@@ -89,7 +89,8 @@ async def reverse(conn: Connection, body: dict[str, Any]) -> Outcome:
 
 
 async def notify(conn: Connection, body: dict[str, Any]) -> Outcome:
-    """`sim.notify.send`: deliver once per delivery key; a repeat gets the first delivery."""
+    """`sim.notify.send`: deliver once per delivery key; a repeat gets the first answer, a
+    delivery or, once a key was found undeliverable, the same refusal."""
     key, customer_id = text(body, "delivery_key"), text(body, "customer_id")
     template = text(body, "template")
     fields = body.get("fields", {})
@@ -99,7 +100,7 @@ async def notify(conn: Connection, body: dict[str, Any]) -> Outcome:
     step, early = await gate(conn, call)
     if early is not None:
         return early
-    if step.kind == "fail":
+    if step.kind == "fail" or await ledger.refused_before(conn, call, UNDELIVERABLE):
         return call.rejected(UNDELIVERABLE, "the notification could not be delivered")
     if await ledger.account(conn, customer_id) is None:
         return call.rejected(ACCOUNT_NOT_FOUND, f"no account for customer {customer_id}")

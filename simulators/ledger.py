@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from interlock.simulators.db import Connection
-from interlock.simulators.outcomes import Outcome
+from interlock.simulators.outcomes import Call, Outcome
 from interlock.workflows.support.systems import (
     AccountSnapshot,
     ActionReceipt,
@@ -166,6 +166,19 @@ async def record_notification(
         channel=row["channel"],
     )
     return delivery, created
+
+
+async def refused_before(conn: Connection, call: Call, error_class: str) -> bool:
+    """Whether an earlier call of this operation, customer and key was refused `error_class`."""
+    found = await conn.fetchval(
+        "SELECT EXISTS (SELECT 1 FROM sim.calls WHERE customer_id = $1 AND operation = $2"
+        " AND key = $3 AND outcome = $4)",
+        call.customer_id,
+        call.operation,
+        call.key,
+        f"rejected:{error_class}",
+    )
+    return bool(found)
 
 
 async def record_call(conn: Connection, outcome: Outcome) -> None:

@@ -101,3 +101,19 @@ async def test_undeliverable_notification_is_rejected_and_not_recorded(db: str, 
         await SimNotifier(nc, PATIENT).send("d-x", CUSTOMER, "refund-done", {})
     assert refused.value.error_class == "undeliverable"
     assert await notification_count(db) == 0
+
+
+async def test_a_repeat_of_an_undeliverable_notification_is_refused_the_same(
+    db: str, nc: Client
+) -> None:
+    """A caller that missed the refusal (its answer came late) and asks again under the same
+    delivery key meets the same refusal, not a delivery; another key is unaffected."""
+    await seed_customer(db, CUSTOMER, faults={"notify": ["fail"]})
+    notifier = SimNotifier(nc, PATIENT)
+    for _ in range(2):
+        with pytest.raises(ExternalRejected) as refused:
+            await notifier.send("d-x", CUSTOMER, "refund-done", {})
+        assert refused.value.error_class == "undeliverable"
+    await notifier.send("d-y", CUSTOMER, "refund-done", {})
+    assert await notification_count(db, delivery_key="d-x") == 0
+    assert await notification_count(db, customer_id=CUSTOMER) == 1
