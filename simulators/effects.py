@@ -5,6 +5,8 @@ of calls; a fault step is consumed in the same transaction as the effect it shap
 `lose_response` commits the effect and answers nothing (the ambiguous write);
 `mismatch` stores and answers an amount 1.00 above the request (a post-action invariant
 failure); `refuse` refuses an action and `fail` a reversal or a delivery, with nothing done.
+A refused action or delivery stays refused under its key (a caller that missed the answer and
+asks again meets the same refusal); a refused reversal may be asked again and succeed.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ async def execute(conn: Connection, body: dict[str, Any]) -> Outcome:
         refusal = await _refusal(conn, call, request)
         if refusal is not None:
             return refusal
-        if step.kind == "refuse":
+        if step.kind == "refuse" or await ledger.refused_before(conn, call, ACTION_REFUSED):
             return call.rejected(ACTION_REFUSED, "the provider refused the action")
         offset = MISMATCH_OFFSET if step.kind == "mismatch" else Decimal(0)
         stored, created = await ledger.record_action(conn, request, request.amount + offset)

@@ -118,6 +118,20 @@ async def test_closed_account_refuses_a_new_action(db: str, nc: Client) -> None:
     assert await action_count(db) == 0
 
 
+async def test_a_refused_action_key_stays_refused(db: str, nc: Client) -> None:
+    """A caller that missed the refusal (its answer came late) and asks again under the same
+    key meets the same refusal, not an effect; a new key is decided afresh."""
+    await seed_customer(db, CUSTOMER, faults={"execute": ["refuse"]})
+    provider = SimActionProvider(nc, PATIENT)
+    for _ in range(2):
+        with pytest.raises(ExternalRejected) as refused:
+            await provider.execute(refund("k-refused"))
+        assert refused.value.error_class == "action_refused"
+    assert await action_count(db) == 0
+    await provider.execute(refund("k-other"))
+    assert await action_count(db) == 1
+
+
 # --- reversal ---------------------------------------------------------------------------
 
 

@@ -208,7 +208,9 @@ SCENARIOS = (
         "compensation_failure",
         "MANUAL_REVIEW",
         approve_when_asked,
-        faults={"execute": ["mismatch"], "reverse": ["fail"]},
+        # Every reversal of this refund is refused: a compensation that missed a late answer
+        # and asked again must meet the refusal again, not succeed on the spent plan.
+        faults={"execute": ["mismatch"], "reverse": ["fail"] * 3},
         checks=(
             (
                 "escalated because compensation failed",
