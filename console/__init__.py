@@ -6,9 +6,34 @@ Pages: workflows (filters, counts per state, live refresh), one workflow (diagra
 path taken, audit timeline, redacted data and model calls, trace waterfall), human tasks
 (approvals and manual reviews with their forms), operations (stuck workflows, outbox lag,
 dead letters, recent activity). Nothing is served without a login.
+
+The names below are loaded on first use: the application and its pages import SQLAlchemy,
+Starlette and the templates (about 0.9 s), which a process that only prints the console's
+address or waits for it to answer (every component, `interlock up`) should not pay.
 """
 
-from interlock.console.app import create_app
-from interlock.console.server import banner, console_url, serve, wait_until_serving
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from interlock.console.address import banner, console_url, wait_until_serving
+    from interlock.console.app import create_app
+    from interlock.console.server import serve
 
 __all__ = ["banner", "console_url", "create_app", "serve", "wait_until_serving"]
+_WHERE = {
+    "create_app": "interlock.console.app",
+    "banner": "interlock.console.address",
+    "console_url": "interlock.console.address",
+    "serve": "interlock.console.server",
+    "wait_until_serving": "interlock.console.address",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'interlock.console' has no attribute {name!r}")
+    return getattr(import_module(where), name)

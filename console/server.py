@@ -13,16 +13,13 @@ import uvicorn
 
 from interlock.config.settings import Settings
 from interlock.config.stackfile import StackRecord
+from interlock.console.address import console_url
 from interlock.console.app import create_app
-from interlock.console.devsecrets import DEV_OPERATOR, ConsoleSecrets
+from interlock.console.devsecrets import ConsoleSecrets
 from interlock.console.operators import configured_operators
 from interlock.contracts.registry import Registry
 
 log = logging.getLogger("interlock.console")
-
-
-def console_url(settings: Settings) -> str:
-    return f"http://{settings.console_host}:{settings.console_port}"
 
 
 class _Server(uvicorn.Server):
@@ -87,34 +84,3 @@ async def serve(
     )
     server.should_exit = True
     await serving
-
-
-async def wait_until_serving(settings: Settings, within: float = 30.0) -> None:
-    """Return once the console accepts connections; TimeoutError after `within` seconds."""
-    host = "127.0.0.1" if settings.console_host in ("0.0.0.0", "") else settings.console_host
-    deadline = asyncio.get_running_loop().time() + within
-    while True:
-        try:
-            _, writer = await asyncio.open_connection(host, settings.console_port)
-        except OSError:
-            if asyncio.get_running_loop().time() > deadline:
-                raise TimeoutError(f"the console is not serving after {within}s") from None
-            await asyncio.sleep(0.1)
-        else:
-            writer.close()
-            await writer.wait_closed()
-            return
-
-
-def banner(settings: Settings, embedded: bool) -> str:
-    """What `interlock up` prints about the console: where it is and how to log in."""
-    url = console_url(settings)
-    if settings.console_operators:
-        return f"console {url}"
-    if embedded:
-        secrets = ConsoleSecrets(settings.home, settings.secrets_dir)
-        return (
-            f"console {url}  (development operator {DEV_OPERATOR!r}, password "
-            f"{secrets.dev_password()}, kept in {secrets.path})"
-        )
-    return f"console {url}  (no operators configured: set INTERLOCK_CONSOLE_OPERATORS)"

@@ -16,8 +16,8 @@ from typing import Annotated, Any
 import typer
 
 from interlock.app import terminal
-from interlock.app.bootstrap import default_components, supervised
-from interlock.app.composition import default_stack
+from interlock.app.bootstrap import supervised
+from interlock.app.composition import default_components, default_stack
 from interlock.app.embedded import broker_sync
 from interlock.app.health import attached
 from interlock.app.options import JsonOpt, load_settings, with_stack

@@ -20,7 +20,7 @@ from interlock.console.presenting import model_calls, redact, waterfall
 from interlock.console.web import console_of, find_workflow, render
 from interlock.contracts.diagram import diagram
 from interlock.contracts.effectcheck import effects_view
-from interlock.ops import queries
+from interlock.ops.failures import last_failure
 from interlock.ops.traceview import assemble
 
 _MAX_FILTER = 200
@@ -130,7 +130,7 @@ async def workflow_page(request: Request) -> Response:
         "definition": definition,
         "drawing": drawing,
         "entered": entered,
-        "last_failure": queries.last_failure(view),
+        "last_failure": last_failure(view),
         "effects": [
             e for e in effects_view(definition, view["execution"]) if e["status"] != "none"
         ],

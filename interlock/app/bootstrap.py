@@ -1,96 +1,26 @@
-"""Bringing a stack to life: what every component is given, schema and streams, and the
-supervised component processes."""
+"""Bringing a stack to life: schema and streams, and the supervised component processes.
+What a running component is given is `interlock.app.runtime`."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from contextlib import asynccontextmanager
 
 import nats
 
 from interlock.app.childenv import child_environment
+from interlock.app.composition import with_partitions
 from interlock.app.health import wait_until_ready
 from interlock.app.supervisor import Supervisor
 from interlock.config import access, components
 from interlock.config.plugins import installed
 from interlock.config.settings import Settings
 from interlock.contracts.errors import ConfigurationError
-from interlock.contracts.partitions import PROJECTOR
-from interlock.contracts.partitions import components as projector_components
-from interlock.contracts.urls import nats_inbox, nats_servers
+from interlock.contracts.urls import nats_servers
 from interlock.messaging.streams import provision
 from interlock.projector.store.migrate import upgrade_async
 from interlock.projector.store.roles import provision_roles
-
-
-@dataclass(frozen=True)
-class Runtime:
-    """What every component needs: settings and its own URLs (credentials included)."""
-
-    settings: Settings
-    nats_url: str
-    database_url_or_none: str | None = None
-    """None for a component without database access (the stages, the gateway)."""
-
-    @property
-    def database_url(self) -> str:
-        if self.database_url_or_none is None:
-            raise RuntimeError("this component has no database access")
-        return self.database_url_or_none
-
-    @property
-    def inbox_prefix(self) -> str:
-        """The only inbox this component's NATS user may subscribe to."""
-        return nats_inbox(self.nats_url)
-
-
-Component = Callable[[Runtime, asyncio.Event], Awaitable[None]]
-"""A runnable part of the stack: it runs until its stop event is set."""
-
-CORE = components.placed("core")
-"""The runtime's own components (the table's `core` rows). With the stage services of the
-installed workflow types they decide, record, publish and time everything; outside systems
-are composed in by the root. With several projector partitions, `projector` is `projector.0`
-.. `projector.<n-1>`."""
-
-
-def core(partitions: int = 1) -> list[str]:
-    """The core components with `partitions` projector partitions."""
-    return with_partitions(components.placed("core"), partitions)
-
-
-def default_components(
-    *workflow_types: str,
-    extras: Sequence[str] = (),
-    partitions: int = 1,
-    stage_host: bool = False,
-) -> list[str]:
-    """The core components (`partitions` projectors), then `extras`, then the stage services
-    of `workflow_types` (default: every installed type), each its own process, or with
-    `stage_host` the stage host running every installed type's stages in one."""
-    if stage_host:
-        return [*core(partitions), *extras, *components.placed("host")]
-    return [
-        *core(partitions),
-        *extras,
-        *(
-            row.name
-            for row in components.rows()
-            if row.stage is not None and (not workflow_types or row.stage[0] in workflow_types)
-        ),
-    ]
-
-
-def with_partitions(names: list[str], partitions: int) -> list[str]:
-    """`names` with `projector` standing for every partition of a partitioned projector."""
-    if partitions == 1:
-        return names
-    expanded: list[str] = []
-    for name in names:
-        expanded += projector_components(partitions) if name == PROJECTOR else [name]
-    return expanded
 
 
 async def prepare(
@@ -210,9 +140,3 @@ def _last_exits(supervisor: Supervisor) -> str:
         if c.restarts
     ]
     return f" ({'; '.join(exits)})" if exits else ""
-
-
-async def wait_at_most(awaitable: Awaitable[object], seconds: float) -> None:
-    """Wait for `awaitable`, `seconds` at most (a stop event between retries)."""
-    with suppress(TimeoutError):
-        await asyncio.wait_for(awaitable, seconds)

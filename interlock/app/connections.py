@@ -12,8 +12,8 @@ import nats
 from faststream.nats import NatsBroker
 from nats.aio.client import Client
 
-from interlock.app.bootstrap import Runtime
 from interlock.app.options import BROKER_LOGGER
+from interlock.app.runtime import Runtime
 from interlock.contracts.urls import nats_servers
 from interlock.messaging.progress import Progress
 

@@ -14,7 +14,7 @@ from interlock.config import access
 from interlock.config.components import CONSOLE, GATEWAY
 from interlock.config.settings import Settings
 from interlock.config.telemetry import SCRAPED, metrics_url
-from interlock.console import console_url
+from interlock.console.address import console_url
 
 ENDPOINTS = "endpoints.json"
 

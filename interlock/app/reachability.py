@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
+import asyncpg
 import nats
 import nats.errors
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock.app.errors import ServerUnreachable
 from interlock.config.access import redacted, without_credentials
-from interlock.contracts.urls import nats_servers
-from interlock.projector.store.database import database_pool
+from interlock.contracts.urls import asyncpg_dsn, nats_servers
 
 CONNECT_DEADLINE = 8.0
 """Seconds a server has to answer at start-up (a broker or database restarting is back well
@@ -67,19 +66,13 @@ async def _nats(url: str, within: float) -> None:
 
 
 async def _postgres(url: str, within: float) -> None:
-    pool = database_pool(url, pool_size=1)
-    try:
-        await _first_connection(pool, url, within)
-    finally:
-        await pool.dispose()
-
-
-async def _first_connection(pool: AsyncEngine, url: str, within: float) -> None:
+    """One connection straight through asyncpg: the check needs no pool and no SQLAlchemy."""
     deadline = asyncio.get_running_loop().time() + within
     while True:
+        remaining = deadline - asyncio.get_running_loop().time()
         try:
-            async with asyncio.timeout(max(0.5, deadline - asyncio.get_running_loop().time())):
-                connection = await pool.connect()
+            async with asyncio.timeout(max(0.5, remaining)):
+                connection = await asyncpg.connect(asyncpg_dsn(url))
         except Exception as exc:
             if asyncio.get_running_loop().time() >= deadline or _final(exc):
                 raise ServerUnreachable(
@@ -113,7 +106,7 @@ NO_SUCH_DATABASE = "3D000"
 
 
 def _sqlstate(exc: Exception) -> str:
-    """PostgreSQL's SQLSTATE under SQLAlchemy's wrapping ("" for any other error)."""
+    """PostgreSQL's SQLSTATE of the driver's error, or of one it wraps ("" for any other error)."""
     cause: BaseException | None = exc
     for _ in range(5):  # the driver's error is a link or two down
         if cause is None:

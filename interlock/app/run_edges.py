@@ -7,8 +7,8 @@ import asyncio
 import logging
 
 from interlock import console
-from interlock.app.bootstrap import Runtime, wait_at_most
 from interlock.app.connections import connection_options, reporting
+from interlock.app.runtime import Runtime, wait_at_most
 from interlock.app.startup import require_free_ports
 from interlock.config.access import (
     gateway_claims_key,

@@ -10,8 +10,8 @@ import logging
 from contextlib import suppress
 from datetime import timedelta
 
-from interlock.app.bootstrap import Component, Runtime, wait_at_most
 from interlock.app.connections import broker, reporting
+from interlock.app.runtime import Component, Runtime, wait_at_most
 from interlock.config.access import (
     client_policies,
     gateway_claims_public_key,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from interlock.app.bootstrap import Runtime
 from interlock.app.connections import connect, reporting
+from interlock.app.runtime import Runtime
 from interlock.config.components import RELAY, TIMER
 from interlock.config.plugins import installed
 from interlock.relay.gauges import Gauges

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import cast
 
-from interlock.app.bootstrap import Component
+from interlock.app.runtime import Component
 from interlock.config import components as table
 from interlock.config.plugins import installed
 

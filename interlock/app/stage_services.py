@@ -19,8 +19,8 @@ from contextlib import AsyncExitStack
 
 from nats.aio.client import Client
 
-from interlock.app.bootstrap import Component, Runtime, wait_at_most
 from interlock.app.connections import broker, connect, reporting
+from interlock.app.runtime import Component, Runtime, wait_at_most
 from interlock.app.wiring import stage_handlers
 from interlock.config.access import job_public_key
 from interlock.config.components import STAGE_HOST

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Column, Table
 
-from interlock.ops.queries import last_failure
+from interlock.ops.failures import last_failure
 
 # Not a terminal (CI logs, pipes): keep tables readable instead of squeezing them to 80.
 console = Console(width=None if Console().is_terminal else 160)

@@ -18,7 +18,7 @@ from interlock._sdk.plugin import Plugin
 from interlock._sdk.ports import AdapterContext
 from interlock._sdk.stages import StageContext, StageLike
 from interlock.app.bindings import chosen
-from interlock.app.bootstrap import Runtime
+from interlock.app.runtime import Runtime
 from interlock.config.plugins import installed
 from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Envelope

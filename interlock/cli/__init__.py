@@ -25,7 +25,7 @@ from interlock.config.plugins import installed
 
 COMMANDS: dict[str, str] = {
     "up": "interlock.cli.run:up",
-    "service": "interlock.cli.run:service",
+    "service": "interlock.cli.component:service",
     "show": "interlock.cli.inspect:show",
     "trace": "interlock.cli.inspect:trace",
     "list": "interlock.cli.inspect:list_workflows",
@@ -34,7 +34,7 @@ COMMANDS: dict[str, str] = {
     "console": "interlock.cli.web:console_command",
     "migrate": "interlock.cli.run:migrate",
     "repartition": "interlock.cli.repartition:repartition",
-    "health": "interlock.cli.run:health",
+    "health": "interlock.cli.component:health",
     "nats-config": "interlock.cli.credentials:nats_config",
     "client-url": "interlock.cli.credentials:client_url",
     "replay": "interlock.cli.history:replay_histories",

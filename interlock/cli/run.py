@@ -1,12 +1,8 @@
-"""Running the stack: every component (`up`), one component (`service`), the schema and
-streams (`migrate`), and a component's health (`health`)."""
+"""Running the stack: every component (`up`) and the schema and streams (`migrate`). One
+component in the foreground and its health are `interlock.cli.component`."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-from collections.abc import Awaitable
 from pathlib import Path
 from typing import Annotated
 
@@ -15,21 +11,20 @@ import typer
 import interlock
 from interlock import console
 from interlock.app import terminal
-from interlock.app.bootstrap import Runtime, prepare, supervised
-from interlock.app.composition import default_stack, resolve_name
+from interlock.app.bootstrap import prepare, supervised
+from interlock.app.composition import default_stack
 from interlock.app.devsender import with_dev_sender
 from interlock.app.endpoints import ENDPOINTS, write_endpoints
-from interlock.app.health import healthy
-from interlock.app.options import load_settings, with_component, with_stack
+from interlock.app.options import load_settings, with_stack
 from interlock.app.startup import (
     require_free_ports,
     shadowing_directory,
     without_taken_metrics_port,
 )
 from interlock.app.uplock import only_up
-from interlock.config import telemetry
+from interlock.cli.component import known, require_valid_adapters, stop_on_signals
 from interlock.config.access import component_roles
-from interlock.config.components import CONSOLE, GATEWAY, STAGE_HOST, placed
+from interlock.config.components import CONSOLE, GATEWAY, placed
 from interlock.config.settings import Settings
 from interlock.config.telemetry import SCRAPED
 from interlock.contracts.errors import ConfigurationError
@@ -43,7 +38,7 @@ def up(
     stage service until Ctrl-C (the stage services in one process on a small machine:
     INTERLOCK_STAGE_HOST). `--only` takes the names `service` takes, checked before anything
     starts."""
-    only = [_known(name) for name in only] if only else None
+    only = [known(name) for name in only] if only else None
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
         stop = stop_on_signals()
@@ -72,7 +67,7 @@ def up(
             await stop.wait()
 
     settings, sender_line = with_dev_sender(load_settings())
-    _check_adapters(settings)
+    require_valid_adapters(settings)
     _check_layout(only or [], settings.projector_partitions)
     require_free_ports(settings, only or placed("extra"))  # before any server is started
     shadow = shadowing_directory(Path(interlock.__file__).parent, Path.cwd())
@@ -88,35 +83,6 @@ def up(
         with_stack(run, settings)
 
 
-def service(
-    name: Annotated[
-        str,
-        typer.Argument(
-            help=f"{', '.join([*placed('core'), *placed('extra')])}, {STAGE_HOST} (every stage "
-            "service in one process), or a stage such as classify"
-        ),
-    ],
-) -> None:
-    """Run one component in the foreground (what `up` runs in each child process)."""
-    component_name = _known(name)
-    # What runs the components brings in every library they use (FastStream, aiohttp, the
-    # stages and their clients): ~0.3 s that every other command would pay at start-up.
-    from interlock.app.runners import component as runnable  # noqa: PLC0415
-
-    component = runnable(component_name)
-
-    async def run(s: Settings, nats_url: str, database_url: str | None) -> None:
-        _check_adapters(s)
-        telemetry.start(s, component_name)
-        stop = stop_on_signals()
-        try:
-            await within_grace(component(Runtime(s, nats_url, database_url), stop), stop, s)
-        finally:
-            telemetry.stop()
-
-    with_component(component_name, run)
-
-
 def _check_layout(names: list[str], partitions: int) -> None:
     """Refuse (one line, exit 2) a projector partition that is not one of the configured
     layout's."""
@@ -126,17 +92,6 @@ def _check_layout(names: list[str], partitions: int) -> None:
                 partition_of_component(name, partitions)
             except ValueError as exc:
                 raise ConfigurationError(str(exc), hint="choose that layout's names") from None
-
-
-def _check_adapters(s: Settings) -> None:
-    """Refuse (`ConfigurationError`: one line, exit 2 through the CLI's error path) an
-    `INTERLOCK_ADAPTERS` that names an unknown type, port or adapter, or configures one
-    wrongly."""
-    # The plugins are loaded only by the commands that run the stack.
-    from interlock.app.bindings import check_adapters  # noqa: PLC0415
-    from interlock.config.plugins import installed  # noqa: PLC0415
-
-    check_adapters(s.adapters, installed())
 
 
 def migrate(
@@ -162,51 +117,3 @@ def migrate(
         )
     )
     terminal.console.print("database schema, roles and JetStream streams are up to date")
-
-
-def health(name: Annotated[str, typer.Argument(help="A component, as for `service`.")]) -> None:
-    """Exit 0 if the component runs, is connected and makes progress (for health checks)."""
-    component = _known(name)
-    ok, detail = healthy(load_settings().home, component)
-    (terminal.console if ok else terminal.errors).print(detail)
-    if not ok:
-        raise typer.Exit(1)
-
-
-def _known(name: str) -> str:
-    """The component's full name; exit 2 naming the known ones otherwise."""
-    try:
-        return resolve_name(name)
-    except ValueError as exc:  # one line, never wrapped: `up` reports it as the refusal
-        terminal.errors.print(f"[red]{exc}[/]", soft_wrap=True, highlight=False)
-        raise typer.Exit(2) from None
-
-
-async def within_grace(running: Awaitable[None], stop: asyncio.Event, s: Settings) -> None:
-    """Run a component; once `stop` is set it has `shutdown_grace` seconds to finish, then it
-    is cancelled, and a component that ignores even that is left behind by a hard exit: a
-    dead connection never holds a shutdown up."""
-    task = asyncio.ensure_future(running)
-    stopping = asyncio.ensure_future(stop.wait())
-    try:
-        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        if not task.done():
-            done, _ = await asyncio.wait({task}, timeout=s.shutdown_grace)
-            if not done:
-                terminal.errors.print(f"still stopping after {s.shutdown_grace:.0f}s: cancelling")
-                task.cancel()
-                done, _ = await asyncio.wait({task}, timeout=2.0)
-            if not done:
-                os._exit(1)
-        if not task.cancelled():
-            await task
-    finally:
-        stopping.cancel()
-
-
-def stop_on_signals() -> asyncio.Event:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    return stop

@@ -10,8 +10,8 @@ import typer
 from interlock import console
 from interlock.app import terminal
 from interlock.app.options import load_settings, with_component
+from interlock.cli.component import stop_on_signals
 from interlock.cli.history import installed_registry
-from interlock.cli.run import stop_on_signals
 from interlock.config import telemetry
 from interlock.config.access import CONSOLE
 from interlock.config.settings import Settings

@@ -67,7 +67,7 @@ class Component:
     name: str
     place: Place
     runner: str
-    """"module:attr" of what runs it: a component (`interlock.app.bootstrap.Component`), or
+    """"module:attr" of what runs it: a component (`interlock.app.runtime.Component`), or
     with `per_name` a function of the component's name returning one."""
     permissions: Callable[[str, Scope], Permissions]
     """Its identity's broker permissions, given the identity and the stack's scope."""

@@ -111,23 +111,6 @@ def _audit_entry(r: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def last_failure(view: Mapping[str, Any]) -> str | None:
-    """One line saying why a stage of the workflow last failed (`data.last_error`, which the
-    engine keeps for every workflow type), e.g. `PERMANENT_ERROR in GREETING (stage greet,
-    system greet): value_error: ValueError: boom`; None if no stage has failed."""
-    error = (view.get("data") or {}).get("last_error")
-    if not isinstance(error, Mapping):
-        return None
-    where = ", ".join(
-        f"{label} {error[key]}"
-        for label, key in (("stage", "stage"), ("system", "system"))
-        if error.get(key)
-    )
-    line = f"{error.get('event')} in {error.get('state')}" + (f" ({where})" if where else "")
-    line += f": {error.get('error_class')}"
-    return f"{line}: {error['message']}" if error.get("message") else line
-
-
 LISTED = (
     workflows.c.id,
     workflows.c.tenant_id,

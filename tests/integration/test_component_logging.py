@@ -33,7 +33,7 @@ import asyncio, logging, sys
 import nats
 from interlock.app import connections
 from interlock.app.options import configure_logging
-from interlock.app.bootstrap import Runtime
+from interlock.app.runtime import Runtime
 from interlock.config.settings import Settings
 
 configure_logging("INFO")

@@ -19,8 +19,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from interlock import ModelReply, ModelRequest, Result, StageContext, stage
-from interlock.app.bootstrap import Runtime
 from interlock.app.runners import components
+from interlock.app.runtime import Runtime
 from interlock.app.wiring import typed
 from interlock.config.secrets import Secrets
 from interlock.config.settings import Settings

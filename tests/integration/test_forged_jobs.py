@@ -19,8 +19,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
-from interlock.app.bootstrap import Runtime
 from interlock.app.runners import components
+from interlock.app.runtime import Runtime
 from interlock.config.secrets import Secrets
 from interlock.config.settings import Settings
 from interlock.contracts import subjects

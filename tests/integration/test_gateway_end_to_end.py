@@ -11,9 +11,9 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from nats.aio.client import Client
 
-from interlock.app.bootstrap import Runtime
 from interlock.app.embedded._process import free_port
 from interlock.app.runners import components
+from interlock.app.runtime import Runtime
 from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from tests.support.drive import start, to_awaiting_approval

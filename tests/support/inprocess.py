@@ -7,10 +7,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
-from interlock.app.bootstrap import Runtime, prepare
+from interlock.app.bootstrap import prepare
 from interlock.app.composition import default_stack
 from interlock.app.health import wait_until_ready
 from interlock.app.runners import components
+from interlock.app.runtime import Runtime
 from interlock.config.settings import Settings
 from interlock.simulators import ensure_schema
 

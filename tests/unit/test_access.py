@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from interlock.app import wiring
-from interlock.app.bootstrap import Runtime
 from interlock.app.childenv import child_environment, settings_of
 from interlock.app.runners import components
+from interlock.app.runtime import Runtime
 from interlock.config import access
 from interlock.config.components import STAGE_HOST, model_stages
 from interlock.config.secrets import Secrets

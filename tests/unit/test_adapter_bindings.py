@@ -11,7 +11,7 @@ import pytest
 from interlock.adapters.http import HttpEffects
 from interlock.app import failures
 from interlock.app.bindings import check_adapters
-from interlock.app.bootstrap import Runtime
+from interlock.app.runtime import Runtime
 from interlock.app.wiring import bind
 from interlock.cli import app
 from interlock.config.plugins import installed

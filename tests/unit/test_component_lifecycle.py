@@ -15,7 +15,7 @@ import pytest
 from interlock.app.connections import CLOSED_GRACE, EXIT_CONNECTION_LOST, connection_options
 from interlock.app.health import healthy
 from interlock.app.supervisor import exit_reason
-from interlock.cli.run import within_grace
+from interlock.cli.component import within_grace
 from interlock.config.settings import Settings
 from interlock.messaging.progress import Progress, Report
 

@@ -7,8 +7,7 @@ import os
 
 import pytest
 
-from interlock.app.bootstrap import CORE
-from interlock.app.composition import EXTRAS, default_stack, names, resolve_name
+from interlock.app.composition import CORE, EXTRAS, default_stack, names, resolve_name
 from interlock.app.runners import components
 from interlock.config.components import GATEWAY, SIMULATOR, STAGE_HOST
 from interlock.config.settings import Settings

@@ -6,9 +6,8 @@ from collections import Counter
 
 import pytest
 
-from interlock.app.bootstrap import with_partitions
 from interlock.app.childenv import settings_of
-from interlock.app.composition import default_stack, resolve_name
+from interlock.app.composition import default_stack, resolve_name, with_partitions
 from interlock.config.access import database_role, nats_identity
 from interlock.config.access import permissions_of as permissions
 from interlock.contracts import subjects
