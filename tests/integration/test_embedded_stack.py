@@ -1,13 +1,10 @@
 """The embedded servers, the stack that shares them between processes, and the fixtures."""
 
 import json
-import os
-import signal
 import socket
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from subprocess import PIPE, Popen
 from typing import Any
@@ -82,16 +79,6 @@ def _hold_stack(home: Path, started_in: str = "main thread") -> tuple[Popen[str]
     )
     assert holder.stdout is not None
     return holder, json.loads(holder.stdout.readline())
-
-
-@contextmanager
-def _process_of(uid: int) -> Iterator[int]:
-    """The pid of a live process owned by ``uid``, for as long as the block lasts."""
-    process = Popen(["cat"], stdin=PIPE, user=uid if uid != os.getuid() else None)
-    try:
-        yield process.pid
-    finally:
-        process.communicate(b"")
 
 
 @pytest.fixture
@@ -240,48 +227,6 @@ async def test_a_cluster_that_trusted_local_connections_is_given_a_password(
         server.stop()
 
 
-async def test_restarted_postgres_keeps_its_data(tmp_path: Path) -> None:
-    await _create_table(EmbeddedPostgres(tmp_path, password=PASSWORD), crash=False)
-
-    await _assert_table_survived(EmbeddedPostgres(tmp_path, password=PASSWORD))
-
-
-async def test_restarted_nats_keeps_its_streams(tmp_path: Path) -> None:
-    for run in (1, 2):
-        server = EmbeddedNats(tmp_path)
-        client = await nats.connect(server.start())
-        try:
-            js = client.jetstream()
-            if run == 1:
-                await js.add_stream(name="KEPT", subjects=["kept.>"])
-                await js.publish("kept.one", b"durable")
-            else:
-                assert (await js.get_msg("KEPT", 1)).data == b"durable"
-        finally:
-            await client.close()
-            server.stop()
-
-
-async def test_postgres_restarts_over_the_pid_file_of_a_killed_postmaster(tmp_path: Path) -> None:
-    await _create_table(EmbeddedPostgres(tmp_path, password=PASSWORD), crash=True)
-    assert (tmp_path / "data" / "postmaster.pid").exists()
-
-    await _assert_table_survived(EmbeddedPostgres(tmp_path, password=PASSWORD))
-
-
-async def test_postgres_restarts_when_its_stale_pid_now_names_another_process(
-    tmp_path: Path,
-) -> None:
-    await _create_table(EmbeddedPostgres(tmp_path, password=PASSWORD), crash=True)
-    pid_file = tmp_path / "data" / "postmaster.pid"
-    # A live process of the server's own user, as when a reboot hands the pid out again.
-    with _process_of(pid_file.stat().st_uid) as squatter:
-        _, rest = pid_file.read_text().split("\n", 1)
-        pid_file.write_text(f"{squatter}\n{rest}")
-
-        await _assert_table_survived(EmbeddedPostgres(tmp_path, password=PASSWORD))
-
-
 @pytest.mark.parametrize("run", [1, 2])
 async def test_database_fixture_gives_each_test_a_fresh_migrated_database(
     db: asyncpg.Connection, run: int
@@ -297,27 +242,6 @@ async def test_nats_fixture_gives_each_test_a_server_without_streams(nc: Client,
     assert await nc.jsm().streams_info() == []
     await js.add_stream(name="LEFTOVER", subjects=["leftover.>"])
     await js.create_key_value(bucket="leftover")
-
-
-async def _create_table(server: EmbeddedPostgres, *, crash: bool) -> None:
-    """Create and fill a table, then stop the server, or SIGKILL it to simulate a crash."""
-    connection = await asyncpg.connect(server.start(), password=PASSWORD)
-    try:
-        await connection.execute("CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)")
-    finally:
-        await connection.close()
-    if crash:
-        os.kill(server.pid, signal.SIGKILL)
-    server.stop()
-
-
-async def _assert_table_survived(server: EmbeddedPostgres) -> None:
-    connection = await asyncpg.connect(server.start(), password=PASSWORD)
-    try:
-        assert await connection.fetchval("SELECT n FROM kept") == 42
-    finally:
-        await connection.close()
-        server.stop()
 
 
 def test_the_broker_takes_its_preferred_port_when_free_and_another_when_not(
