@@ -7,6 +7,7 @@ fresh database cloned from a migrated template, and a NATS server without stream
 
 import asyncio
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -20,6 +21,12 @@ from sqlalchemy.engine import make_url
 
 # Shared suites (the store contract) assert in tests/support: show their failures in full.
 pytest.register_assert_rewrite("tests.support")
+# pytest keeps each test module with its asserts rewritten in a bytecode cache, and reads it
+# back while the module is unchanged; where the environment says not to write bytecode
+# (`PYTHONDONTWRITEBYTECODE`, set on CI machines) it rewrote all ~260 modules on every run,
+# ~4 s of the unit tier. The test run writes it (only this process: its children keep the
+# environment's setting, and read what `tests.support.bytecode` compiled for them).
+sys.dont_write_bytecode = False
 
 from interlock.app.embedded import EmbeddedNats, EmbeddedPostgres  # noqa: E402
 from interlock.app.embedded.postgres import SUPERUSER  # noqa: E402
@@ -33,6 +40,18 @@ from tests.support.bytecode import compile_project  # noqa: E402
 from tests.support.chaos_stack import SHARED_STACKS  # noqa: E402
 
 _TIERS = ("unit", "integration", "e2e", "chaos")
+_SERVER_TIERS = frozenset(_TIERS[1:])
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """`pytest -m unit` does not import the other tiers' modules only to deselect them (~4 s
+    of its start). A tier's folder is its tests' mark, so nothing of the unit tier is lost."""
+    if config.option.markexpr != "unit":
+        return None
+    tests_dir = Path(__file__).parent
+    if collection_path.parent == tests_dir and collection_path.name in _SERVER_TIERS:
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
