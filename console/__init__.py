@@ -9,7 +9,7 @@ dead letters, recent activity). Nothing is served without a login.
 
 The names below are loaded on first use: the application and its pages import SQLAlchemy,
 Starlette and the templates (about 0.9 s), which a process that only prints the console's
-address or waits for it to answer (every component, `interlock up`) should not pay.
+address (every component, `interlock up`) should not pay.
 """
 
 from __future__ import annotations
@@ -18,17 +18,16 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from interlock.console.address import banner, console_url, wait_until_serving
+    from interlock.console.address import banner, console_url
     from interlock.console.app import create_app
     from interlock.console.server import serve
 
-__all__ = ["banner", "console_url", "create_app", "serve", "wait_until_serving"]
+__all__ = ["banner", "console_url", "create_app", "serve"]
 _WHERE = {
     "create_app": "interlock.console.app",
     "banner": "interlock.console.address",
     "console_url": "interlock.console.address",
     "serve": "interlock.console.server",
-    "wait_until_serving": "interlock.console.address",
 }
 
 

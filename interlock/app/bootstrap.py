@@ -11,7 +11,7 @@ import nats
 
 from interlock.app.childenv import child_environment
 from interlock.app.composition import with_partitions
-from interlock.app.health import wait_until_ready
+from interlock.app.health import wait_until_listening, wait_until_ready
 from interlock.app.supervisor import Supervisor
 from interlock.config import access, components
 from interlock.config.plugins import installed
@@ -79,9 +79,7 @@ async def supervised(
     supervisor = Supervisor(envs, settings.home / "logs", started_up=False)
     await supervisor.start()
     try:
-        await _until_ready(
-            supervisor, wait_until_ready(nats_url, names, partitions=partitions), stop
-        )
+        await _until_ready(supervisor, _ready(settings, nats_url, names), stop)
         supervisor.started_up = True
         yield supervisor
     finally:
@@ -107,6 +105,12 @@ def environments(
             None if role is None else access.database_url_as(database_url, role, secrets),
         )
     return envs
+
+
+async def _ready(settings: Settings, nats_url: str, names: list[str]) -> None:
+    """Every component attached to the broker, and every HTTP server accepting connections."""
+    await wait_until_ready(nats_url, names, partitions=settings.projector_partitions)
+    await wait_until_listening(settings, names)
 
 
 async def _until_ready(

@@ -7,7 +7,9 @@ last answer to a fetch, a stage consumer with a pull request waiting). A process
 connection died, or whose loop is stuck, is unhealthy even though it still runs.
 
 Readiness at start-up (`wait_until_ready`) is judged from the broker's side: a consumer-based
-component is ready when its durable consumer has a pending pull request.
+component is ready when its durable consumer has a pending pull request. A component with an
+HTTP server (the gateway, the console) is ready once its port accepts connections too
+(`wait_until_listening`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from interlock.config import components as table
 from interlock.config.access import without_credentials
 from interlock.config.components import Readiness
 from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts import subjects
 from interlock.contracts.partitions import (
     PROJECTOR,
@@ -218,4 +221,36 @@ async def _sim_answers(nc: Client) -> bool:
         await nc.request(POLICY_CURRENT, b'{"category": "billing"}', timeout=1.0)
     except Exception:
         return False
+    return True
+
+
+async def wait_until_listening(
+    settings: Settings, components: list[str], within: float = 90.0
+) -> None:
+    """Return once every one of `components` with an HTTP server (its row's `listens`)
+    accepts connections on the port `settings` give it; TimeoutError naming the others."""
+    addresses = {}
+    for name in components:
+        row = table.find(name)
+        if row is not None and row.listens is not None:
+            host, port = (getattr(settings, field) for field in row.listens)
+            addresses[name] = ("127.0.0.1" if host in ("0.0.0.0", "") else host, port)
+    deadline = asyncio.get_running_loop().time() + within
+    while addresses:
+        for name, address in list(addresses.items()):
+            if await _accepts(*address):
+                del addresses[name]
+        if addresses and asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"not listening after {within}s: {', '.join(addresses)}")
+        if addresses:
+            await asyncio.sleep(0.1)
+
+
+async def _accepts(host: str, port: int) -> bool:
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 1.0)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    await writer.wait_closed()
     return True

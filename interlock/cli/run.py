@@ -59,8 +59,7 @@ def up(
                 terminal.console.print(f"  {child['name']:<32} pid {child['pid']}")
             if sender_line and GATEWAY in names:
                 terminal.console.print(sender_line)
-            if CONSOLE in names:
-                await console.wait_until_serving(s)
+            if CONSOLE in names:  # serving: `supervised` waited for every HTTP server
                 banner = console.banner(s, embedded=s.database_url is None)
                 terminal.console.print(banner, markup=False, highlight=False, soft_wrap=True)
             terminal.console.print(f"logs in {s.home / 'logs'}; Ctrl-C stops everything")
