@@ -21,7 +21,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import event as hypothesis_event
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from interlock.projector.engine import Accepted, Context, Workflow, resolve
 from tests.support.payloads import PAYLOADS, envelope
@@ -72,11 +72,12 @@ class SupportWorkflowMachine(RuleBasedStateMachine):
         self.refund = "none"
         self.notified = False
 
-    @rule(version=st.sampled_from([1, 2, 3, 3]))
+    @initialize(version=st.sampled_from([1, 2, 3, 3]))
     def use_definition(self, version: int) -> None:
-        if self.workflow.version == 0:
-            self.definition = REGISTRY.get("support", version)
-            self.workflow = self.workflow.model_copy(update={"definition_version": version})
+        """The definition version the walk starts on (once: as a rule among the others it took
+        a third of every walk's steps, doing nothing after the first)."""
+        self.definition = REGISTRY.get("support", version)
+        self.workflow = self.workflow.model_copy(update={"definition_version": version})
 
     @rule(
         data=st.data(),
@@ -232,7 +233,7 @@ class SupportWorkflowMachine(RuleBasedStateMachine):
 
 SupportWorkflowMachine.TestCase.settings = settings(
     max_examples=300,
-    stateful_step_count=60,
+    stateful_step_count=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
