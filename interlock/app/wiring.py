@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nats.aio.client import Client
@@ -77,7 +77,13 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
     """The stages of `workflow_type`, wired to the configured model and external systems."""
     plugin = installed().plugin(workflow_type)
     adapters = bind(plugin, rt, nc)
-    return {s.name: worker(workflow_type, s, adapters, plugin.definitions) for s in plugin.stages}
+    return {
+        s.name: replace(
+            worker(workflow_type, s, adapters, plugin.definitions),
+            redelivery_s=rt.settings.stage_redelivery_s,
+        )
+        for s in plugin.stages
+    }
 
 
 def worker(

@@ -100,7 +100,7 @@ class Component:
 
 COMMON = ("home", "log_level", "local_traces", "insecure_nats", "shutdown_grace")
 """What every component process is given."""
-STAGE = ("stage_workers", "external_timeout", "adapters")
+STAGE = ("stage_workers", "external_timeout", "stage_redelivery_s", "adapters")
 MODEL = (
     "model",
     "models",

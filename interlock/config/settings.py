@@ -217,6 +217,14 @@ class Settings(ModelSettings, WebSettings):
     external_timeout: float = Field(
         default=2.0, gt=0, description="Seconds per call to an external system (simulators)."
     )
+    stage_redelivery_s: float = Field(
+        default=1.0,
+        gt=0,
+        le=60,
+        description="Seconds a job whose stage failed waits before its first redelivery; "
+        "doubled at each delivery, at most 60 s, or longer when the failing system asked "
+        "(Retry-After). After the sixth delivery the stage gives up and escalates.",
+    )
     adapters: dict[str, dict[str, dict[str, Any]]] = Field(
         default_factory=dict,
         description="Per workflow type and port, the port's adapter and its configuration, as "

@@ -164,7 +164,7 @@ async def _run(
     except Exception as exc:
         given_up = after_failure(stage, exc, job, envelope, deliveries(raw))
         if given_up is None:
-            delay = nak_delay(exc, raw)
+            delay = nak_delay(exc, raw, stage.redelivery_s)
             await settle(lambda: raw.nak(delay=delay), raw.subject)
         return given_up
 
@@ -186,12 +186,13 @@ def after_failure(
     return reported or escalation(exc, text)
 
 
-def nak_delay(exc: Exception, raw: Msg) -> float:
-    """How long the failed job waits before its redelivery: the growing backoff, or longer
-    if the unavailable system asked for it (an HTTP `Retry-After` on 429/503), within the
-    redelivery cap. The job waits in the broker, not in the handler: nothing is held."""
+def nak_delay(exc: Exception, raw: Msg, first: float = 1.0) -> float:
+    """How long the failed job waits before its redelivery: the backoff growing from `first`
+    seconds, or longer if the unavailable system asked for it (an HTTP `Retry-After` on
+    429/503), within the redelivery cap. The job waits in the broker, not in the handler:
+    nothing is held."""
     asked = exc.retry_after if isinstance(exc, ExternalUnavailable) else None
-    return redelivery_delay(raw, 1.0, asked)
+    return redelivery_delay(raw, first, asked)
 
 
 def escalation(exc: Exception, text: str = "") -> StageResult:

@@ -38,6 +38,8 @@ class StageWorker:
     """Acts on the outside world: consult the open-jobs record before every job, and never
     act without one (see `admission`)."""
     exhausted: Exhausted | None = None
+    redelivery_s: float = 1.0
+    """Seconds before a failed job's first redelivery (doubled per delivery, at most 60)."""
 
     @property
     def source(self) -> str:

@@ -50,9 +50,12 @@ tests/chaos/conftest.py): the modules asking for one kind run one after another.
 
 def chaos_environment(patch: pytest.MonkeyPatch) -> None:
     """What every chaos stack's components run with: a short sweeper bound, approvals that
-    never expire while a crash is recovered (up to an ack wait), fast retries, and the
-    shipped request cases' classifier."""
+    never expire while a crash is recovered (up to an ack wait), fast retries and
+    redeliveries, and the shipped request cases' classifier."""
     patch.setenv("INTERLOCK_SWEEP_AFTER", str(SWEEP_AFTER_S))
+    # A job that keeps failing is redelivered six times from 0.1 s on (3.1 s of waiting)
+    # instead of from 1 s on (31 s): the tests that exhaust a stage wait for the stage only.
+    patch.setenv("INTERLOCK_STAGE_REDELIVERY_S", "0.1")
     patch.setenv(
         "INTERLOCK_PARAMETERS",
         '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
