@@ -31,8 +31,16 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'interlock.console' has no attribute {name!r}")
-    return getattr(import_module(where), name)
+if not TYPE_CHECKING:  # type checkers see the imports above
+
+    def __getattr__(name: str) -> Any:
+        where = _WHERE.get(name)
+        if where is None:
+            raise AttributeError(f"module 'interlock.console' has no attribute {name!r}")
+        value = getattr(import_module(where), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -109,8 +109,10 @@ def environments(
 
 async def _ready(settings: Settings, nats_url: str, names: list[str]) -> None:
     """Every component attached to the broker, and every HTTP server accepting connections."""
-    await wait_until_ready(nats_url, names, partitions=settings.projector_partitions)
-    await wait_until_listening(settings, names)
+    await asyncio.gather(
+        wait_until_ready(nats_url, names, partitions=settings.projector_partitions),
+        wait_until_listening(settings, names),
+    )
 
 
 async def _until_ready(

@@ -34,8 +34,16 @@ _WHERE = {
 which `interlock.errors` (it re-exports the client's errors) must not cost every process."""
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'interlock.client' has no attribute {name!r}")
-    return getattr(import_module(where), name)
+if not TYPE_CHECKING:  # type checkers see the imports above
+
+    def __getattr__(name: str) -> Any:
+        where = _WHERE.get(name)
+        if where is None:
+            raise AttributeError(f"module 'interlock.client' has no attribute {name!r}")
+        value = getattr(import_module(where), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -31,7 +31,7 @@ UPSTREAM_ACTOR = Actor(id="upstream", role="upstream")
 
 
 class Client:
-    """One external client's connection (see the module's docstring)."""
+    """One external client's connection (see `interlock.client`)."""
 
     def __init__(
         self,

@@ -219,11 +219,11 @@ class Settings(ModelSettings, WebSettings):
     )
     stage_redelivery_s: float = Field(
         default=1.0,
-        gt=0,
+        ge=0.05,
         le=60,
         description="Seconds a job whose stage failed waits before its first redelivery; "
-        "doubled at each delivery, at most 60 s, or longer when the failing system asked "
-        "(Retry-After). After the sixth delivery the stage gives up and escalates.",
+        "doubled at each delivery, at least what the failing system asked (Retry-After), "
+        "never over 60 s. After the sixth delivery the stage gives up and escalates.",
     )
     adapters: dict[str, dict[str, dict[str, Any]]] = Field(
         default_factory=dict,

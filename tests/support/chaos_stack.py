@@ -50,12 +50,9 @@ tests/chaos/conftest.py): the modules asking for one kind run one after another.
 
 def chaos_environment(patch: pytest.MonkeyPatch) -> None:
     """What every chaos stack's components run with: a short sweeper bound, approvals that
-    never expire while a crash is recovered (up to an ack wait), fast retries and
-    redeliveries, and the shipped request cases' classifier."""
+    never expire while a crash is recovered (up to an ack wait), fast retries, and the
+    shipped request cases' classifier."""
     patch.setenv("INTERLOCK_SWEEP_AFTER", str(SWEEP_AFTER_S))
-    # A job that keeps failing is redelivered six times from 0.1 s on (3.1 s of waiting)
-    # instead of from 1 s on (31 s): the tests that exhaust a stage wait for the stage only.
-    patch.setenv("INTERLOCK_STAGE_REDELIVERY_S", "0.1")
     patch.setenv(
         "INTERLOCK_PARAMETERS",
         '{"support": {"approval_sla_seconds": 3600, "retry_delay_scale": 0.02}}',
@@ -109,8 +106,12 @@ async def running_stack(
         patch.setenv(CRASHPOINTS, str(crash_dir))
         patch.setenv("INTERLOCK_EXTERNAL_TIMEOUT", "3")  # a wide window around lost answers
         chaos_environment(patch)
-        if sweep_after is not None:
+        if sweep_after is not None:  # the stacks of the tests that exhaust a stage
             patch.setenv("INTERLOCK_SWEEP_AFTER", str(sweep_after))
+            # Five redeliveries from 0.2 s on (6.2 s of waiting) instead of from 1 s on (31 s):
+            # those tests wait for the stage to give up, not for the default backoff. The
+            # other stacks keep it, as a broker or component restart needs it.
+            patch.setenv("INTERLOCK_STAGE_REDELIVERY_S", "0.2")
         # The components are given their settings, not the environment: read them anew.
         settings = Settings(home=e2e_settings.home, secrets_dir=e2e_settings.secrets_dir)
         names = default_stack(partitions=settings.projector_partitions, stage_host=stage_host)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from interlock.contracts.subjects import STAGE_MAX_DELIVER
 from interlock.tools.demo.runner import Script
 from interlock.tools.demo.scripts import (
     approve_after_cancel,
@@ -208,9 +209,9 @@ SCENARIOS = (
         "compensation_failure",
         "MANUAL_REVIEW",
         approve_when_asked,
-        # Every reversal of this refund is refused: a compensation that missed a late answer
-        # and asked again must meet the refusal again, not succeed on the spent plan.
-        faults={"execute": ["mismatch"], "reverse": ["fail"] * 3},
+        # Every reversal of this refund is refused, on every delivery of the compensation: one
+        # that missed a late answer and asked again meets the refusal, not a spent plan.
+        faults={"execute": ["mismatch"], "reverse": ["fail"] * STAGE_MAX_DELIVER},
         checks=(
             (
                 "escalated because compensation failed",
