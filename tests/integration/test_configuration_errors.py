@@ -50,6 +50,7 @@ BAD_VALUES = {
     "openai_api_key": "",
     "model_timeout": "0",
     "external_timeout": "-1",
+    "stage_redelivery_s": "0.01",
     "adapters": '{"request": "http"}',
     "parameters": '{"support": {"approval_sla_secs": 60}}',
     "local_traces": "perhaps",
