@@ -23,6 +23,7 @@ from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import NotFoundError, ServiceUnavailableError
 
+from interlock.app.embedded._process import port_accepts
 from interlock.config import components as table
 from interlock.config.access import without_credentials
 from interlock.config.components import Readiness
@@ -238,19 +239,9 @@ async def wait_until_listening(
     deadline = asyncio.get_running_loop().time() + within
     while addresses:
         for name, address in list(addresses.items()):
-            if await _accepts(*address):
+            if await asyncio.to_thread(port_accepts, *address):
                 del addresses[name]
         if addresses and asyncio.get_running_loop().time() > deadline:
             raise TimeoutError(f"not listening after {within}s: {', '.join(addresses)}")
         if addresses:
             await asyncio.sleep(0.1)
-
-
-async def _accepts(host: str, port: int) -> bool:
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 1.0)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    await writer.wait_closed()
-    return True

@@ -39,10 +39,7 @@ def test_running_show_does_not_import_the_other_commands() -> None:
         "print(sorted(m for m in sys.modules if m.startswith(('interlock.cli.', "
         "'interlock.tools.bench', 'interlock.tools.chaos', 'interlock.tools.demo'))))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "['interlock.cli.inspect']"
+    assert _printed_by(probe) == "['interlock.cli.inspect']"
 
 
 def test_a_component_process_imports_nothing_that_only_brings_a_stack_up() -> None:
@@ -56,7 +53,11 @@ def test_a_component_process_imports_nothing_that_only_brings_a_stack_up() -> No
         "print(sorted(m for m in ('alembic', 'sqlalchemy', 'interlock.console.app', "
         "'interlock.projector.store.migrate', 'interlock.app.supervisor') if m in sys.modules))"
     )
-    out = subprocess.run(
+    assert _printed_by(probe) == "[]"
+
+
+def _printed_by(probe: str) -> str:
+    """What `probe` prints, run in a fresh interpreter (nothing imported yet)."""
+    return subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "[]"
+    ).stdout.strip()
