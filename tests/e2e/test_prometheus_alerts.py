@@ -70,18 +70,25 @@ def _prometheus(workdir: Path, target: str) -> Iterator[str]:
         server.wait(30)
 
 
-async def _firing(http: httpx.AsyncClient, base: str) -> list[dict[str, Any]] | None:
+async def _ready(http: httpx.AsyncClient, base: str) -> bool:
+    """Whether Prometheus serves its API: until its storage is open, every endpoint answers
+    503 "Service Unavailable" (and before that, nothing listens)."""
     try:
-        answer = await http.get(f"{base}/api/v1/alerts")
+        answer = await http.get(f"{base}/-/ready")
     except httpx.TransportError:
-        return None  # still starting
+        return False
+    return answer.status_code == 200
+
+
+async def _firing(http: httpx.AsyncClient, base: str) -> list[dict[str, Any]] | None:
+    answer = (await http.get(f"{base}/api/v1/alerts")).raise_for_status()
     alerts = answer.json()["data"]["alerts"]
     found = [a for a in alerts if a["labels"]["alertname"] == ALERT and a["state"] == "firing"]
     return found or None
 
 
 async def _scraped(http: httpx.AsyncClient, base: str, query: str) -> float | None:
-    answer = await http.get(f"{base}/api/v1/query", params={"query": query})
+    answer = (await http.get(f"{base}/api/v1/query", params={"query": query})).raise_for_status()
     result = answer.json()["data"]["result"]
     return float(result[0]["value"][1]) if result else None
 
@@ -108,6 +115,7 @@ async def test_prometheus_fires_the_approval_wait_alert_for_a_request_past_its_d
             await client.close()
         with _prometheus(tmp_path, f"127.0.0.1:{metrics_port}") as prometheus:
             async with httpx.AsyncClient(timeout=10) as http:
+                await eventually(lambda: _ready(http, prometheus), within=60, every=0.2)
                 firing = await eventually(
                     lambda: _firing(http, prometheus), within=180, every=1, what=ALERT
                 )
