@@ -15,7 +15,7 @@ import random
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from interlock.app.embedded import EmbeddedNats
@@ -67,14 +67,19 @@ async def stack(
     max_examples=4,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
-@given(rng=st.randoms(use_true_random=False), messages=st.integers(min_value=40, max_value=150))
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1), messages=st.integers(40, 150))
 async def test_hostile_messages_change_nothing_and_every_one_is_accounted_for(
-    stack: tuple[Stack, Supervisor], rng: random.Random, messages: int
+    stack: tuple[Stack, Supervisor], seed: int, messages: int
 ) -> None:
+    """The round's choices come from a seed drawn up front, not from draws made as it runs:
+    how many draws a round makes depends on timing, so a failing round replayed from its
+    draws was reported as a flaky strategy, hiding the failure. A failing round is reported
+    with its seed and not shrunk (each attempt is a whole round against a running stack)."""
     running, supervisor = stack
 
-    report = await play(running, rng, messages, good=2)
+    report = await play(running, random.Random(seed), messages, good=2)
 
     assert report.fates.get(ACCEPTED, 0) == 0, report.as_json()
     assert report.fates.get(UNACCOUNTED, 0) == 0, report.as_json()
