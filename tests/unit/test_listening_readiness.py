@@ -5,12 +5,15 @@ console that refused them (`ConnectError`) for the moment it took to bind."""
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import pytest
 
 from interlock.app.health import wait_until_listening
-from interlock.config.components import CONSOLE, GATEWAY
+from interlock.app.startup import require_free_ports
+from interlock.config.components import CONSOLE, GATEWAY, find
 from interlock.config.settings import Settings
+from interlock.contracts.errors import ConfigurationError
 from tests.support.cli import free_port
 
 
@@ -40,3 +43,26 @@ async def test_a_port_nobody_binds_is_a_timeout_naming_the_component() -> None:
 
 async def test_components_without_a_server_are_not_waited_for() -> None:
     await asyncio.wait_for(wait_until_listening(Settings(), ["relay", "projector"]), 1.0)
+
+
+def test_a_taken_port_of_a_listening_component_is_refused_naming_its_variable() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        settings = Settings(console_host="127.0.0.1", console_port=port, gateway_port=free_port())
+
+        require_free_ports(settings, ["relay", GATEWAY])  # the console is not asked for
+        with pytest.raises(ConfigurationError, match=f"INTERLOCK_CONSOLE_PORT: 127.0.0.1:{port}"):
+            require_free_ports(settings, [CONSOLE, GATEWAY])
+
+
+def test_the_address_of_a_component_is_read_from_the_fields_its_row_names() -> None:
+    settings = Settings(console_host="10.0.0.7", console_port=8123)
+
+    console, relay = find(CONSOLE), find("relay")
+
+    assert console is not None
+    assert relay is not None
+    assert console.address(settings) == ("10.0.0.7", 8123)
+    assert relay.address(settings) is None
