@@ -233,9 +233,8 @@ async def wait_until_listening(
     addresses = {}
     for name in components:
         row = table.find(name)
-        address = None if row is None else row.address(settings)
-        if address is not None:
-            host, port = address
+        if row is not None and row.listens is not None:
+            host, port = (getattr(settings, field) for field in row.listens)
             addresses[name] = ("127.0.0.1" if host in ("0.0.0.0", "") else host, port)
     deadline = asyncio.get_running_loop().time() + within
     while addresses:

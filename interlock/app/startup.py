@@ -20,10 +20,9 @@ def require_free_ports(s: Settings, names: list[str]) -> None:
     listens (its row's `listens`: the gateway, the console) is already taken: `up` must never
     report, or send operators to, a server it does not own."""
     for row in TABLE:
-        address = row.address(s)
-        if address is None or row.listens is None or row.name not in names:
+        if row.listens is None or row.name not in names:
             continue
-        host, port = address
+        host, port = (getattr(s, field) for field in row.listens)
         variable = f"INTERLOCK_{row.listens[1].upper()}"
         if not _free(host, port):
             raise ConfigurationError(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from interlock.config.plugins import installed
 from interlock.contracts.clients import GATEWAY
@@ -27,9 +27,6 @@ from interlock.contracts.partitions import PROJECTOR, is_projector
 from interlock.messaging import permissions as broker
 from interlock.messaging.permissions import Permissions
 from interlock.projector.store import roles
-
-if TYPE_CHECKING:
-    from interlock.config.settings import Settings
 
 __all__ = [
     "CONSOLE", "GATEWAY", "PROJECTOR", "RELAY", "SIMULATOR", "STAGE_HOST", "TABLE", "TIMER",
@@ -91,14 +88,6 @@ class Component:
     per_name: bool = False
     stage: tuple[str, str] | None = None
     """(workflow_type, stage) of a stage service."""
-
-    def address(self, settings: Settings) -> tuple[str, int] | None:
-        """The host and port its HTTP server listens on under `settings` (None: it has no
-        server)."""
-        if self.listens is None:
-            return None
-        host, port = self.listens
-        return getattr(settings, host), getattr(settings, port)
 
     @property
     def nats_identity(self) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from interlock.app.health import wait_until_listening
 from interlock.app.startup import require_free_ports
-from interlock.config.components import CONSOLE, GATEWAY, find
+from interlock.config.components import CONSOLE, GATEWAY
 from interlock.config.settings import Settings
 from interlock.contracts.errors import ConfigurationError
 from tests.support.cli import free_port
@@ -55,14 +55,3 @@ def test_a_taken_port_of_a_listening_component_is_refused_naming_its_variable() 
         require_free_ports(settings, ["relay", GATEWAY])  # the console is not asked for
         with pytest.raises(ConfigurationError, match=f"INTERLOCK_CONSOLE_PORT: 127.0.0.1:{port}"):
             require_free_ports(settings, [CONSOLE, GATEWAY])
-
-
-def test_the_address_of_a_component_is_read_from_the_fields_its_row_names() -> None:
-    settings = Settings(console_host="10.0.0.7", console_port=8123)
-
-    console, relay = find(CONSOLE), find("relay")
-
-    assert console is not None
-    assert relay is not None
-    assert console.address(settings) == ("10.0.0.7", 8123)
-    assert relay.address(settings) is None
