@@ -24,7 +24,6 @@ from interlock.app.runtime import Runtime
 from interlock.app.wiring import typed
 from interlock.config.secrets import Secrets
 from interlock.config.settings import Settings
-from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.ops.queries import open_reader, workflow_view
 from interlock.projector.service import Projector
@@ -34,7 +33,7 @@ from tests.support.cli import cli, cli_env
 from tests.support.console import console_settings, signed_in
 from tests.support.direct import accepted, answer, checkpoint
 from tests.support.harness import Harness
-from tests.support.payloads import PAYLOADS, envelope
+from tests.support.payloads import PAYLOADS, envelope, job_envelope
 from tests.support.polling import eventually
 from tests.support.workflows import REGISTRY
 
@@ -78,18 +77,12 @@ async def test_a_stage_raising_value_error_is_explained_in_audit_data_and_consol
             state=wf.state,
             definition_version=wf.definition_version,
         )
-        job_envelope = Envelope(
-            event_id=job_id,
-            type="JOB",
-            workflow_type="support",
-            workflow_id=WF,
-            tenant_id="acme",
-            actor=Actor(id="projector", role="system"),
-            occurred_at=datetime.now(UTC),
+        sent = job_envelope(
+            "support", event_id=job_id, workflow_id=WF, occurred_at=datetime.now(UTC)
         )
         definition = REGISTRY.get("support", wf.definition_version)
         handler = typed("support", buggy(open_job.stage), {}, (definition,))  # type: ignore[arg-type]
-        report = await handler(job, job_envelope)
+        report = await handler(job, sent)
         await accepted(answer(projector, store, WF, report.event_type, dict(report.payload)))
     finally:
         await store.close()

@@ -124,6 +124,30 @@ ROLES = {
 _ids = itertools.count(1)
 
 
+JOB_TIME = datetime(2030, 1, 1, tzinfo=UTC)
+
+
+def job_envelope(
+    workflow_type: str = "t",
+    *,
+    event_id: str = "job-1",
+    workflow_id: str = "wf-1",
+    occurred_at: datetime = JOB_TIME,
+    **extra: Any,
+) -> Envelope:
+    """The envelope of a job, as the projector sends one to a stage."""
+    return Envelope(
+        event_id=event_id,
+        type="JOB",
+        workflow_type=workflow_type,
+        workflow_id=workflow_id,
+        tenant_id="acme",
+        actor=Actor(id="projector", role="system"),
+        occurred_at=occurred_at,
+        **extra,
+    )
+
+
 def envelope(
     event_type: str,
     *,

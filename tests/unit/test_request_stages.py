@@ -14,7 +14,6 @@ from pydantic import ValidationError
 
 from interlock import StageHandler
 from interlock.app.wiring import TypedHandler
-from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.ids import fingerprint, result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.errors import ExternalTimeout, OutcomeUnknown
@@ -26,15 +25,11 @@ from interlock.workflows.request.stages.execute import effect_key, execute_effec
 from interlock.workflows.request.stages.intake import normalize_request, validate
 from interlock.workflows.request.stages.route import bind_approval, route
 from tests.support.fake_ports import Ledger
+from tests.support.payloads import job_envelope
 from tests.support.request_payloads import AUTHORIZATION, REQUEST, request_data
 
-ENVELOPE = Envelope(
-    event_id="job-1",
-    type="JOB",
-    workflow_type="request",
-    workflow_id="wf-1",
-    tenant_id="acme",
-    actor=Actor(id="projector", role="system"),
+ENVELOPE = job_envelope(
+    "request",
     correlation_id="evt-001",
     occurred_at=datetime(2026, 6, 1, tzinfo=UTC),
     expected_version=5,

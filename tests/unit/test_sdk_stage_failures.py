@@ -4,7 +4,6 @@ records the model call and validates the answer."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -12,21 +11,12 @@ from pydantic import BaseModel
 
 from interlock import ModelReply, ModelRequest, Result, StageContext, ask, stage
 from interlock.app.wiring import typed
-from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.ids import result_event_id
 from interlock.contracts.jobs import JobPayload
 from interlock.errors import ExternalUnavailable, OutcomeUnknown
+from tests.support.payloads import job_envelope
 
-ENVELOPE = Envelope(
-    event_id="job-1",
-    type="JOB",
-    workflow_type="t",
-    workflow_id="wf-1",
-    tenant_id="acme",
-    actor=Actor(id="projector", role="system"),
-    correlation_id="case-1",
-    occurred_at=datetime(2030, 1, 1, tzinfo=UTC),
-)
+ENVELOPE = job_envelope(correlation_id="case-1")
 JOB = JobPayload(job_id="job-1", stage="s", state="S", definition_version=1, inputs={})
 
 

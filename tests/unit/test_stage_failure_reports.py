@@ -7,7 +7,6 @@ redelivery."""
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Any, ClassVar, cast
 
 import pytest
@@ -17,22 +16,15 @@ from pydantic import BaseModel
 
 from interlock import Result, StageContext, Transient, Workflow, stage
 from interlock.app.wiring import typed
-from interlock.contracts.envelope import Actor, Envelope
+from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.services.runtime.failing import error_class, failure_text
 from interlock.services.runtime.stage import StageResult, StageWorker, _run
 from tests.support.fake_msg import FakeMsg
+from tests.support.payloads import job_envelope
 from tests.support.telemetry import recorded
 
-ENVELOPE = Envelope(
-    event_id="job-1",
-    type="JOB",
-    workflow_type="t",
-    workflow_id="wf-8624",
-    tenant_id="acme",
-    actor=Actor(id="projector", role="system"),
-    occurred_at=datetime(2030, 1, 1, tzinfo=UTC),
-)
+ENVELOPE = job_envelope(workflow_id="wf-8624")
 CUSTOMER = "C-1042-ACME"
 
 

@@ -4,7 +4,6 @@ what the failing system asked for (Retry-After), never over 60 s."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any, cast
 
 import pytest
@@ -12,22 +11,15 @@ import pytest
 from interlock.app import wiring
 from interlock.app.runtime import Runtime
 from interlock.config.settings import Settings
-from interlock.contracts.envelope import Actor, Envelope
+from interlock.contracts.envelope import Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.errors import ExternalUnavailable, Transient
 from interlock.services.runtime.stage import StageResult, StageWorker, _run
 from tests.support.fake_msg import FakeMsg
+from tests.support.payloads import job_envelope
 from tests.support.workflows import REGISTRY
 
-ENVELOPE = Envelope(
-    event_id="job-1",
-    type="JOB",
-    workflow_type="t",
-    workflow_id="wf-1",
-    tenant_id="acme",
-    actor=Actor(id="projector", role="system"),
-    occurred_at=datetime(2030, 1, 1, tzinfo=UTC),
-)
+ENVELOPE = job_envelope()
 JOB = JobPayload(job_id="job-1", stage="s", state="S", definition_version=1, inputs={})
 
 

@@ -6,11 +6,9 @@ retries durably (so `wf.retrying()` fires), `ESCALATE` otherwise."""
 from __future__ import annotations
 
 import dataclasses
-from datetime import UTC, datetime
 from typing import Any, cast
 
 from interlock.app.wiring import worker
-from interlock.contracts.envelope import Actor, Envelope
 from interlock.contracts.jobs import JobPayload
 from interlock.contracts.subjects import STAGE_MAX_DELIVER
 from interlock.errors import ExternalTimeout, ExternalUnavailable, OutcomeUnknown
@@ -18,17 +16,10 @@ from interlock.services.runtime.stage import _run
 from interlock.testing import WorkflowTestEnv
 from tests.support.fake_msg import FakeMsg
 from tests.support.loose import loose
+from tests.support.payloads import job_envelope
 from tests.unit.testkit_plugins import Sender, plugin
 
-ENVELOPE = Envelope(
-    event_id="job-1",
-    type="JOB",
-    workflow_type="sender",
-    workflow_id="wf-1",
-    tenant_id="acme",
-    actor=Actor(id="projector", role="system"),
-    occurred_at=datetime(2030, 1, 1, tzinfo=UTC),
-)
+ENVELOPE = job_envelope("sender")
 
 
 def env_with(sender: Sender, **changes: Any) -> WorkflowTestEnv:
