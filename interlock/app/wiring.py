@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from nats.aio.client import Client
@@ -77,11 +77,9 @@ def stage_handlers(rt: Runtime, nc: Client, workflow_type: str) -> dict[str, Sta
     """The stages of `workflow_type`, wired to the configured model and external systems."""
     plugin = installed().plugin(workflow_type)
     adapters = bind(plugin, rt, nc)
+    first = rt.settings.stage_redelivery_s
     return {
-        s.name: replace(
-            worker(workflow_type, s, adapters, plugin.definitions),
-            redelivery_s=rt.settings.stage_redelivery_s,
-        )
+        s.name: worker(workflow_type, s, adapters, plugin.definitions, redelivery_s=first)
         for s in plugin.stages
     }
 
@@ -91,14 +89,21 @@ def worker(
     stage: StageLike,
     adapters: Mapping[str, Any],
     definitions: Sequence[WorkflowDefinition] = (),
+    *,
+    redelivery_s: float = 1.0,
 ) -> StageWorker:
     """The stage worker serving a typed stage, its ports bound to `adapters` (the runtime's
-    and `interlock.testing`'s alike)."""
+    and `interlock.testing`'s alike); a failed job is first redelivered after `redelivery_s`."""
     handler = TypedHandler(
         workflow_type, stage, _bound(stage, adapters), {d.version: d for d in definitions}
     )
     return StageWorker(
-        workflow_type, stage.name, handler, effects=stage.effects, exhausted=handler.exhausted
+        workflow_type,
+        stage.name,
+        handler,
+        effects=stage.effects,
+        exhausted=handler.exhausted,
+        redelivery_s=redelivery_s,
     )
 
 
