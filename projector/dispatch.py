@@ -54,9 +54,16 @@ KEEP_ALIVE_S = 3.0
 """How often a waiting message is reported in progress; well inside any ack wait."""
 
 
-def key_of(event: Envelope | MalformedMessage) -> str | None:
+LineKey = tuple[str, str]
+"""A workflow's line: its tenant and id (workflow ids are unique within a tenant only, so one
+tenant's messages never wait in the line of another's workflow of the same id)."""
+
+
+def key_of(event: Envelope | MalformedMessage) -> LineKey | None:
     """The workflow a message belongs to (a request's id is derived if not given)."""
-    return None if isinstance(event, MalformedMessage) else workflow_id_of(event)
+    if isinstance(event, MalformedMessage):
+        return None
+    return event.tenant_id, workflow_id_of(event)
 
 
 def _stream_of(msg: Msg) -> str:
@@ -78,7 +85,7 @@ class KeyedDispatcher:
         claim: Callable[[str, Envelope | MalformedMessage], Envelope | MalformedMessage | None] = (
             lambda _, event: event
         ),
-        line_of: Callable[[Msg, Envelope | MalformedMessage], str | None] = (
+        line_of: Callable[[Msg, Envelope | MalformedMessage], LineKey | None] = (
             lambda _, event: key_of(event)
         ),
         aside_of: Callable[[Msg], bool] = lambda _: False,
@@ -90,7 +97,7 @@ class KeyedDispatcher:
         self._slots = FairSlots(workers)
         self._aside = FairSlots(aside)
         self._keep_alive = keep_alive
-        self._lines: dict[str, Line[Parsed]] = {}
+        self._lines: dict[LineKey, Line[Parsed]] = {}
         self._running: set[asyncio.Task[None]] = set()
         self._unfinished = 0
         self._keeper: asyncio.Task[None] | None = None
@@ -132,7 +139,7 @@ class KeyedDispatcher:
         self._running.add(task)
         task.add_done_callback(self._running.discard)
 
-    async def _serve(self, key: str, line: Line[Parsed]) -> None:
+    async def _serve(self, key: LineKey, line: Line[Parsed]) -> None:
         """Decide the line's messages, senders in turn, until it is empty."""
         try:
             while line:

@@ -21,16 +21,16 @@ from nats.aio.msg import Msg
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.subjects import HEADER_MSG_ID
-from interlock.projector.dispatch import key_of
+from interlock.projector.dispatch import LineKey, key_of
 from interlock.projector.service import Projector
 
-LineOf = Callable[[Msg, Envelope | MalformedMessage], str | None]
+LineOf = Callable[[Msg, Envelope | MalformedMessage], LineKey | None]
 
 
 def lines_of(projector: Projector) -> LineOf:
     """The line of each message `projector` decides: its workflow's, or None for none."""
 
-    def line_of(raw: Msg, event: Envelope | MalformedMessage) -> str | None:
+    def line_of(raw: Msg, event: Envelope | MalformedMessage) -> LineKey | None:
         if isinstance(event, MalformedMessage):
             return None
         try:

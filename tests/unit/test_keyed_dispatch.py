@@ -48,6 +48,33 @@ async def test_a_stuck_workflow_never_blocks_the_fetch_loop_or_other_workflows()
     assert stuck == [f"stuck-{n}" for n in range(300)]  # still in stream order
 
 
+async def test_another_tenants_workflow_of_the_same_id_waits_in_a_line_of_its_own() -> None:
+    # Workflow ids are unique within a tenant only: a message naming another tenant's
+    # workflow of the same id (refused there, or unknown) must not queue behind this one's.
+    release = asyncio.Event()
+    handled: list[str] = []
+
+    async def handle(parsed: Parsed) -> None:
+        event = parsed[1]
+        assert not isinstance(event, MalformedMessage)
+        if event.tenant_id == "acme":
+            await release.wait()
+        handled.append(event.event_id)
+
+    dispatcher = KeyedDispatcher(handle, 4)
+    try:
+        for tenant in ("acme", "globex"):
+            body = envelope("CANCEL_REQUESTED", workflow_id="wf-1", tenant_id=tenant,
+                            event_id=f"{tenant}-0")  # fmt: skip
+            await dispatcher.submit(FakeMsg(body.to_bytes(), sequence=len(handled)))
+        await _until(lambda: handled == ["globex-0"])
+        release.set()
+        await _until(lambda: len(handled) == 2)
+    finally:
+        release.set()
+        await dispatcher.aclose()
+
+
 async def test_malformed_messages_never_block_well_formed_ones() -> None:
     workers = 4
     # A workflow whose key lands where every malformed message used to queue.

@@ -59,7 +59,7 @@ def cancel(sender: str, event_id: str, **fields: Any) -> tuple[Any, Envelope]:
 
 
 def test_a_sender_with_standing_waits_in_its_workflows_line(line_of: Any) -> None:
-    assert line_of(*cancel("approvals", "e-1")) == "wf-1"
+    assert line_of(*cancel("approvals", "e-1")) == ("acme", "wf-1")
 
 
 def test_refusals_whatever_the_state_wait_in_no_line(line_of: Any) -> None:
