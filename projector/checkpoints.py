@@ -2,8 +2,9 @@
 
 Correctness never depends on it: a commit is a compare-and-set on the version, so a stale
 entry costs one failed commit and a reload. It saves the load round trip on the hot path
-(one workflow's events arrive one after another at the same projector). Refusals are only
-ever decided on a freshly loaded checkpoint: a stale entry must not turn a valid event away.
+(one workflow's events arrive one after another at the same projector). A refusal decided on
+a cached entry is written only while the workflow is still at its version (else it is decided
+again on a freshly loaded checkpoint): a stale entry must not turn a valid event away.
 """
 
 from __future__ import annotations

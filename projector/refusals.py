@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from interlock.contracts.definition import WorkflowDefinition
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.registry import Registry
@@ -19,8 +20,9 @@ from interlock.contracts.subjects import Inbound
 from interlock.otel import metrics
 from interlock.projector import door
 from interlock.projector.deadletters import NOT_AUDITED, audit_dead_letter
+from interlock.projector.duplicates import told_apart
 from interlock.projector.engine import Context, Rejected
-from interlock.projector.errors import NotDueYet
+from interlock.projector.errors import ConcurrencyConflict, NotDueYet
 from interlock.projector.outcome import EventOutcome, rejected
 from interlock.projector.refusal_bounds import OVER_LIMIT, RefusalBounds, over_limit
 from interlock.projector.store.port import WorkflowStore
@@ -64,6 +66,39 @@ class Refusals:
             raise MalformedMessage(rejection.reason, rejection.detail)
         return await self.record(stored, event, rejection, trace, inbound=inbound)
 
+    async def decided_on(
+        self,
+        stored: Stored,
+        event: Envelope,
+        rejection: Rejected,
+        *,
+        fresh: bool,
+        trace: TraceInfo,
+        ctx: Context,
+        inbound: Inbound | None,
+        definition: WorkflowDefinition,
+    ) -> EventOutcome | None:
+        """Record `rejection` of `event`, decided by the engine on `stored` (`fresh`: just
+        loaded; else cached); None to decide it again on fresh state. A refusal decided on a
+        cached checkpoint stands only if it is recorded while the workflow is still at that
+        version (a stale entry must not turn a valid event away); one that would not be
+        written under that check (a duplicate, a timer firing ahead of its time, a sender
+        past its bound) is decided on fresh state only."""
+        if not fresh and (rejection.reason == "duplicate" or rejection.retry_at is not None):
+            return None
+        wf = stored.workflow
+        rejection = await told_apart(
+            self._store, wf, event, inbound, rejection, definition=definition
+        )
+        try:
+            return await self.record(
+                stored, event, rejection, trace, ctx, inbound=inbound, at_version=not fresh
+            )
+        except ConcurrencyConflict:
+            if fresh:
+                raise
+            return None
+
     async def record(
         self,
         stored: Stored,
@@ -73,19 +108,25 @@ class Refusals:
         ctx: Context | None = None,
         *,
         inbound: Inbound | None = None,
+        at_version: bool = False,
     ) -> EventOutcome:
         """`stored`: the checkpoint it is refused on. `ctx`: what the engine decided in; None
         for a refusal made before it was asked. `inbound`: who sent it (a client past its
-        bound is dead-lettered, not audited)."""
+        bound is dead-lettered, not audited). `at_version`: `stored` is a cached checkpoint,
+        so the refusal is written only while the workflow is still at its version, and one
+        past its sender's bound (dead-lettered, nothing written) is not decided on it: either
+        way `ConcurrencyConflict`, to decide it again on fresh state."""
         wf = stored.workflow
         if rejection.retry_at is not None:
             self._premature(rejection.retry_at)
         over = over_limit(self._bounds, inbound, wf, event, rejection.reason)
         if over is not None:
+            if at_version:
+                raise ConcurrencyConflict(f"{wf.workflow_id}: a bounded refusal, on fresh state")
             detail = f"{rejection.reason}: {rejection.detail}; not audited: {over}"
             raise MalformedMessage(OVER_LIMIT, detail)
         if rejection.reason != "duplicate":
-            await self._store.reject(wf, event, rejection, trace, ctx)
+            await self._store.reject(wf, event, rejection, trace, ctx, at_version=at_version)
         log.info("rejected %s on %s: %s", event.type, wf.workflow_id, rejection.reason)
         metrics.transition(wf.workflow_type, event.type, False, rejection.reason)
         return rejected(stored, event, rejection)

@@ -153,17 +153,18 @@ class Projector:
             decision = door.job_refusal(wf, checked, inbound) or resolve(
                 definition, wf, checked, ctx
             )
-            if isinstance(decision, Rejected) and not fresh:
-                self._checkpoints.forget(wf.tenant_id, wf.workflow_id)  # refuse on fresh state
-                continue
+            if isinstance(decision, Rejected):
+                if fresh:  # the workflow's current state: its next event need not load it
+                    self._checkpoints.put(stored)
+                outcome = await self._refusals.decided_on(
+                    stored, checked, decision, fresh=fresh,
+                    trace=trace, ctx=ctx, inbound=inbound, definition=definition,
+                )  # fmt: skip
+                if outcome is None:
+                    self._checkpoints.forget(wf.tenant_id, wf.workflow_id)
+                    continue
+                return outcome
             try:
-                if isinstance(decision, Rejected):
-                    decision = await told_apart(
-                        self._store, wf, checked, inbound, decision, definition=definition
-                    )
-                    return await self._refusals.record(
-                        stored, checked, decision, trace, ctx, inbound=inbound
-                    )
                 decision = self._signed(decision)
                 with tracer.start_as_current_span("projector commit"):
                     await self._store.commit(decision, checked, trace, ctx)

@@ -111,10 +111,18 @@ class InMemoryWorkflowStore:
         rejection: Rejected,
         trace: TraceInfo,
         ctx: Context | None = None,
+        *,
+        at_version: bool = False,
     ) -> bool:
-        """Record a refused event (no state change, its id not reserved); True if audited."""
+        """Record a refused event (no state change, its id not reserved); True if audited.
+        `at_version`: only while the workflow is at `workflow`'s version and the event was
+        not accepted for it, else `ConcurrencyConflict`."""
         values = _json(rows.rejected(workflow, event, rejection, trace, ctx))
         await self._round_trip()
+        current = self._workflows.get(_key(values), {}).get("version")
+        done = ProcessedEvent(workflow.tenant_id, workflow.workflow_id, event.event_id)
+        if at_version and (current != workflow.version or done in self._processed):
+            raise ConcurrencyConflict(f"{workflow.workflow_id} moved past v{workflow.version}")
         first: bool
         if values["counted"]:
             replays: dict[str, int] | None = self._workflows.get(_key(values), {}).get("replays")

@@ -62,12 +62,17 @@ class WorkflowStore(Protocol):
         rejection: Rejected,
         trace: TraceInfo,
         ctx: Context | None = None,
+        *,
+        at_version: bool = False,
     ) -> bool:
         """Audit a refused event without changing the workflow or reserving its id (the same
         id may still be accepted later). True if an audit row (and a history row) was
         written; False if this event's refusal was audited before, or it repeats a request
         (`idempotent_replay`, `idempotency_conflict`) whose first repeat of that reason was
-        audited: repeats are counted on the workflow (`replays`) instead."""
+        audited: repeats are counted on the workflow (`replays`) instead. `at_version`: only
+        if the workflow is still at `workflow`'s version and the event was not accepted for
+        it (a refusal decided on a cached checkpoint, which may not know either); else
+        `ConcurrencyConflict`, writing nothing."""
         ...
 
     async def history(self, tenant_id: str, workflow_id: str) -> list[HistoryRecord]:

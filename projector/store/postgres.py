@@ -194,10 +194,18 @@ class PostgresWorkflowStore:
         rejection: Rejected,
         trace: TraceInfo,
         ctx: Context | None = None,
+        *,
+        at_version: bool = False,
     ) -> bool:
-        """Record a refused event (no state change, its id not reserved); True if audited."""
-        values = rows.rejected(workflow, event, rejection, trace, ctx)
-        return bool(await self._run(sql.REJECT, values))
+        """Record a refused event (no state change, its id not reserved); True if audited.
+        `at_version`: only while the workflow is at `workflow`'s version and the event was
+        not accepted for it, else `ConcurrencyConflict`."""
+        values = {**rows.rejected(workflow, event, rejection, trace, ctx), "at_version": at_version}
+        async with self._connection() as conn:
+            row = await conn.fetchrow(sql.REJECT.sql, *sql.REJECT.args(values))
+        if not row["held"]:
+            raise ConcurrencyConflict(f"{workflow.workflow_id} moved past v{workflow.version}")
+        return bool(row["audited"])
 
     async def decided(
         self, tenant_id: str, workflow_id: str, event_id: str

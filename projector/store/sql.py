@@ -169,17 +169,29 @@ HEADS = {"commit": _UPDATE, "create": _INSERT}
 RECORD = _RECORD
 
 REJECT = compile_named("""
-WITH counted AS (
+WITH at_version AS (
+    SELECT NOT :at_version OR (
+        EXISTS (
+            SELECT 1 FROM workflows
+            WHERE tenant_id = :tenant_id AND id = :workflow_id AND version = :version
+        ) AND NOT EXISTS (
+            SELECT 1 FROM processed_events
+            WHERE tenant_id = :tenant_id AND workflow_id = :workflow_id AND event_id = :event_id
+        )
+    ) AS holds
+),
+counted AS (
     UPDATE workflows
     SET replays = jsonb_set(
         replays, ARRAY[:reason::text], to_jsonb(COALESCE((replays ->> :reason::text)::int, 0) + 1)
     )
-    WHERE :counted AND tenant_id = :tenant_id AND id = :workflow_id
+    WHERE :counted AND (SELECT holds FROM at_version) AND tenant_id = :tenant_id
+      AND id = :workflow_id
     RETURNING (replays ->> :reason::text)::int AS n
 ),
 refused AS (
     INSERT INTO refused_events (tenant_id, workflow_id, event_id)
-    SELECT :tenant_id, :workflow_id, :event_id WHERE NOT :counted
+    SELECT :tenant_id, :workflow_id, :event_id WHERE NOT :counted AND (SELECT holds FROM at_version)
     ON CONFLICT DO NOTHING
     RETURNING 1
 ),
@@ -202,7 +214,7 @@ kept AS (
            :event, false, :reason, :version, :inputs, :outcome
     FROM audited
 )
-SELECT count(*) FROM audited
+SELECT (SELECT count(*) FROM audited) AS audited, (SELECT holds FROM at_version) AS held
 """)
 
 DECIDED = compile_named("""

@@ -41,13 +41,20 @@ async def accepted(outcome: Awaitable[EventOutcome]) -> EventOutcome:
     return decided
 
 
-async def to_gathering_evidence(projector: Projector, store: WorkflowStore, wf: str) -> None:
-    await accepted(projector.handle(envelope("START", workflow_id=wf, payload=PAYLOADS["START"])))
+async def to_gathering_evidence(
+    projector: Projector, store: WorkflowStore, wf: str, *, started: bool = False
+) -> None:
+    """From nothing (or, `started`, from the workflow just created) to gathering evidence."""
+    if not started:
+        start = envelope("START", workflow_id=wf, payload=PAYLOADS["START"])
+        await accepted(projector.handle(start))
     await accepted(answer(projector, store, wf, "CLASSIFICATION_SUCCEEDED"))
 
 
-async def to_awaiting_approval(projector: Projector, store: WorkflowStore, wf: str) -> None:
-    await to_gathering_evidence(projector, store, wf)
+async def to_awaiting_approval(
+    projector: Projector, store: WorkflowStore, wf: str, *, started: bool = False
+) -> None:
+    await to_gathering_evidence(projector, store, wf, started=started)
     for result in ("POLICY_RETRIEVED", "ACCOUNT_INSPECTED", "RECOMMENDATION_GENERATED"):
         await accepted(answer(projector, store, wf, result))
     await accepted(answer(projector, store, wf, "POLICY_VALID"))
@@ -112,8 +119,12 @@ class Interleaved:
         rejection: Rejected,
         trace: TraceInfo,
         ctx: Context | None = None,
+        *,
+        at_version: bool = False,
     ) -> bool:
-        return await self._store.reject(workflow, event, rejection, trace, ctx)
+        return await self._store.reject(
+            workflow, event, rejection, trace, ctx, at_version=at_version
+        )
 
     async def history(self, tenant_id: str, workflow_id: str) -> list[HistoryRecord]:
         return await self._store.history(tenant_id, workflow_id)

@@ -66,7 +66,7 @@ async def test_another_tenants_workflow_of_the_same_id_waits_in_a_line_of_its_ow
         for tenant in ("acme", "globex"):
             body = envelope("CANCEL_REQUESTED", workflow_id="wf-1", tenant_id=tenant,
                             event_id=f"{tenant}-0")  # fmt: skip
-            await dispatcher.submit(FakeMsg(body.to_bytes(), sequence=len(handled)))
+            await dispatcher.submit(cast(Any, FakeMsg(body.to_bytes(), sequence=len(handled))))
         await _until(lambda: handled == ["globex-0"])
         release.set()
         await _until(lambda: len(handled) == 2)

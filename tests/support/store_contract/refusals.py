@@ -10,7 +10,7 @@ import pytest
 
 from interlock.contracts.errors import StoreUnavailable
 from interlock.projector.engine import Rejected, RejectReason
-from interlock.projector.store import DuplicateEvent, WorkflowStore
+from interlock.projector.store import ConcurrencyConflict, DuplicateEvent, WorkflowStore
 from interlock.projector.store.records import ProcessedEvent, TimerRecord
 from interlock.projector.store.rows import outbox_messages
 from tests.support.decisions import T0, TRACE, event, refusal, step, timer
@@ -102,6 +102,46 @@ class RefusalsContract:
 
         assert sorted(verdicts) == [False, True]
         assert await audited(records) == [(start.event.event_id, True), (late.event_id, False)]
+
+    @pytest.mark.parametrize("reason", ["invalid_transition", "idempotent_replay"])
+    async def test_a_refusal_at_a_version_is_recorded_only_while_the_workflow_is_at_it(
+        self, store: WorkflowStore, records: StoreRecords, reason: RejectReason
+    ) -> None:
+        # A refusal decided on a cached checkpoint stands only if that checkpoint is still
+        # the workflow's: else nothing is written and it is decided again on fresh state.
+        start = await created(store)
+        moved = step(start.workflow)
+        await store.commit(moved, event("wf-1"), TRACE)
+        late = event("wf-1", "START" if reason == "idempotent_replay" else "APPROVED")
+
+        with pytest.raises(ConcurrencyConflict):
+            await store.reject(start.workflow, late, Rejected(reason, "x"), TRACE, at_version=True)
+        assert (await records.audit("wf-1"))[-1].accepted
+        assert await records.replays("wf-1") == {}
+        assert await store.reject(
+            moved.workflow, late, Rejected(reason, "x"), TRACE, at_version=True
+        )
+
+        refused = (await records.audit("wf-1"))[-1]
+        assert (refused.event_id, refused.accepted, refused.state_version) == (
+            late.event_id,
+            False,
+            2,
+        )
+
+    async def test_a_refusal_at_a_version_of_an_event_accepted_before_is_not_recorded(
+        self, store: WorkflowStore, records: StoreRecords
+    ) -> None:
+        # A cached checkpoint does not know every id its workflow accepted: such an event is
+        # decided again on fresh state (a duplicate, or another message reusing the id).
+        start = await created(store)
+        moved = step(start.workflow)
+        approved = event("wf-1", "APPROVED")
+        await store.commit(moved, approved, TRACE)
+
+        with pytest.raises(ConcurrencyConflict):
+            await store.reject(moved.workflow, approved, refusal(), TRACE, at_version=True)
+        assert [a.accepted for a in await records.audit("wf-1")] == [True, True]
 
     @pytest.mark.parametrize("reason", ["idempotent_replay", "idempotency_conflict"])
     async def test_repeated_requests_are_audited_once_per_reason_and_then_only_counted(
