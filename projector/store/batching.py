@@ -8,10 +8,12 @@ under load each round trip carries every decision that queued behind the last (u
 of one of each per decision. Each decision keeps its own compare-and-set and gets its own
 answer (written or not, and the outbox rows left to its caller to publish).
 
-A batch the database refuses as a whole (a duplicate event id, a value it cannot store) is
-sent again one decision at a time, so only the decision at fault fails, with its own error;
-the others are unaffected (the refused statement wrote nothing). A lost database fails
-every decision of the batch alike (each caller waits it out and decides again).
+A decision whose event was accepted before is told apart inside the statement (`sql.WRITTEN`),
+so it fails alone. A batch the database refuses as a whole (a value it cannot store, a
+duplicate racing another writer's) is sent again one decision at a time, so only the decision
+at fault fails, with its own error; the others are unaffected (the refused statement wrote
+nothing). A lost database fails every decision of the batch alike (each caller waits it out and
+decides again).
 
 The rows the projector published since the last commit are marked by the batch's first
 decision (`projector.outbox`), as a single commit marks them.

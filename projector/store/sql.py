@@ -69,6 +69,9 @@ WITH w AS (
         definition_version = :definition_version, trace_headers = :trace_headers,
         updated_at = now()
     WHERE tenant_id = :tenant_id AND id = :workflow_id AND version = :version - 1
+      AND NOT EXISTS (SELECT 1 FROM processed_events
+                      WHERE tenant_id = :tenant_id AND workflow_id = :workflow_id
+                        AND event_id = :event_id)
     RETURNING id
 )"""
 
@@ -83,6 +86,10 @@ WITH w AS (
 )"""
 
 _RECORD = """,
+dup AS (
+    SELECT 1 FROM processed_events
+    WHERE tenant_id = :tenant_id AND workflow_id = :workflow_id AND event_id = :event_id
+),
 processed AS (
     INSERT INTO processed_events (tenant_id, workflow_id, event_id)
     SELECT :tenant_id, id, :event_id FROM w
@@ -157,8 +164,13 @@ kept AS (
     FROM w
 )"""
 
-_RESULT = """
-SELECT (SELECT count(*) FROM w) AS written,
+WRITTEN = """CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1
+            WHEN EXISTS (SELECT 1 FROM dup) THEN -1 ELSE 0 END"""
+"""A decision's outcome: 1 written, 0 not (its version moved, or the workflow it creates
+exists), -1 not (its event was accepted before: a duplicate, told apart without failing the
+statement, so the decisions committed beside it are not sent again one by one)."""
+_RESULT = f"""
+SELECT {WRITTEN} AS written,
        ARRAY(SELECT id FROM published WHERE deferred ORDER BY id) AS deferred_ids
 """
 
