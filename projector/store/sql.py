@@ -89,6 +89,8 @@ _RECORD = """,
 dup AS (
     SELECT 1 FROM processed_events
     WHERE tenant_id = :tenant_id AND workflow_id = :workflow_id AND event_id = :event_id
+      AND EXISTS (SELECT 1 FROM workflows
+                  WHERE tenant_id = :tenant_id AND id = :workflow_id AND version = :version - 1)
 ),
 processed AS (
     INSERT INTO processed_events (tenant_id, workflow_id, event_id)
@@ -167,8 +169,9 @@ kept AS (
 WRITTEN = """CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1
             WHEN EXISTS (SELECT 1 FROM dup) THEN -1 ELSE 0 END"""
 """A decision's outcome: 1 written, 0 not (its version moved, or the workflow it creates
-exists), -1 not (its event was accepted before: a duplicate, told apart without failing the
-statement, so the decisions committed beside it are not sent again one by one)."""
+exists), -1 not (at its version, its event was accepted before: a duplicate, told apart
+without failing the statement, so the decisions committed beside it are not sent again one
+by one)."""
 _RESULT = f"""
 SELECT {WRITTEN} AS written,
        ARRAY(SELECT id FROM published WHERE deferred ORDER BY id) AS deferred_ids

@@ -185,6 +185,16 @@ class WritesContract:
         assert len(await records.audit("wf-1")) == 2
         assert await records.timers("wf-1") == timers_before
 
+    async def test_an_event_processed_before_at_a_stale_version_is_a_conflict(
+        self, store: WorkflowStore
+    ) -> None:
+        start = await created(store)
+        cancel = event("wf-1")
+        await store.commit(step(start.workflow), cancel, TRACE)
+
+        with pytest.raises(ConcurrencyConflict):  # decided again, it is found processed
+            await store.commit(step(start.workflow), cancel, TRACE)
+
     async def test_an_event_id_is_processed_per_workflow(self, store: WorkflowStore) -> None:
         one, two = await created(store, "wf-1"), await created(store, "wf-2")
         shared = event("wf-1", event_id="shared-id")
