@@ -16,7 +16,6 @@ to False to make every call fail with `StoreUnavailable`, as when the database i
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -27,6 +26,16 @@ from interlock.contracts.errors import StoreUnavailable
 from interlock.projector.engine.model import Accepted, Context, Rejected, Workflow
 from interlock.projector.errors import ConcurrencyConflict, DuplicateEvent
 from interlock.projector.store import rows
+from interlock.projector.store.memory_rows import (
+    Key,
+    Values,
+    armed_timers,
+    as_stored,
+    audit_record,
+    belongs,
+    history_record,
+    key,
+)
 from interlock.projector.store.records import (
     AuditRecord,
     HistoryRecord,
@@ -35,11 +44,6 @@ from interlock.projector.store.records import (
     TimerRecord,
 )
 from interlock.projector.store.types import Stored, TraceInfo
-
-Values = dict[str, Any]
-Key = tuple[str, str]
-"""(tenant_id, workflow_id): workflow ids are unique per tenant only."""
-
 
 _SET_ON_CREATE = ("workflow_type", "tenant_id", "fingerprint", "correlation_id")
 _SET_ON_COMMIT = ("state", "version", "definition_version", "data", "execution", "trace_headers")
@@ -71,7 +75,7 @@ class InMemoryWorkflowStore:
         if row is None:
             return None
         seen = ProcessedEvent(tenant_id, workflow_id, event_id or "") in self._processed
-        return rows.loaded({**_json(row), "seen": seen}, event_id)
+        return rows.loaded({**as_stored(row), "seen": seen}, event_id)
 
     async def create(
         self,
@@ -82,9 +86,9 @@ class InMemoryWorkflowStore:
         ctx: Context | None = None,
     ) -> bool:
         """Insert a new workflow and its first transition; False if the id already exists."""
-        values = _json(rows.accepted(decision, event, trace, fingerprint, ctx))
+        values = as_stored(rows.accepted(decision, event, trace, fingerprint, ctx))
         await self._round_trip()
-        if _key(values) in self._workflows:
+        if key(values) in self._workflows:
             return False
         columns = (*_SET_ON_CREATE, *_SET_ON_COMMIT)
         row = {"id": values["workflow_id"], "replays": {}, **{k: values[k] for k in columns}}
@@ -95,9 +99,9 @@ class InMemoryWorkflowStore:
         self, decision: Accepted, event: Envelope, trace: TraceInfo, ctx: Context | None = None
     ) -> None:
         """Apply an accepted decision; `ConcurrencyConflict` if the version moved meanwhile."""
-        values = _json(rows.accepted(decision, event, trace, None, ctx))
+        values = as_stored(rows.accepted(decision, event, trace, None, ctx))
         await self._round_trip()
-        current = self._workflows.get(_key(values))
+        current = self._workflows.get(key(values))
         if current is None or current["version"] != values["version"] - 1:
             raise ConcurrencyConflict(
                 f"{values['workflow_id']} moved past v{values['version'] - 1}"
@@ -117,33 +121,35 @@ class InMemoryWorkflowStore:
         """Record a refused event (no state change, its id not reserved); True if audited.
         `at_version`: only while the workflow is at `workflow`'s version and the event was
         not accepted for it, else `ConcurrencyConflict`."""
-        values = _json(rows.rejected(workflow, event, rejection, trace, ctx))
+        values = as_stored(rows.rejected(workflow, event, rejection, trace, ctx))
         await self._round_trip()
-        current = self._workflows.get(_key(values), {}).get("version")
+        current = self._workflows.get(key(values), {}).get("version")
         done = ProcessedEvent(workflow.tenant_id, workflow.workflow_id, event.event_id)
         if at_version and (current != workflow.version or done in self._processed):
             raise ConcurrencyConflict(f"{workflow.workflow_id} moved past v{workflow.version}")
         first: bool
         if values["counted"]:
-            replays: dict[str, int] | None = self._workflows.get(_key(values), {}).get("replays")
+            replays: dict[str, int] | None = self._workflows.get(key(values), {}).get("replays")
             if replays is None:
                 return False
             replays[values["reason"]] = replays.get(values["reason"], 0) + 1
             first = replays[values["reason"]] == 1
         else:
-            refused = (*_key(values), values["event_id"])
+            refused = (*key(values), values["event_id"])
             first = refused not in self._refused
             self._refused.add(refused)
         if first:
-            audit = _audit(values, to_state=None, accepted=False, reason=values["reason"])
+            audit = audit_record(values, to_state=None, accepted=False, reason=values["reason"])
             self._audit.append(audit)
-            self._history.append(self._kept(values, from_version=values["version"]))
+            self._history.append(
+                history_record(values, recorded_at=self._clock(), from_version=values["version"])
+            )
         return first
 
     async def history(self, tenant_id: str, workflow_id: str) -> list[HistoryRecord]:
         """The workflow's decided events in the order they were decided."""
         await self._round_trip()
-        return [h for h in self._history if _of(h, tenant_id, workflow_id)]
+        return [h for h in self._history if belongs(h, tenant_id, workflow_id)]
 
     async def decided(
         self, tenant_id: str, workflow_id: str, event_id: str
@@ -160,17 +166,19 @@ class InMemoryWorkflowStore:
         self, workflow_id: str | None = None, tenant_id: str | None = None
     ) -> list[AuditRecord]:
         """Audit rows in commit order (of one workflow, of one tenant or any, or all)."""
-        return [a for a in self._audit if workflow_id is None or _of(a, tenant_id, workflow_id)]
+        return [a for a in self._audit if workflow_id is None or belongs(a, tenant_id, workflow_id)]
 
     def processed(self, workflow_id: str, tenant_id: str | None = None) -> list[ProcessedEvent]:
         """The events of the workflow that can never be decided again, in processing order."""
-        return [p for p in self._processed if _of(p, tenant_id, workflow_id)]
+        return [p for p in self._processed if belongs(p, tenant_id, workflow_id)]
 
     def outbox(
         self, workflow_id: str | None = None, tenant_id: str | None = None
     ) -> list[OutboxRecord]:
         """Outbox rows in commit order (of one workflow, or all)."""
-        return [o for o in self._outbox if workflow_id is None or _of(o, tenant_id, workflow_id)]
+        return [
+            o for o in self._outbox if workflow_id is None or belongs(o, tenant_id, workflow_id)
+        ]
 
     def timers(
         self, workflow_id: str | None = None, tenant_id: str | None = None
@@ -179,7 +187,7 @@ class InMemoryWorkflowStore:
         found = [
             t
             for t in self._timers.values()
-            if workflow_id is None or _of(t, tenant_id, workflow_id)
+            if workflow_id is None or belongs(t, tenant_id, workflow_id)
         ]
         return sorted(found, key=lambda t: t.id)
 
@@ -197,16 +205,20 @@ class InMemoryWorkflowStore:
 
     def _record(self, values: Values, workflow: Values) -> None:
         """Write an accepted transition, or nothing if any row would be a duplicate."""
-        processed = ProcessedEvent(*_key(values), values["event_id"])
+        processed = ProcessedEvent(*key(values), values["event_id"])
         if processed in self._processed:
             raise DuplicateEvent("event already processed")
-        armed = _armed(values)
+        armed = armed_timers(values)
         if len({t.id for t in armed}) < len(armed) or any(t.id in self._timers for t in armed):
             raise DuplicateEvent("timer already armed")
-        self._workflows[_key(values)] = {**workflow, "updated_at": self._clock()}
+        self._workflows[key(values)] = {**workflow, "updated_at": self._clock()}
         self._processed.append(processed)
-        self._audit.append(_audit(values, to_state=values["state"], accepted=True, reason=None))
-        self._history.append(self._kept(values, from_version=values["version"] - 1))
+        self._audit.append(
+            audit_record(values, to_state=values["state"], accepted=True, reason=None)
+        )
+        self._history.append(
+            history_record(values, recorded_at=self._clock(), from_version=values["version"] - 1)
+        )
         self._outbox += [
             OutboxRecord(subject, headers, body, values["tenant_id"], values["workflow_id"])
             for subject, headers, body in zip(
@@ -218,93 +230,3 @@ class InMemoryWorkflowStore:
             if timer is not None and timer.status == "armed":
                 self._timers[timer_id] = replace(timer, status="cancelled")
         self._timers.update((t.id, t) for t in armed)
-
-    def _kept(self, values: Values, *, from_version: int) -> HistoryRecord:
-        accepted = bool(values["outcome"]["accepted"])
-        return HistoryRecord(
-            tenant_id=values["tenant_id"],
-            workflow_id=values["workflow_id"],
-            workflow_type=values["workflow_type"],
-            definition_version=values["definition_version"],
-            event=values["event"],
-            accepted=accepted,
-            reason=None if accepted else values["reason"],
-            from_version=from_version,
-            inputs=values["inputs"],
-            outcome=values["outcome"],
-            recorded_at=self._clock(),
-        )
-
-
-def _key(values: Values) -> Key:
-    return values["tenant_id"], values["workflow_id"]
-
-
-def _of(record: Any, tenant_id: str | None, workflow_id: str) -> bool:
-    """Whether `record` belongs to the workflow (of any tenant when `tenant_id` is None)."""
-    return bool(record.workflow_id == workflow_id and tenant_id in (None, record.tenant_id))
-
-
-_JSON_COLUMNS = frozenset(
-    {"data", "execution", "trace_headers", "headers", "guard_results", "event", "inputs", "outcome"}
-)
-
-
-def _json(values: Values) -> Values:
-    """`values` as they come back from PostgreSQL: JSON columns through a JSON round trip
-    (what PostgreSQL cannot store fails here too, and nothing is shared with the caller)."""
-    return {k: json.loads(json.dumps(v)) if k in _JSON_COLUMNS else v for k, v in values.items()}
-
-
-def _armed(values: Values) -> list[TimerRecord]:
-    return [
-        TimerRecord(
-            id=timer_id,
-            workflow_id=values["workflow_id"],
-            workflow_type=values["workflow_type"],
-            tenant_id=values["tenant_id"],
-            kind=kind,
-            event_type=event_type,
-            fire_at=fire_at,
-            branch=branch,
-            status="armed",
-            armed_version=values["version"],
-            headers=values["trace_headers"],
-        )
-        for timer_id, kind, event_type, fire_at, branch in zip(
-            values["timer_ids"],
-            values["timer_kinds"],
-            values["timer_events"],
-            values["timer_fire_at"],
-            values["timer_branches"],
-            strict=True,
-        )
-    ]
-
-
-def _audit(
-    values: Values, *, to_state: str | None, accepted: bool, reason: str | None
-) -> AuditRecord:
-    return AuditRecord(
-        tenant_id=values["tenant_id"],
-        workflow_id=values["workflow_id"],
-        workflow_type=values["workflow_type"],
-        event_id=values["event_id"],
-        event_type=values["event_type"],
-        from_state=values["from_state"],
-        to_state=to_state,
-        accepted=accepted,
-        reason=reason,
-        detail=values["detail"],
-        actor_id=values["actor_id"],
-        actor_role=values["actor_role"],
-        state_version=values["version"],
-        definition_version=values["definition_version"],
-        causation_id=values["causation_id"],
-        correlation_id=values["audit_correlation_id"],
-        trace_id=values["trace_id"],
-        guard_results=tuple(values["guard_results"]),
-        occurred_at=values["occurred_at"],
-        error_class=values["error_class"],
-        error_message=values["error_message"],
-    )
