@@ -199,8 +199,10 @@ class Projector:
             {"tenant": event.tenant_id, "type": event.workflow_type, **same_as}
         )
         for _ in range(self._max_conflicts):
-            stored = await self._store.load(event.tenant_id, workflow_id)
+            stored, fresh = await self._checkpoint(event.tenant_id, workflow_id, event.event_id)
             if stored is not None:
+                if fresh:
+                    self._checkpoints.put(stored)
                 same = stored.fingerprint == request_fp
                 rejection = Rejected(
                     "idempotent_replay" if same else "idempotency_conflict",
@@ -208,7 +210,15 @@ class Projector:
                     if same
                     else "the request key was reused with a different payload; nothing created",
                 )
-                return await self._refusals.record(stored, checked, rejection, trace)
+                try:  # on a cached checkpoint, written only while it is the workflow's state
+                    return await self._refusals.record(
+                        stored, checked, rejection, trace, at_version=not fresh
+                    )
+                except ConcurrencyConflict:
+                    if fresh:
+                        raise
+                    self._checkpoints.forget(event.tenant_id, workflow_id)
+                    continue
             blank = first_checkpoint(definition, checked)
             ctx = self._context(definition)
             decision = resolve(definition, blank, checked, ctx)

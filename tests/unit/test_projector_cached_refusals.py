@@ -100,3 +100,32 @@ async def test_a_sender_past_its_bound_is_not_turned_away_by_a_stale_checkpoint(
     outcome = await bounded.handle(envelope("APPROVED", workflow_id="wf-1"), inbound=APPROVALS)
 
     assert (outcome.accepted, outcome.to_state) == (True, "EXECUTING_ACTION")
+
+
+async def test_a_repeated_request_is_refused_on_the_cached_checkpoint() -> None:
+    store = CountingStore(clock=lambda: NOW)
+    p = projector(store)
+    start = envelope("START", workflow_id="wf-1")
+    await accepted(p.handle(start))
+    again = start.model_copy(update={"event_id": "replay-1"})
+    loads = store.loads
+
+    outcome = await p.handle(again)
+
+    assert (outcome.accepted, outcome.reason) == (False, "idempotent_replay")
+    assert store.loads == loads
+    assert refused(store, "replay-1") == [("idempotent_replay", "CLASSIFYING", 1)]
+
+
+async def test_a_repeated_request_on_a_stale_checkpoint_is_recorded_on_the_current_one() -> None:
+    store = InMemoryWorkflowStore(clock=lambda: NOW)
+    stale = projector(store)
+    start = envelope("START", workflow_id="wf-1")
+    await accepted(stale.handle(start))  # cached: v1
+    await to_awaiting_approval(projector(store), store, "wf-1", started=True)
+    current = await checkpoint(store, "wf-1")
+
+    outcome = await stale.handle(start.model_copy(update={"event_id": "replay-1"}))
+
+    assert (outcome.accepted, outcome.reason) == (False, "idempotent_replay")
+    assert refused(store, "replay-1") == [("idempotent_replay", current.state, current.version)]
