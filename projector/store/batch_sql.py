@@ -3,8 +3,8 @@ or `sql.CREATE`'s), renamed apart, joined under one `WITH`, and a result row hol
 decision's `written` and `deferred` ids side by side.
 
 Each decision still hangs every write off its own compare-and-set (`w_<i>`): a decision whose
-version moved writes nothing and reads `written_<i> = 0` (-1 when its event was accepted
-before), whatever the others do. The whole statement is one transaction, so a value the
+version moved, or whose event was accepted before, writes nothing and reads `written_<i> = 0`,
+whatever the others do. The whole statement is one transaction, so a value the
 database refuses, or a duplicate racing another writer's (a unique violation), aborts all of
 it, and the caller decides those again one by one (`batching`). The decisions of one statement
 are of different workflows (a workflow's next decision waits for its previous one), so no
@@ -24,7 +24,6 @@ from interlock.projector.store import sql
 
 _CTES = (
     "w",
-    "dup",
     "processed",
     "audited",
     "marked",
@@ -62,7 +61,7 @@ def statement(kinds: tuple[Kind, ...]) -> sql.Statement:
             part = "," + part.split("WITH", 1)[1]
         ctes.append(part)
     columns = ",\n       ".join(
-        f"{_renamed(sql.WRITTEN, i)} AS written_{i},\n"
+        f"(SELECT count(*) FROM w_{i}) AS written_{i},\n"
         f"       ARRAY(SELECT id FROM published_{i} WHERE deferred ORDER BY id) AS deferred_{i}"
         for i in range(len(kinds))
     )

@@ -8,7 +8,7 @@ under load each round trip carries every decision that queued behind the last (u
 of one of each per decision. Each decision keeps its own compare-and-set and gets its own
 answer (written or not, and the outbox rows left to its caller to publish).
 
-A decision whose event was accepted before is told apart inside the statement (`sql.WRITTEN`),
+A decision whose event was accepted before is told apart inside the statement (`sql.DUPLICATE`),
 so it fails alone. A batch the database refuses as a whole (a value it cannot store, a
 duplicate racing another writer's) is sent again one decision at a time, so only the decision
 at fault fails, with its own error; the others are unaffected (the refused statement wrote

@@ -146,16 +146,16 @@ class PostgresWorkflowStore:
         async with self._connection() as conn:
             return await conn.fetchval(statement.sql, *statement.args(values))
 
-    async def _write(self, kind: str, values: dict[str, Any]) -> int:
+    async def _write(self, kind: str, values: dict[str, Any]) -> bool:
         """Commit a decision (`commit` or `create`, grouped with others ready at the same time,
-        `batching`); `sql.WRITTEN`. The rows it left to this projector to publish are
+        `batching`); True if it wrote. The rows it left to this projector to publish are
         published once its statement returned."""
         written, deferred = await self.batches.write(kind, values)
         publisher = self._publisher
         if deferred and publisher is not None:
             messages = zip(values["subjects"], values["headers"], values["bodies"], strict=True)
             await publisher.publish(deferred, list(messages))
-        return written
+        return bool(written)
 
     async def load(
         self, tenant_id: str, workflow_id: str, event_id: str | None = None
@@ -175,20 +175,17 @@ class PostgresWorkflowStore:
         ctx: Context | None = None,
     ) -> bool:
         """Insert a new workflow and its first transition; False if the id already exists."""
-        written = await self._write(
-            "create", rows.accepted(decision, event, trace, fingerprint, ctx)
-        )
-        return written > 0
+        return await self._write("create", rows.accepted(decision, event, trace, fingerprint, ctx))
 
     async def commit(
         self, decision: Accepted, event: Envelope, trace: TraceInfo, ctx: Context | None = None
     ) -> None:
         """Apply an accepted decision; `ConcurrencyConflict` if the version moved meanwhile."""
-        written = await self._write("commit", rows.accepted(decision, event, trace, None, ctx))
-        wf = decision.workflow
-        if written < 0:
-            raise DuplicateEvent(f"{event.event_id} already processed for {wf.workflow_id}")
-        if not written:
+        values = rows.accepted(decision, event, trace, None, ctx)
+        if not await self._write("commit", values):
+            wf = decision.workflow
+            if await self._run(sql.DUPLICATE, values):
+                raise DuplicateEvent(f"{event.event_id} already processed for {wf.workflow_id}")
             # Zero rows: another transition committed this version first. The caller
             # reloads and decides again; we never overwrite.
             raise ConcurrencyConflict(f"{wf.workflow_id} moved past v{wf.version - 1}")

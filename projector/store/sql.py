@@ -86,12 +86,6 @@ WITH w AS (
 )"""
 
 _RECORD = """,
-dup AS (
-    SELECT 1 FROM processed_events
-    WHERE tenant_id = :tenant_id AND workflow_id = :workflow_id AND event_id = :event_id
-      AND EXISTS (SELECT 1 FROM workflows
-                  WHERE tenant_id = :tenant_id AND id = :workflow_id AND version = :version - 1)
-),
 processed AS (
     INSERT INTO processed_events (tenant_id, workflow_id, event_id)
     SELECT :tenant_id, id, :event_id FROM w
@@ -166,14 +160,8 @@ kept AS (
     FROM w
 )"""
 
-WRITTEN = """CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1
-            WHEN EXISTS (SELECT 1 FROM dup) THEN -1 ELSE 0 END"""
-"""A decision's outcome: 1 written, 0 not (its version moved, or the workflow it creates
-exists), -1 not (at its version, its event was accepted before: a duplicate, told apart
-without failing the statement, so the decisions committed beside it are not sent again one
-by one)."""
-_RESULT = f"""
-SELECT {WRITTEN} AS written,
+_RESULT = """
+SELECT (SELECT count(*) FROM w) AS written,
        ARRAY(SELECT id FROM published WHERE deferred ORDER BY id) AS deferred_ids
 """
 
@@ -182,6 +170,18 @@ CREATE = compile_named(_INSERT + _RECORD + _RESULT)
 HEADS = {"commit": _UPDATE, "create": _INSERT}
 """The first CTE of each kind of decision (`batch` joins several decisions' CTEs)."""
 RECORD = _RECORD
+
+DUPLICATE = compile_named("""
+SELECT EXISTS (
+    SELECT 1 FROM workflows w JOIN processed_events p
+      ON p.tenant_id = w.tenant_id AND p.workflow_id = w.id AND p.event_id = :event_id
+    WHERE w.tenant_id = :tenant_id AND w.id = :workflow_id AND w.version = :version - 1
+)
+""")
+"""Whether a commit that wrote nothing was a duplicate: its workflow still at the version it was
+decided on, and its event accepted before (else another transition committed first). Asked
+only then: a commit checks it in its compare-and-set (`NOT EXISTS`), so a duplicate fails alone
+instead of failing with a unique violation every decision of its group commit."""
 
 REJECT = compile_named("""
 WITH at_version AS (
