@@ -74,7 +74,7 @@ class Refusals:
         *,
         fresh: bool,
         trace: TraceInfo,
-        ctx: Context,
+        ctx: Context | None,
         inbound: Inbound | None,
         definition: WorkflowDefinition,
     ) -> EventOutcome | None:
@@ -94,9 +94,7 @@ class Refusals:
             return await self.record(
                 stored, event, rejection, trace, ctx, inbound=inbound, at_version=not fresh
             )
-        except ConcurrencyConflict:
-            if fresh:
-                raise
+        except ConcurrencyConflict:  # only at a cached checkpoint's version
             return None
 
     async def record(

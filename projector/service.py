@@ -154,8 +154,6 @@ class Projector:
                 definition, wf, checked, ctx
             )
             if isinstance(decision, Rejected):
-                if fresh:  # the workflow's current state: its next event need not load it
-                    self._checkpoints.put(stored)
                 outcome = await self._refusals.decided_on(
                     stored, checked, decision, fresh=fresh,
                     trace=trace, ctx=ctx, inbound=inbound, definition=definition,
@@ -201,8 +199,6 @@ class Projector:
         for _ in range(self._max_conflicts):
             stored, fresh = await self._checkpoint(event.tenant_id, workflow_id, event.event_id)
             if stored is not None:
-                if fresh:
-                    self._checkpoints.put(stored)
                 same = stored.fingerprint == request_fp
                 rejection = Rejected(
                     "idempotent_replay" if same else "idempotency_conflict",
@@ -210,15 +206,14 @@ class Projector:
                     if same
                     else "the request key was reused with a different payload; nothing created",
                 )
-                try:  # on a cached checkpoint, written only while it is the workflow's state
-                    return await self._refusals.record(
-                        stored, checked, rejection, trace, at_version=not fresh
-                    )
-                except ConcurrencyConflict:
-                    if fresh:
-                        raise
+                outcome = await self._refusals.decided_on(
+                    stored, checked, rejection, fresh=fresh,
+                    trace=trace, ctx=None, inbound=None, definition=definition,
+                )  # fmt: skip
+                if outcome is None:
                     self._checkpoints.forget(event.tenant_id, workflow_id)
                     continue
+                return outcome
             blank = first_checkpoint(definition, checked)
             ctx = self._context(definition)
             decision = resolve(definition, blank, checked, ctx)
@@ -243,11 +238,15 @@ class Projector:
     async def _checkpoint(
         self, tenant_id: str, workflow_id: str, event_id: str
     ) -> tuple[Stored | None, bool]:
-        """(checkpoint, freshly loaded?): the cached one if any, else from the store."""
+        """(checkpoint, freshly loaded?): the cached one if any, else from the store (and
+        then cached: the workflow's current state, which its next event need not load)."""
         cached = self._checkpoints.get(tenant_id, workflow_id)
         if cached is not None:
             return cached, False
-        return await self._store.load(tenant_id, workflow_id, event_id), True
+        loaded = await self._store.load(tenant_id, workflow_id, event_id)
+        if loaded is not None:
+            self._checkpoints.put(loaded)
+        return loaded, True
 
     def _signed(self, decision: Accepted) -> Accepted:
         return decision if self._signer is None else self._signer.sign(decision)

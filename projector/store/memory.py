@@ -123,13 +123,13 @@ class InMemoryWorkflowStore:
         not accepted for it, else `ConcurrencyConflict`."""
         values = as_stored(rows.rejected(workflow, event, rejection, trace, ctx))
         await self._round_trip()
-        current = self._workflows.get(key(values), {}).get("version")
+        row = self._workflows.get(key(values), {})
         done = ProcessedEvent(workflow.tenant_id, workflow.workflow_id, event.event_id)
-        if at_version and (current != workflow.version or done in self._processed):
+        if at_version and (row.get("version") != workflow.version or done in self._processed):
             raise ConcurrencyConflict(f"{workflow.workflow_id} moved past v{workflow.version}")
         first: bool
         if values["counted"]:
-            replays: dict[str, int] | None = self._workflows.get(key(values), {}).get("replays")
+            replays: dict[str, int] | None = row.get("replays")
             if replays is None:
                 return False
             replays[values["reason"]] = replays.get(values["reason"], 0) + 1
