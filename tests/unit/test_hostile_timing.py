@@ -1,11 +1,15 @@
 """The hostile round's timing: each good workflow under attack against the quiet stack's
-median, within a bound; a round whose slowest good workflow passes the bound is not ok."""
+median, within a bound; a round whose slowest good workflow passes the bound is not ok. The
+round times the stack `up` runs."""
 
 from __future__ import annotations
 
 import pytest
 
-from interlock.tools.hostile import timing
+from interlock.app.composition import default_stack
+from interlock.config.components import CONSOLE, GATEWAY
+from interlock.config.settings import Settings
+from interlock.tools.hostile import components, timing
 from interlock.tools.hostile.round import Report
 
 
@@ -65,3 +69,13 @@ def test_the_slowest_workflow_shows_each_step_it_took() -> None:
         "dispatching_s": 0.2,
         "steps": [["START", 0.0, 0.05], ["APPROVED", 0.2, 1.25]],
     }
+
+
+@pytest.mark.parametrize(("hosted", "partitions"), [("on", 1), ("off", 2)])
+def test_a_round_runs_the_stack_as_up_runs_it(hosted: str, partitions: int) -> None:
+    s = Settings(stage_host=hosted, projector_partitions=partitions)
+
+    up = default_stack("support", partitions=partitions, stage_host=s.hosts_stages())
+    assert components(s) == [*up, GATEWAY, CONSOLE]
+    assert ("stages" in components(s)) is (hosted == "on")
+    assert sum(name.startswith("projector") for name in components(s)) == partitions
