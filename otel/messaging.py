@@ -3,12 +3,13 @@ Interlock's own attributes under the `interlock.` prefix."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Link, Span, SpanKind
+from opentelemetry.trace import Link, Span, SpanKind, StatusCode
 
 from interlock.otel.propagation import extract, inject
 
@@ -72,6 +73,47 @@ def publishing(
     )
     inject(headers, trace.set_span_in_context(span))
     return span
+
+
+Ending = Callable[[BaseException | None, bool], None]
+"""Ends a publish span: with the publish's error, or with whether the broker already held the
+message (a duplicate its window dropped)."""
+
+
+@functools.lru_cache(maxsize=16)
+def _tracer(name: str) -> trace.Tracer:
+    return trace.get_tracer(name)
+
+
+def producer(
+    tracer_name: str,
+    subject: str,
+    headers: dict[str, str],
+    *,
+    message_id: str | None,
+    template: str | None,
+    attributes: Mapping[str, Any],
+) -> Ending | None:
+    """The PRODUCER span of a message whose `headers` carry the context of the decision that
+    made it (written into the row or the timer with it), started now as its child, its own
+    context then replacing it in `headers`; None, and no span, for a message without one
+    (bookkeeping such as the open-jobs record)."""
+    if "traceparent" not in headers:
+        return None
+    span = publishing(
+        _tracer(tracer_name), subject, headers, headers, message_id=message_id, template=template
+    )
+    span.set_attributes(dict(attributes))
+
+    def end(error: BaseException | None, duplicate: bool) -> None:
+        if error is not None:
+            span.record_exception(error)
+            span.set_status(StatusCode.ERROR, type(error).__name__)
+        elif duplicate:
+            span.set_attribute("interlock.duplicate_publish", True)
+        span.end()
+
+    return end
 
 
 def link_from(headers: Mapping[str, str] | None) -> tuple[Link, ...]:

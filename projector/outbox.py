@@ -27,21 +27,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 import asyncpg
 from nats.js import JetStreamContext
-from nats.js.api import PubAck
-from opentelemetry import trace
-from opentelemetry.trace import StatusCode
 
 from interlock.contracts import subjects
 from interlock.messaging.crashpoints import crash_point
+from interlock.messaging.ordered import OrderedPublisher, Outgoing, traced
 from interlock.messaging.waiting import wait_any
-from interlock.otel.messaging import publishing
 
 log = logging.getLogger("interlock.projector")
-tracer = trace.get_tracer("interlock.projector")
+TRACER = "interlock.projector"
 
 Message = tuple[str, dict[str, str], bytes]
 """(subject, headers, body) of one outbox row, as the commit wrote it."""
@@ -68,7 +64,7 @@ class OutboxPublisher:
     ) -> None:
         """`grace`: seconds the relay leaves a row the projector will publish (the rows are
         written with it; the relay publishes any still unmarked after it)."""
-        self._js = js
+        self._publisher = OrderedPublisher(js)
         self._pool = pool
         self._instance = instance
         self.grace = grace
@@ -145,59 +141,23 @@ class OutboxPublisher:
         await self.flush_marks()
 
     async def _send(self, ids: Sequence[int], messages: Sequence[Message]) -> int:
-        """How many rows, from the first, JetStream acknowledged. The publishes are
-        pipelined: each appends its PUB to the connection's buffer before it first waits,
-        so they go out in row order. The very first publish goes alone: it sets up
-        nats-py's shared reply subscription, an await before its PUB is buffered."""
-        sends = [self._one(i, m) for i, m in zip(ids, messages, strict=True)]
-        if self._warm:
-            results = await asyncio.gather(*sends, return_exceptions=True)
-        else:
-            results = list(await asyncio.gather(sends[0], return_exceptions=True))
-            if isinstance(results[0], BaseException):
-                for unsent in sends[1:]:
-                    unsent.close()
-            else:
-                self._warm = True
-                results += await asyncio.gather(*sends[1:], return_exceptions=True)
-        for index, result in enumerate(results):
-            if isinstance(result, BaseException):
-                log.info("row %d not published after commit: %r", ids[index], result)
-                return index
-        return len(results)
+        """How many rows, from the first, JetStream acknowledged (`messaging.ordered`: all
+        pipelined once the connection has published once; the very first goes alone)."""
+        outgoing = [
+            Outgoing(subject, {**headers, subjects.HEADER_MSG_ID: self._message_id(i)}, body)
+            for i, (subject, headers, body) in zip(ids, messages, strict=True)
+        ]
+        sent = await self._publisher.publish(
+            outgoing,
+            lambda i, out: traced(
+                TRACER, out.subject, out.headers, {"interlock.outbox_id": ids[i]}
+            ),
+            head_alone=not self._warm,
+        )
+        self._warm = self._warm or sent.acked > 0
+        if sent.error is not None:
+            log.info("row %d not published after commit: %r", ids[sent.acked], sent.error)
+        return sent.acked
 
-    async def _one(self, row_id: int, message: Message) -> PubAck:
-        subject, stored, body = message
-        headers = dict(stored)
-        headers[subjects.HEADER_MSG_ID] = subjects.outbox_message_id(self._instance, row_id)
-        span = _span(subject, headers, row_id)
-        try:
-            ack = await self._js.publish(subject, body, headers=headers)
-        except Exception as exc:
-            if span is not None:
-                span.record_exception(exc)
-                span.set_status(StatusCode.ERROR, type(exc).__name__)
-                span.end()
-            raise
-        if span is not None:
-            if ack.duplicate:
-                span.set_attribute("interlock.duplicate_publish", True)
-            span.end()
-        return ack
-
-
-def _span(subject: str, headers: dict[str, str], row_id: int) -> Any:
-    """A PRODUCER span continuing the decision's trace, as the relay's would (none for a
-    row without trace context, such as the open-jobs record)."""
-    if "traceparent" not in headers:
-        return None
-    span = publishing(
-        tracer,
-        subject,
-        headers,
-        headers,
-        message_id=headers.get(subjects.HEADER_MSG_ID),
-        template=subjects.template(subject),
-    )
-    span.set_attribute("interlock.outbox_id", row_id)
-    return span
+    def _message_id(self, row_id: int) -> str:
+        return subjects.outbox_message_id(self._instance, row_id)

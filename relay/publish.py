@@ -1,4 +1,5 @@
-"""The relay's side of JetStream: pipelined, ordered publishing of outbox rows.
+"""The relay's side of JetStream: outbox rows published in order (`messaging.ordered`), and
+dead-lettered when the broker refuses one for good.
 
 Every message carries `Nats-Msg-Id: <instance>-<row id>`, so publishing a row again (after a
 crash before the cursor moved, or a retry) is dropped by the stream's duplicate window.
@@ -6,23 +7,21 @@ crash before the cursor moved, or a retry) is dropped by the stream's duplicate 
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import nats.errors
 from nats.js import JetStreamContext
-from nats.js.api import PubAck
 from nats.js.errors import APIError, NoStreamResponseError
 
 from interlock.contracts import subjects
+from interlock.messaging.ordered import Done, OrderedPublisher, Outgoing, Published
 from interlock.relay.store import OutboxRow
 
 DEAD_LETTER_SUBJECT = subjects.dlq("relay")
 
-PublishDone = Callable[[PubAck | BaseException], None]
+PublishDone = Done
 PublishHook = Callable[[OutboxRow, dict[str, str]], PublishDone]
 """Called just before a row is sent, with the headers about to go out (it may add to them,
 e.g. a new `traceparent`); returns what to call with the ack or the error. The seam for a
@@ -57,38 +56,22 @@ def message_headers(row: OutboxRow, instance: str) -> dict[str, str]:
     return headers
 
 
-@dataclass(frozen=True, slots=True)
-class BatchOutcome:
-    acked: int
-    """rows[:acked] are stored in their streams."""
-    error: BaseException | None = None
-    """Why rows[acked] is not (None when all were)."""
-
-
 class Publisher:
     def __init__(self, js: JetStreamContext, instance: str, hook: PublishHook) -> None:
         self._js = js
         self._instance = instance
         self._hook = hook
+        self._ordered = OrderedPublisher(js)
 
-    async def publish(self, rows: Sequence[OutboxRow]) -> BatchOutcome:
-        """Publish `rows` in order and report the longest acknowledged prefix.
-
-        The head is sent alone: a failing row stays at the head of every retry, so the rows
-        behind it are not sent while it fails, and the first request on a connection (which
-        sets up nats-py's shared reply subscription, an await before the PUB is buffered)
-        is never racing another. The rest are pipelined: asyncio starts the coroutines in
-        order and each appends its PUB to the client's write buffer before its first
-        suspension, so they go out in row order. Rows after a failed one may still have
-        been stored; publishing them again later is deduplicated.
-        """
-        if not rows:
-            return BatchOutcome(0)
-        head = await self._settle([self._send(rows[0])])
-        if head.error is not None or len(rows) == 1:
-            return head
-        rest = await self._settle([self._send(row) for row in rows[1:]])
-        return BatchOutcome(1 + rest.acked, rest.error)
+    async def publish(self, rows: Sequence[OutboxRow]) -> Published:
+        """Publish `rows` in order and report the longest acknowledged prefix: the head
+        alone (a failing row stays at the head of every retry, nothing behind it sent), the
+        rest pipelined (`messaging.ordered`). Rows after a failed one may still have been
+        stored; publishing them again later is deduplicated."""
+        outgoing = [Outgoing(r.subject, message_headers(r, self._instance), r.body) for r in rows]
+        return await self._ordered.publish(
+            outgoing, lambda index, message: self._hook(rows[index], message.headers)
+        )
 
     async def dead_letter(self, row: OutboxRow, error: BaseException, reason: str) -> None:
         """Publish `row` to `wf.dlq.relay` with why it could not go to its own subject.
@@ -103,22 +86,3 @@ class Publisher:
         headers[subjects.HEADER_DLQ_DETAIL] = f"{type(error).__name__}: {error}"[:500]
         body = b"" if isinstance(error, nats.errors.MaxPayloadError) else row.body
         await self._js.publish(DEAD_LETTER_SUBJECT, body, headers=headers)
-
-    async def _send(self, row: OutboxRow) -> PubAck:
-        headers = message_headers(row, self._instance)
-        done = self._hook(row, headers)
-        try:
-            ack = await self._js.publish(row.subject, row.body, headers=headers)
-        except Exception as exc:
-            done(exc)
-            raise
-        done(ack)
-        return ack
-
-    @staticmethod
-    async def _settle(sends: list[Any]) -> BatchOutcome:
-        results = await asyncio.gather(*sends, return_exceptions=True)
-        for index, result in enumerate(results):
-            if isinstance(result, BaseException):
-                return BatchOutcome(index, result)
-        return BatchOutcome(len(results))

@@ -41,13 +41,14 @@ from interlock.contracts.partitions import routing_key
 from interlock.contracts.payloads import TimerFired
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
+from interlock.messaging.ordered import OrderedPublisher, Outgoing, traced
 from interlock.messaging.waiting import wait_any
 from interlock.relay.clock import Clock, seconds_until
 from interlock.relay.errors import TimerPublishFailed
 from interlock.relay.paused import not_paused
 from interlock.relay.publish import string_headers
 from interlock.relay.store import UNAVAILABLE, close_quietly
-from interlock.relay.tracing import finish, start_publish
+from interlock.relay.tracing import TRACER
 
 log = logging.getLogger("interlock.timers")
 
@@ -147,7 +148,7 @@ class TimerService:
         `on_pass` is called after every complete pass (the component's sign of progress)."""
         self._url = database_url
         self._on_pass = on_pass
-        self._js = js
+        self._publisher = OrderedPublisher(js, timeout=PUBLISH_TIMEOUT_S)
         self._clock = clock
         self._poll_interval = poll_interval
         self._batch_size = batch_size
@@ -259,18 +260,24 @@ class TimerService:
         return len(firings)
 
     async def _publish(self, firings: Sequence[Firing]) -> None:
-        for f in firings:
-            span = start_publish(f.subject, f.headers, **{"interlock.timer_id": f.timer_id})
-            try:
-                ack = await self._js.publish(
-                    f.subject, f.body, timeout=PUBLISH_TIMEOUT_S, headers=f.headers
-                )
-            except _BROKER_ERRORS as exc:
-                finish(span, exc)
-                raise TimerPublishFailed(
-                    f"timer {f.timer_id} not published: {type(exc).__name__}",
-                    hint="check that NATS is reachable and the WF_IN stream exists",
-                ) from exc
-            finish(span, ack)
+        """Publish `firings` in order (`messaging.ordered`); raises `TimerPublishFailed` for
+        the first the broker did not take (the batch is then rolled back and fired again,
+        under the same ids, which the stream deduplicates)."""
+        outgoing = [Outgoing(f.subject, f.headers, f.body) for f in firings]
+        sent = await self._publisher.publish(
+            outgoing,
+            lambda i, m: traced(
+                TRACER, m.subject, m.headers, {"interlock.timer_id": firings[i].timer_id}
+            ),
+        )
+        for f, ack in zip(firings, sent.acks, strict=False):
             if ack.duplicate:
                 log.info("timer %s was already published; the stream kept one copy", f.timer_id)
+        if isinstance(sent.error, _BROKER_ERRORS):
+            failed = firings[sent.acked].timer_id
+            raise TimerPublishFailed(
+                f"timer {failed} not published: {type(sent.error).__name__}",
+                hint="check that NATS is reachable and the WF_IN stream exists",
+            ) from sent.error
+        if sent.error is not None:
+            raise sent.error
