@@ -21,8 +21,9 @@ Every message ends in ack, nak or a reasoned dead letter:
   dead-letter on `wf.dlq.projector` with the reason, and terminate (with several
   partitions: the workflow's partition, or partition 0 for a message with no readable
   workflow on the shared stream, so each is dead-lettered once);
-* addressed to a workflow that does not exist (yet) -> nak with a growing delay while the
-  message is younger than `Patience.unknown_workflow_grace` (its START may be behind it),
+* addressed to a workflow that does not exist (yet) -> held while the message is younger
+  than `Patience.unknown_workflow_grace` (its START may be behind it): kept alive and decided
+  again once a decision of its workflow is accepted, or after a growing delay (`parking`),
   then dead-letter `unknown_workflow`; at once when its sender already holds its share of
   such waiting messages (`parking`), so one sender cannot fill the consumer's in-flight limit;
 * a timer firing a little before its time (clock skew within the projector's tolerance) ->
@@ -111,12 +112,8 @@ async def run(
     """Consume until `stop` is set; the broker must be started. `owner`: the partition this
     projector is and which messages it decides (default: the one partition, all)."""
     parking = patience.parking()
-    dispatcher = KeyedDispatcher(
-        lambda parsed: consume(broker, projector, parsed, patience, parking),
-        workers,
-        claim=owner.claim,
-        line_of=lines_of(projector),
-        aside_of=lambda raw: parking.waits(sequence(raw)),
+    dispatcher = dispatching(
+        broker, projector, parking, workers=workers, patience=patience, owner=owner
     )
     try:
         async with asyncio.TaskGroup() as group:
@@ -125,6 +122,28 @@ async def run(
             group.create_task(intake(nc, dispatcher, stop, owner.partition, progress))
     finally:
         await dispatcher.aclose()
+
+
+def dispatching(
+    broker: NatsBroker,
+    projector: Projector,
+    parking: Parking,
+    *,
+    workers: int = 16,
+    patience: Patience = PATIENCE,
+    owner: Owner = EVERYTHING,
+) -> KeyedDispatcher:
+    """The dispatcher deciding what the consumer takes: messages of a workflow in its line,
+    those waiting for their workflow held by it (`parking`) and decided again aside."""
+    dispatcher = KeyedDispatcher(
+        lambda parsed: consume(broker, projector, parsed, patience, parking),
+        workers,
+        claim=owner.claim,
+        line_of=lines_of(projector),
+        aside_of=lambda raw: parking.waits(sequence(raw)),
+    )
+    parking.holder = dispatcher.hold
+    return dispatcher
 
 
 def _link(span: Span, headers: dict[str, str], outcome: EventOutcome) -> None:
@@ -206,6 +225,7 @@ async def _consume_once(
             _describe(span, outcome)
             if outcome.accepted:
                 crash_point("projector.after_commit")
+                parking.moved((event.tenant_id, outcome.workflow_id))
         except MalformedMessage as exc:
             if is_asked(raw):  # its stage sends it the durable way, which refuses it
                 await settle(raw.nak, raw.subject)

@@ -161,6 +161,24 @@ class KeyedDispatcher:
             slots.release()
             self._unfinished -= 1
 
+    def hold(self, msg: Msg, woken: asyncio.Event, delay: float) -> None:
+        """Keep `msg`, decided and waiting for its workflow to exist, alive until `woken` is
+        set or `delay` seconds have passed; then it is submitted again (`parking`)."""
+        self._start(self._hold(msg, woken, delay))
+
+    async def _hold(self, msg: Msg, woken: asyncio.Event, delay: float) -> None:
+        deadline = asyncio.get_running_loop().time() + delay
+        while not woken.is_set():
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
+            with suppress(TimeoutError):
+                await asyncio.wait_for(woken.wait(), min(left, self._keep_alive))
+            if not woken.is_set() and left > self._keep_alive:
+                with suppress(Exception):  # a lost connection: the message is redelivered
+                    await msg.in_progress()
+        await self.submit(msg)
+
     async def _alive_while(self, msg: Msg, waiting: Awaitable[object]) -> None:
         future = asyncio.ensure_future(waiting)
         while True:

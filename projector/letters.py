@@ -24,6 +24,7 @@ from interlock.messaging.deadletter import (
     settle,
 )
 from interlock.projector.asked import is_asked
+from interlock.projector.dispatch import key_of
 from interlock.projector.parking import Parking
 from interlock.projector.service import Projector
 
@@ -72,8 +73,9 @@ async def refuse(
     True if the message now waits."""
     detail = exc.detail
     if exc.reason == "unknown_workflow":
-        event_id = letter.event.event_id if letter.event else None
-        refused = await parking.wait_for_workflow(raw, letter.inbound, grace, event_id)
+        event = letter.event
+        event_id, workflow = (event.event_id, key_of(event)) if event else (None, None)
+        refused = await parking.wait_for_workflow(raw, letter.inbound, grace, event_id, workflow)
         if refused is None:
             return True
         detail += refused

@@ -1,7 +1,11 @@
 """What one sender may hold in flight while its messages wait for a workflow to exist.
 
-A message addressed to a workflow that does not exist (yet) is nak'd with a delay for the
-unknown-workflow grace: its START may be behind it. Meanwhile it counts against the
+A message addressed to a workflow that does not exist (yet) waits for the unknown-workflow
+grace: its START may be behind it. Under the consumer it waits in the projector (`holder`,
+the dispatcher's `hold`), kept alive, and is decided again as soon as a decision of its
+workflow is accepted here (its START, which comes to this partition too) or, failing that,
+after a growing delay (a workflow another process created); without a holder it is nak'd
+with that delay, to be redelivered. Meanwhile it counts against the
 consumer's limit of unacknowledged messages (`max_ack_pending`), which every tenant shares:
 2,500 well-formed signals for made-up workflows held that limit for the whole grace, and
 nothing else was delivered. So each sender (a client, a stage, the timer service) may keep
@@ -16,6 +20,8 @@ bound, so the bound holds across restarts too.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC
 
@@ -26,13 +32,27 @@ from interlock.contracts.envelope import utcnow
 from interlock.contracts.subjects import Inbound
 from interlock.messaging.deadletter import redelivery_delay, settle
 
+WorkflowKey = tuple[str, str]
+"""(tenant, workflow id) of the workflow a message waits for."""
+Holder = Callable[[Msg, asyncio.Event, float], None]
+"""Keeps a message alive until the event is set or the delay has passed, then has it
+decided again."""
+FIRST_DELAY = 0.5
+"""Seconds before a waiting message is first decided again (doubling after each)."""
+
 
 @dataclass
 class Parking:
     per_sender: int = 200
     total: int = 1000
+    holder: Holder | None = None
     _sender_of: dict[tuple[str, int], str] = field(default_factory=dict)
     _held: dict[str, int] = field(default_factory=dict)
+    _rounds: dict[tuple[str, int], int] = field(default_factory=dict)
+    """How often each waiting message was kept waiting (its delay doubles each time)."""
+    _wakers: dict[WorkflowKey, dict[tuple[str, int], asyncio.Event]] = field(default_factory=dict)
+    """What wakes each waiting message, by the workflow it waits for."""
+    _waits_on: dict[tuple[str, int], WorkflowKey] = field(default_factory=dict)
 
     def hold(self, sender: str, sequence: tuple[str, int]) -> bool:
         """Whether message `sequence` of `sender` may wait (again) for its workflow: True if
@@ -48,6 +68,13 @@ class Parking:
     def release(self, sequence: tuple[str, int]) -> None:
         """Message `sequence` no longer waits (decided, dead-lettered or gone)."""
         sender = self._sender_of.pop(sequence, None)
+        self._rounds.pop(sequence, None)
+        workflow = self._waits_on.pop(sequence, None)
+        if workflow is not None:
+            wakers = self._wakers[workflow]
+            del wakers[sequence]
+            if not wakers:
+                del self._wakers[workflow]
         if sender is None:
             return
         left = self._held[sender] - 1
@@ -64,20 +91,39 @@ class Parking:
         """How many of `sender`'s messages wait for their workflow now."""
         return self._held.get(sender, 0)
 
+    def moved(self, workflow: WorkflowKey) -> None:
+        """A decision of `workflow` was accepted: its waiting messages are decided again now."""
+        for woken in self._wakers.get(workflow, {}).values():
+            woken.set()
+
     async def wait_for_workflow(
-        self, raw: Msg, inbound: Inbound | None, grace: float, event_id: str | None = None
+        self,
+        raw: Msg,
+        inbound: Inbound | None,
+        grace: float,
+        event_id: str | None = None,
+        workflow: WorkflowKey | None = None,
     ) -> str | None:
-        """Nak `raw` (addressed to a workflow that does not exist) to be decided again while
-        it is younger than `grace` seconds and its sender has room: None if it now waits, else
-        what to add to its dead letter's detail (why it was not kept waiting)."""
+        """Keep `raw` (addressed to `workflow`, which does not exist) waiting to be decided
+        again while it is younger than `grace` seconds and its sender has room: None if it
+        now waits, else what to add to its dead letter's detail (why it was not kept)."""
         remaining = grace - _age(raw)
         if remaining <= 0:
             return ""
         who = sender(inbound, event_id)
-        if not self.hold(who, sequence(raw)):
+        at = sequence(raw)
+        if not self.hold(who, at):
             return f"; not kept waiting: {who} already has {self.held(who)} messages waiting"
-        delay = min(redelivery_delay(raw, 0.5), max(remaining, 0.1))
-        await settle(lambda: raw.nak(delay=delay), raw.subject)
+        if self.holder is None or workflow is None:
+            delay = min(redelivery_delay(raw, FIRST_DELAY), max(remaining, 0.1))
+            await settle(lambda: raw.nak(delay=delay), raw.subject)
+            return None
+        rounds = self._rounds.get(at, 0)
+        self._rounds[at] = rounds + 1
+        woken = asyncio.Event()
+        self._wakers.setdefault(workflow, {})[at] = woken
+        self._waits_on[at] = workflow
+        self.holder(raw, woken, min(FIRST_DELAY * 2.0**rounds, max(remaining, 0.1)))
         return None
 
 

@@ -1,0 +1,97 @@
+"""A message for a workflow that does not exist yet waits in the projector, kept alive, and is
+decided again as soon as a decision of that workflow is accepted here (its request, published
+elsewhere and behind it), not after a redelivery delay; without that, after a growing delay."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import pytest
+
+from interlock.projector.consumer import PATIENCE, dispatching
+from interlock.projector.parking import Parking
+from interlock.projector.service import Projector
+from interlock.projector.store.memory import InMemoryWorkflowStore
+from tests.support.fake_msg import FakeBroker, FakeMsg
+from tests.support.payloads import envelope
+from tests.support.polling import eventually
+from tests.support.workflows import REGISTRY
+from tests.unit.test_projector_acks import CLIENTS
+
+pytestmark = pytest.mark.timeout(20)
+
+
+class Woken:
+    """The parking's holder, recording what would wake each held message."""
+
+    def __init__(self, parking: Parking) -> None:
+        assert parking.holder is not None
+        self._hold = parking.holder
+        self.events: list[asyncio.Event] = []
+        self.delays: list[float] = []
+        parking.holder = self
+
+    def __call__(self, msg: Any, woken: asyncio.Event, delay: float) -> None:
+        self.events.append(woken)
+        self.delays.append(delay)
+        self._hold(msg, woken, delay)
+
+
+async def _ended(msg: FakeMsg) -> bool:
+    return bool(msg.endings)
+
+
+async def test_a_signal_ahead_of_its_request_is_decided_once_the_workflow_is_created() -> None:
+    store = InMemoryWorkflowStore()
+    projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
+    parking = PATIENCE.parking()
+    dispatcher = dispatching(cast(Any, FakeBroker()), projector, parking, workers=4)
+    woken = Woken(parking)
+    cancel = envelope("CANCEL_REQUESTED", workflow_id="wf-late", role="operator")
+    early = FakeMsg.of(cancel, sequence=1)
+    start = FakeMsg.of(envelope("START", workflow_id="wf-late"), sequence=2)
+    try:
+        await dispatcher.submit(cast(Any, early))
+        await eventually(lambda: _held(parking), what="the signal waiting for its workflow")
+        assert early.endings == []  # neither nak'd nor dead-lettered: kept, and kept alive
+
+        await dispatcher.submit(cast(Any, start))
+        await eventually(lambda: _ended(early), what="the signal decided again")
+    finally:
+        await dispatcher.aclose()
+
+    assert woken.events[0].is_set()  # woken by the request's acceptance, not by its delay
+    assert (start.endings, early.endings) == ([("ack", None)], [("ack", None)])
+    stored = await store.load("acme", "wf-late")
+    assert stored is not None
+    assert stored.workflow.state == "CANCELLED"
+    assert not parking.waits(("WF_IN", 1))
+
+
+async def test_a_signal_whose_workflow_does_not_come_is_decided_again_after_a_growing_delay() -> (
+    None
+):
+    store = InMemoryWorkflowStore()
+    projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
+    parking = PATIENCE.parking()
+    dispatcher = dispatching(cast(Any, FakeBroker()), projector, parking, workers=4)
+    woken = Woken(parking)
+    early = FakeMsg.of(envelope("CANCEL_REQUESTED", workflow_id="wf-never", role="operator"))
+    try:
+        await dispatcher.submit(cast(Any, early))
+        await eventually(lambda: _held_times(woken, 2), what="the signal held a second time")
+    finally:
+        await dispatcher.aclose()
+
+    assert woken.delays[:2] == [0.5, 1.0]
+    assert not woken.events[0].is_set()  # its delay passed; nothing woke it
+    assert early.endings == []
+
+
+async def _held(parking: Parking) -> bool:
+    return parking.waits(("WF_IN", 1))
+
+
+async def _held_times(woken: Woken, times: int) -> bool:
+    return len(woken.delays) >= times
