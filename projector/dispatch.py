@@ -167,16 +167,19 @@ class KeyedDispatcher:
         self._start(self._hold(msg, woken, delay))
 
     async def _hold(self, msg: Msg, woken: asyncio.Event, delay: float) -> None:
-        deadline = asyncio.get_running_loop().time() + delay
-        while not woken.is_set():
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
+        """Report `msg` in progress when its hold starts and every `keep_alive` seconds of
+        it (a hold follows a decision, and may follow a wait for a slot: neither may use up
+        the ack wait), then submit it again."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + delay
+        while True:
+            with suppress(Exception):  # a lost connection: the message is redelivered
+                await msg.in_progress()
+            left = deadline - loop.time()
+            if woken.is_set() or left <= 0:
                 break
             with suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), min(left, self._keep_alive))
-            if not woken.is_set() and left > self._keep_alive:
-                with suppress(Exception):  # a lost connection: the message is redelivered
-                    await msg.in_progress()
         await self.submit(msg)
 
     async def _alive_while(self, msg: Msg, waiting: Awaitable[object]) -> None:

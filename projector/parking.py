@@ -50,8 +50,11 @@ class Parking:
     _held: dict[str, int] = field(default_factory=dict)
     _rounds: dict[tuple[str, int], int] = field(default_factory=dict)
     """How often each waiting message was kept waiting (its delay doubles each time)."""
-    _wakers: dict[WorkflowKey, dict[tuple[str, int], asyncio.Event]] = field(default_factory=dict)
-    """What wakes each waiting message, by the workflow it waits for."""
+    _wakers: dict[WorkflowKey, dict[tuple[str, int], list[asyncio.Event]]] = field(
+        default_factory=dict
+    )
+    """What wakes each waiting message, by the workflow it waits for (one event per hold:
+    a copy delivered again while the first waits is woken too)."""
     _waits_on: dict[tuple[str, int], WorkflowKey] = field(default_factory=dict)
 
     def hold(self, sender: str, sequence: tuple[str, int]) -> bool:
@@ -93,8 +96,9 @@ class Parking:
 
     def moved(self, workflow: WorkflowKey) -> None:
         """A decision of `workflow` was accepted: its waiting messages are decided again now."""
-        for woken in self._wakers.get(workflow, {}).values():
-            woken.set()
+        for holds in self._wakers.get(workflow, {}).values():
+            for woken in holds:
+                woken.set()
 
     async def wait_for_workflow(
         self,
@@ -121,7 +125,7 @@ class Parking:
         rounds = self._rounds.get(at, 0)
         self._rounds[at] = rounds + 1
         woken = asyncio.Event()
-        self._wakers.setdefault(workflow, {})[at] = woken
+        self._wakers.setdefault(workflow, {}).setdefault(at, []).append(woken)
         self._waits_on[at] = workflow
         self.holder(raw, woken, min(FIRST_DELAY * 2.0**rounds, max(remaining, 0.1)))
         return None

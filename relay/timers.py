@@ -41,7 +41,7 @@ from interlock.contracts.partitions import routing_key
 from interlock.contracts.payloads import TimerFired
 from interlock.messaging.backoff import Backoff
 from interlock.messaging.crashpoints import crash_point
-from interlock.messaging.ordered import OrderedPublisher, Outgoing, traced
+from interlock.messaging.ordered import Observe, OrderedPublisher, Outgoing, traced
 from interlock.messaging.waiting import wait_any
 from interlock.relay.clock import Clock, seconds_until
 from interlock.relay.errors import TimerPublishFailed
@@ -260,24 +260,25 @@ class TimerService:
         return len(firings)
 
     async def _publish(self, firings: Sequence[Firing]) -> None:
-        """Publish `firings` in order (`messaging.ordered`); raises `TimerPublishFailed` for
-        the first the broker did not take (the batch is then rolled back and fired again,
-        under the same ids, which the stream deduplicates)."""
-        outgoing = [Outgoing(f.subject, f.headers, f.body) for f in firings]
-        sent = await self._publisher.publish(
-            outgoing,
-            lambda i, m: traced(
-                TRACER, m.subject, m.headers, {"interlock.timer_id": firings[i].timer_id}
-            ),
-        )
-        for f, ack in zip(firings, sent.acks, strict=False):
-            if ack.duplicate:
+        """Publish `firings` one after the other (`messaging.ordered`), so that none is
+        stored ahead of an earlier one that failed; raises `TimerPublishFailed` for the first
+        the broker did not take (the batch is then rolled back and fired again, under the
+        same ids, which the stream deduplicates)."""
+        for f in firings:
+            sent = await self._publisher.publish(
+                [Outgoing(f.subject, f.headers, f.body)], _traced(f.timer_id)
+            )
+            if sent.error is not None:
+                if isinstance(sent.error, _BROKER_ERRORS):
+                    raise TimerPublishFailed(
+                        f"timer {f.timer_id} not published: {type(sent.error).__name__}",
+                        hint="check that NATS is reachable and the WF_IN stream exists",
+                    ) from sent.error
+                raise sent.error
+            if sent.acks[0].duplicate:
                 log.info("timer %s was already published; the stream kept one copy", f.timer_id)
-        if isinstance(sent.error, _BROKER_ERRORS):
-            failed = firings[sent.acked].timer_id
-            raise TimerPublishFailed(
-                f"timer {failed} not published: {type(sent.error).__name__}",
-                hint="check that NATS is reachable and the WF_IN stream exists",
-            ) from sent.error
-        if sent.error is not None:
-            raise sent.error
+
+
+def _traced(timer_id: str) -> Observe:
+    """A firing's publish span, continuing the trace of the decision that armed its timer."""
+    return lambda _, m: traced(TRACER, m.subject, m.headers, {"interlock.timer_id": timer_id})

@@ -3,8 +3,13 @@ sender and in all, a message waiting again not counted twice, released once it i
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any, cast
+
 from interlock.contracts.subjects import parse_inbound
 from interlock.projector.parking import Parking, sender
+from tests.support.fake_msg import FakeMsg
+from tests.support.payloads import envelope
 
 
 def test_a_sender_past_its_share_is_refused_while_another_still_has_room() -> None:
@@ -65,3 +70,23 @@ def test_each_gateway_sender_has_a_share_of_its_own_and_other_clients_do_not() -
     # a client naming senders in its event ids gets no extra shares
     assert sender(client, "gw-tickets-msg_1") == "signal:approvals"
     assert sender(parse_inbound("wf.in.result.support.classify")) == "result:classify"
+
+
+async def test_a_copy_delivered_again_while_the_first_waits_is_woken_with_it() -> None:
+    holds: list[asyncio.Event] = []
+    parking = Parking(per_sender=5, total=10)
+    parking.holder = lambda _msg, woken, _delay: holds.append(woken)
+    body = envelope("CANCEL_REQUESTED", workflow_id="wf-9", role="operator").to_bytes()
+    first, again = FakeMsg(body, sequence=7), FakeMsg(body, sequence=7, delivered=2)
+    for copy in (first, again):
+        waiting = await parking.wait_for_workflow(
+            cast(Any, copy), None, 30.0, None, ("acme", "wf-9")
+        )
+        assert waiting is None
+
+    parking.moved(("acme", "wf-9"))
+
+    assert [woken.is_set() for woken in holds] == [True, True]
+    assert parking.held("?") == 1  # one message, counted once
+    parking.release(("WF_IN", 7))
+    assert not parking.waits(("WF_IN", 7))
