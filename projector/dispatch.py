@@ -38,6 +38,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
+from dataclasses import dataclass
 
 from nats.aio.msg import Msg
 
@@ -66,12 +67,36 @@ def key_of(event: Envelope | MalformedMessage) -> LineKey | None:
     return event.tenant_id, workflow_id_of(event)
 
 
+@dataclass
+class _Held:
+    """A message waiting in the process for its workflow to exist."""
+
+    msg: Msg
+    resumed: bool = False
+
+
+def _later_than(msg: Msg) -> Callable[[Parsed], bool]:
+    """Whether a queued message came after `msg` in the same stream."""
+    stream, sequence = _position(msg)
+
+    def later(queued: Parsed) -> bool:
+        other_stream, other_sequence = _position(queued[0])
+        return other_stream == stream and other_sequence > sequence
+
+    return later
+
+
+def _position(msg: Msg) -> tuple[str, int]:
+    """The stream a delivered message comes from and its sequence there (("", 0) without)."""
+    try:
+        return msg.metadata.stream, msg.metadata.sequence.stream
+    except Exception:  # not a JetStream delivery
+        return "", 0
+
+
 def _stream_of(msg: Msg) -> str:
     """The stream a delivered message comes from ("" when it carries no JetStream reply)."""
-    try:
-        return msg.metadata.stream
-    except Exception:  # not a JetStream delivery: nothing routes it to a partition's stream
-        return ""
+    return _position(msg)[0]
 
 
 class KeyedDispatcher:
@@ -105,17 +130,24 @@ class KeyedDispatcher:
     async def submit(self, msg: Msg) -> None:
         """Put `msg` in its workflow's line; returns at once (or acks it, if another
         partition decides it)."""
-        try:
-            event: Envelope | MalformedMessage = parse_envelope(msg.data)
-        except MalformedMessage as exc:
-            event = exc
-        claimed = self._claim(_stream_of(msg), event)
+        claimed = self._claimed(msg)
         if claimed is None:
             with suppress(Exception):  # lost with the connection: redelivered, acked again
                 await msg.ack()
             return
-        parsed: Parsed = (msg, claimed)
-        event = claimed
+        self._enter(msg, claimed)
+
+    def _claimed(self, msg: Msg) -> Envelope | MalformedMessage | None:
+        try:
+            event: Envelope | MalformedMessage = parse_envelope(msg.data)
+        except MalformedMessage as exc:
+            event = exc
+        return self._claim(_stream_of(msg), event)
+
+    def _enter(self, msg: Msg, event: Envelope | MalformedMessage, *, again: bool = False) -> None:
+        """Queue `msg` in its line (`again`: a message that waited, decided before any of its
+        sender's messages queued there, goes ahead of those its stream holds after it)."""
+        parsed: Parsed = (msg, event)
         self._unfinished += 1
         key = self._line_of(msg, event)
         if key is None:
@@ -125,7 +157,7 @@ class KeyedDispatcher:
         if line is None:
             line = self._lines[key] = Line()
             self._start(self._serve(key, line))
-        line.put(turn_of(msg, event), parsed)
+        line.put(turn_of(msg, event), parsed, ahead_of=_later_than(msg) if again else None)
         if self._keeper is None:
             self._keeper = asyncio.create_task(self._keep_lines_alive())
 
@@ -161,26 +193,36 @@ class KeyedDispatcher:
             slots.release()
             self._unfinished -= 1
 
-    def hold(self, msg: Msg, woken: asyncio.Event, delay: float) -> None:
-        """Keep `msg`, decided and waiting for its workflow to exist, alive until `woken` is
-        set or `delay` seconds have passed; then it is submitted again (`parking`)."""
-        self._start(self._hold(msg, woken, delay))
+    def hold(self, msg: Msg, delay: float) -> Callable[[], None]:
+        """Keep `msg`, decided and waiting for its workflow to exist, alive for `delay`
+        seconds, then queue it again; returns what queues it again at once (its workflow was
+        just created), in its place among its sender's messages."""
+        held = _Held(msg)
+        self._start(self._hold(held, delay))
+        return lambda: self._resume(held)
 
-    async def _hold(self, msg: Msg, woken: asyncio.Event, delay: float) -> None:
-        """Report `msg` in progress when its hold starts and every `keep_alive` seconds of
-        it (a hold follows a decision, and may follow a wait for a slot: neither may use up
-        the ack wait), then submit it again."""
+    def _resume(self, held: _Held) -> None:
+        if held.resumed:
+            return
+        held.resumed = True
+        claimed = self._claimed(held.msg)
+        if claimed is not None:  # it was claimed before, and claims do not change
+            self._enter(held.msg, claimed, again=True)
+
+    async def _hold(self, held: _Held, delay: float) -> None:
+        """Report the message in progress when its hold starts, every `keep_alive` seconds
+        and when it ends (a hold follows a decision and may follow a wait for a slot: none
+        of them may use up the ack wait), then queue it again."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + delay
-        while True:
+        while not held.resumed:
             with suppress(Exception):  # a lost connection: the message is redelivered
-                await msg.in_progress()
+                await held.msg.in_progress()
             left = deadline - loop.time()
-            if woken.is_set() or left <= 0:
+            if left <= 0:
                 break
-            with suppress(TimeoutError):
-                await asyncio.wait_for(woken.wait(), min(left, self._keep_alive))
-        await self.submit(msg)
+            await asyncio.sleep(min(left, self._keep_alive))
+        self._resume(held)
 
     async def _alive_while(self, msg: Msg, waiting: Awaitable[object]) -> None:
         future = asyncio.ensure_future(waiting)

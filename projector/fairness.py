@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from nats.aio.msg import Msg
@@ -47,8 +48,16 @@ class Line(Generic[T]):
         self._queues: dict[str, deque[T]] = {}
         """Senders with items, in turn order (the first is served next)."""
 
-    def put(self, sender: str, item: T) -> None:
-        self._queues.setdefault(sender, deque()).append(item)
+    def put(self, sender: str, item: T, ahead_of: Callable[[T], bool] | None = None) -> None:
+        """Queue `item` behind `sender`'s others, or ahead of the first for which `ahead_of`
+        holds."""
+        queue = self._queues.setdefault(sender, deque())
+        if ahead_of is not None:
+            for index, queued in enumerate(queue):
+                if ahead_of(queued):
+                    queue.insert(index, item)
+                    return
+        queue.append(item)
 
     def take(self) -> T:
         """The next item in turn (IndexError when empty)."""

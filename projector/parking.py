@@ -20,7 +20,6 @@ bound, so the bound holds across restarts too.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -34,9 +33,10 @@ from interlock.messaging.deadletter import redelivery_delay, settle
 
 WorkflowKey = tuple[str, str]
 """(tenant, workflow id) of the workflow a message waits for."""
-Holder = Callable[[Msg, asyncio.Event, float], None]
-"""Keeps a message alive until the event is set or the delay has passed, then has it
-decided again."""
+Wake = Callable[[], None]
+"""Has a held message decided again at once."""
+Holder = Callable[[Msg, float], Wake]
+"""Keeps a message alive for the delay, then has it decided again; returns its `Wake`."""
 FIRST_DELAY = 0.5
 """Seconds before a waiting message is first decided again (doubling after each)."""
 
@@ -50,11 +50,9 @@ class Parking:
     _held: dict[str, int] = field(default_factory=dict)
     _rounds: dict[tuple[str, int], int] = field(default_factory=dict)
     """How often each waiting message was kept waiting (its delay doubles each time)."""
-    _wakers: dict[WorkflowKey, dict[tuple[str, int], list[asyncio.Event]]] = field(
-        default_factory=dict
-    )
-    """What wakes each waiting message, by the workflow it waits for (one event per hold:
-    a copy delivered again while the first waits is woken too)."""
+    _wakers: dict[WorkflowKey, dict[tuple[str, int], list[Wake]]] = field(default_factory=dict)
+    """What wakes each waiting message, by the workflow it waits for (one per hold: a copy
+    delivered again while the first waits is woken too)."""
     _waits_on: dict[tuple[str, int], WorkflowKey] = field(default_factory=dict)
 
     def hold(self, sender: str, sequence: tuple[str, int]) -> bool:
@@ -73,9 +71,9 @@ class Parking:
         sender = self._sender_of.pop(sequence, None)
         self._rounds.pop(sequence, None)
         workflow = self._waits_on.pop(sequence, None)
-        if workflow is not None:
-            wakers = self._wakers[workflow]
-            del wakers[sequence]
+        wakers = self._wakers.get(workflow) if workflow is not None else None
+        if wakers is not None and workflow is not None:
+            wakers.pop(sequence, None)
             if not wakers:
                 del self._wakers[workflow]
         if sender is None:
@@ -96,9 +94,9 @@ class Parking:
 
     def moved(self, workflow: WorkflowKey) -> None:
         """A decision of `workflow` was accepted: its waiting messages are decided again now."""
-        for holds in self._wakers.get(workflow, {}).values():
-            for woken in holds:
-                woken.set()
+        for wakes in self._wakers.pop(workflow, {}).values():
+            for wake in wakes:
+                wake()
 
     async def wait_for_workflow(
         self,
@@ -124,10 +122,9 @@ class Parking:
             return None
         rounds = self._rounds.get(at, 0)
         self._rounds[at] = rounds + 1
-        woken = asyncio.Event()
-        self._wakers.setdefault(workflow, {}).setdefault(at, []).append(woken)
+        wake = self.holder(raw, min(FIRST_DELAY * 2.0**rounds, max(remaining, 0.1)))
+        self._wakers.setdefault(workflow, {}).setdefault(at, []).append(wake)
         self._waits_on[at] = workflow
-        self.holder(raw, woken, min(FIRST_DELAY * 2.0**rounds, max(remaining, 0.1)))
         return None
 
 

@@ -4,7 +4,7 @@ elsewhere and behind it), not after a redelivery delay; without that, after a gr
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Callable
 from typing import Any, cast
 
 import pytest
@@ -23,19 +23,27 @@ pytestmark = pytest.mark.timeout(20)
 
 
 class Woken:
-    """The parking's holder, recording what would wake each held message."""
+    """The parking's holder, recording each hold's delay and whether its workflow's
+    acceptance woke it (a hold that ran out is resumed by the dispatcher itself)."""
 
     def __init__(self, parking: Parking) -> None:
         assert parking.holder is not None
         self._hold = parking.holder
-        self.events: list[asyncio.Event] = []
+        self.woken: list[bool] = []
         self.delays: list[float] = []
         parking.holder = self
 
-    def __call__(self, msg: Any, woken: asyncio.Event, delay: float) -> None:
-        self.events.append(woken)
+    def __call__(self, msg: Any, delay: float) -> Callable[[], None]:
+        index = len(self.delays)
         self.delays.append(delay)
-        self._hold(msg, woken, delay)
+        self.woken.append(False)
+        wake = self._hold(msg, delay)
+
+        def woken() -> None:
+            self.woken[index] = True
+            wake()
+
+        return woken
 
 
 async def _ended(msg: FakeMsg) -> bool:
@@ -61,7 +69,7 @@ async def test_a_signal_ahead_of_its_request_is_decided_once_the_workflow_is_cre
     finally:
         await dispatcher.aclose()
 
-    assert woken.events[0].is_set()  # woken by the request's acceptance, not by its delay
+    assert woken.woken[0]  # by the request's acceptance, not by its delay
     assert (start.endings, early.endings) == ([("ack", None)], [("ack", None)])
     stored = await store.load("acme", "wf-late")
     assert stored is not None
@@ -85,11 +93,40 @@ async def test_a_signal_whose_workflow_does_not_come_is_decided_again_after_a_gr
         await dispatcher.aclose()
 
     assert woken.delays[:2] == [0.5, 1.0]
-    assert not woken.events[0].is_set()  # its delay passed; nothing woke it
+    assert not woken.woken[0]  # its delay passed; nothing woke it
     assert early.endings == []
     # Reported in progress as each hold starts and ends, not only after a full keep-alive
     # period: short holds, decisions and waits for a slot must not add up to the ack wait.
     assert early.pings >= 2
+
+
+async def test_a_signal_woken_by_its_workflow_keeps_its_place_before_its_senders_later_ones() -> (
+    None
+):
+    store = InMemoryWorkflowStore()
+    projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
+    parking = PATIENCE.parking()
+    dispatcher = dispatching(cast(Any, FakeBroker()), projector, parking, workers=4)
+
+    def cancel(event_id: str) -> Any:
+        return envelope("CANCEL_REQUESTED", workflow_id="wf-o", role="operator", event_id=event_id)
+
+    early = FakeMsg.of(cancel("cancel-first"), sequence=1)
+    start = FakeMsg.of(envelope("START", workflow_id="wf-o"), sequence=2)
+    later = FakeMsg.of(cancel("cancel-second"), sequence=3)
+    try:
+        await dispatcher.submit(cast(Any, early))
+        await eventually(lambda: _held(parking), what="the first cancellation waiting")
+        await dispatcher.submit(cast(Any, start))  # the request and the operator's next
+        await dispatcher.submit(cast(Any, later))  # message queue together in its line
+        await eventually(lambda: _ended(early), what="the first cancellation decided")
+        await eventually(lambda: _ended(later), what="the second cancellation decided")
+    finally:
+        await dispatcher.aclose()
+
+    accepted = [h.event["event_id"] for h in await store.history("acme", "wf-o") if h.accepted]
+    # The operator's messages are decided in the order it sent them: the first cancels.
+    assert accepted[1:] == ["cancel-first"]
 
 
 async def _held(parking: Parking) -> bool:
