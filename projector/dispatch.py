@@ -75,6 +75,16 @@ class _Held:
     resumed: bool = False
 
 
+async def _in_progress(msg: Msg) -> None:
+    with suppress(Exception):  # a lost connection: the message is redelivered
+        await msg.in_progress()
+
+
+async def _acked(msg: Msg) -> None:
+    with suppress(Exception):  # a lost connection: redelivered, acked again
+        await msg.ack()
+
+
 def _later_than(msg: Msg) -> Callable[[Parsed], bool]:
     """Whether a queued message came after `msg` in the same stream."""
     stream, sequence = _position(msg)
@@ -199,15 +209,21 @@ class KeyedDispatcher:
         just created), in its place among its sender's messages."""
         held = _Held(msg)
         self._start(self._hold(held, delay))
-        return lambda: self._resume(held)
+        return lambda: self._resume(held, woken=True)
 
-    def _resume(self, held: _Held) -> None:
+    def _resume(self, held: _Held, *, woken: bool = False) -> None:
+        """Queue the held message again (once); woken early, it is reported in progress
+        too, as its hold would have on ending."""
         if held.resumed:
             return
         held.resumed = True
+        if woken:
+            self._start(_in_progress(held.msg))
         claimed = self._claimed(held.msg)
-        if claimed is not None:  # it was claimed before, and claims do not change
-            self._enter(held.msg, claimed, again=True)
+        if claimed is None:  # cannot happen (it was claimed before, and claims do not change)
+            self._start(_acked(held.msg))
+            return
+        self._enter(held.msg, claimed, again=True)
 
     async def _hold(self, held: _Held, delay: float) -> None:
         """Report the message in progress when its hold starts, every `keep_alive` seconds
@@ -216,8 +232,7 @@ class KeyedDispatcher:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + delay
         while not held.resumed:
-            with suppress(Exception):  # a lost connection: the message is redelivered
-                await held.msg.in_progress()
+            await _in_progress(held.msg)
             left = deadline - loop.time()
             if left <= 0:
                 break

@@ -20,6 +20,7 @@ bound, so the bound holds across restarts too.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -31,6 +32,7 @@ from interlock.contracts.envelope import utcnow
 from interlock.contracts.subjects import Inbound
 from interlock.messaging.deadletter import redelivery_delay, settle
 
+log = logging.getLogger("interlock.projector")
 WorkflowKey = tuple[str, str]
 """(tenant, workflow id) of the workflow a message waits for."""
 Wake = Callable[[], None]
@@ -96,7 +98,10 @@ class Parking:
         """A decision of `workflow` was accepted: its waiting messages are decided again now."""
         for wakes in self._wakers.pop(workflow, {}).values():
             for wake in wakes:
-                wake()
+                try:
+                    wake()
+                except Exception:  # not the accepted decision's failure: its delay still runs
+                    log.exception("waking a message waiting for %s failed", workflow[1])
 
     async def wait_for_workflow(
         self,

@@ -3,6 +3,7 @@ sender and in all, a message waiting again not counted twice, released once it i
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, cast
 
 from interlock.contracts.subjects import parse_inbound
@@ -89,3 +90,25 @@ async def test_a_copy_delivered_again_while_the_first_waits_is_woken_with_it() -
     assert parking.held("?") == 1  # one message, counted once
     parking.release(("WF_IN", 7))
     assert not parking.waits(("WF_IN", 7))
+
+
+def test_a_wake_that_fails_neither_fails_the_decision_nor_skips_the_others() -> None:
+    woken: list[int] = []
+
+    def holder(msg: Any, _delay: float) -> Any:
+        def wake() -> None:
+            if cast(FakeMsg, msg).sequence == 1:
+                raise RuntimeError("a line that cannot take it")
+            woken.append(cast(FakeMsg, msg).sequence)
+
+        return wake
+
+    parking = Parking(per_sender=5, total=10)
+    parking.holder = holder
+    body = envelope("CANCEL_REQUESTED", workflow_id="wf-9", role="operator").to_bytes()
+    for copy in (FakeMsg(body, sequence=1), FakeMsg(body, sequence=2)):
+        asyncio.run(parking.wait_for_workflow(cast(Any, copy), None, 30.0, None, ("acme", "wf-9")))
+
+    parking.moved(("acme", "wf-9"))
+
+    assert woken == [2]

@@ -70,6 +70,7 @@ async def test_a_signal_ahead_of_its_request_is_decided_once_the_workflow_is_cre
         await dispatcher.aclose()
 
     assert woken.woken[0]  # by the request's acceptance, not by its delay
+    assert early.pings >= 2  # as its hold began, and as it was woken
     assert (start.endings, early.endings) == ([("ack", None)], [("ack", None)])
     stored = await store.load("acme", "wf-late")
     assert stored is not None
