@@ -10,6 +10,7 @@ from typing import Any, cast
 import pytest
 
 from interlock.projector.consumer import PATIENCE, dispatching
+from interlock.projector.dispatch import KeyedDispatcher
 from interlock.projector.parking import Parking
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
@@ -46,15 +47,21 @@ class Woken:
         return woken
 
 
+def _consumer() -> tuple[InMemoryWorkflowStore, Parking, KeyedDispatcher]:
+    """A store, and the projector's consumer on it as `consumer.run` wires it."""
+    store = InMemoryWorkflowStore()
+    projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
+    parking = PATIENCE.parking()
+    dispatcher = dispatching(cast(Any, FakeBroker()), projector, parking, workers=4)
+    return store, parking, dispatcher
+
+
 async def _ended(msg: FakeMsg) -> bool:
     return bool(msg.endings)
 
 
 async def test_a_signal_ahead_of_its_request_is_decided_once_the_workflow_is_created() -> None:
-    store = InMemoryWorkflowStore()
-    projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
-    parking = PATIENCE.parking()
-    dispatcher = dispatching(cast(Any, FakeBroker()), projector, parking, workers=4)
+    store, parking, dispatcher = _consumer()
     woken = Woken(parking)
     cancel = envelope("CANCEL_REQUESTED", workflow_id="wf-late", role="operator")
     early = FakeMsg.of(cancel, sequence=1)
@@ -81,10 +88,7 @@ async def test_a_signal_ahead_of_its_request_is_decided_once_the_workflow_is_cre
 async def test_a_signal_whose_workflow_does_not_come_is_decided_again_after_a_growing_delay() -> (
     None
 ):
-    store = InMemoryWorkflowStore()
-    projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
-    parking = PATIENCE.parking()
-    dispatcher = dispatching(cast(Any, FakeBroker()), projector, parking, workers=4)
+    _, parking, dispatcher = _consumer()
     woken = Woken(parking)
     early = FakeMsg.of(envelope("CANCEL_REQUESTED", workflow_id="wf-never", role="operator"))
     try:
@@ -104,10 +108,7 @@ async def test_a_signal_whose_workflow_does_not_come_is_decided_again_after_a_gr
 async def test_a_signal_woken_by_its_workflow_keeps_its_place_before_its_senders_later_ones() -> (
     None
 ):
-    store = InMemoryWorkflowStore()
-    projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
-    parking = PATIENCE.parking()
-    dispatcher = dispatching(cast(Any, FakeBroker()), projector, parking, workers=4)
+    store, parking, dispatcher = _consumer()
 
     def cancel(event_id: str) -> Any:
         return envelope("CANCEL_REQUESTED", workflow_id="wf-o", role="operator", event_id=event_id)
