@@ -142,8 +142,7 @@ class KeyedDispatcher:
         partition decides it)."""
         claimed = self._claimed(msg)
         if claimed is None:
-            with suppress(Exception):  # lost with the connection: redelivered, acked again
-                await msg.ack()
+            await _acked(msg)
             return
         self._enter(msg, claimed)
 
