@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import uuid
 
 _NAMESPACE = uuid.UUID("6f1c2b1e-4d0a-4b6e-9a57-1d2c8e0f3a90")
@@ -74,14 +73,3 @@ def canonical_json(value: object) -> str:
 def fingerprint(value: object) -> str:
     """SHA-256 of the canonical JSON form: equal content, equal fingerprint."""
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
-
-
-_KV_SAFE = re.compile(r"[-_=A-Za-z0-9]{1,200}")
-
-
-def kv_key(tenant_id: str, workflow_id: str) -> str:
-    """A NATS KV key for a tenant's workflow (ids with other characters are hashed)."""
-    if _KV_SAFE.fullmatch(tenant_id) and _KV_SAFE.fullmatch(workflow_id):
-        return f"{tenant_id}.{workflow_id}"
-    digest = hashlib.sha256(f"{tenant_id}\x1f{workflow_id}".encode()).hexdigest()[:40]
-    return f"h_{digest}"

@@ -54,20 +54,3 @@ def signed_claims(job_envelope: Envelope, job: JobPayload) -> bytes:
         "job": {**fields, "inputs_sha256": fingerprint(job.inputs)},
     }
     return canonical_json(claims).encode()
-
-
-class OpenJobs(BaseModel):
-    """The per-workflow record in the `wf_open_jobs` bucket: which jobs still matter.
-
-    A service skips a job when this record is at least as new as the job
-    (`version >= expected_version`) and no longer lists it.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    version: int
-    state: str
-    jobs: list[str]
-
-    def is_stale(self, job_id: str, expected_version: int) -> bool:
-        return self.version >= expected_version and job_id not in self.jobs

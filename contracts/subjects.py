@@ -89,10 +89,6 @@ def is_projector_consumer(name: str) -> bool:
     return name == CONSUMER_PROJECTOR or _PARTITION_CONSUMER.fullmatch(name) is not None
 
 
-JOBS_BUCKET = "wf_open_jobs"
-"""Per-workflow record of open jobs, written through the outbox; services use it to skip
-stale jobs before doing any work."""
-
 STAGE_ACK_WAIT_S = 10.0
 """How long a stage may hold a job without acking before it is redelivered; stages send
 `in_progress` heartbeats during long calls, so this bounds recovery after a crash, not work."""

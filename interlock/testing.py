@@ -141,7 +141,6 @@ class WorkflowTestEnv:
                 outcomes.append(await self.deliver(pending[0].body))
             elif subject.startswith(f"{subjects.OUT_PREFIX}."):
                 self.published.append(parse_envelope(pending[0].body))
-            # (the rest is the open-jobs record, which only the broker's stages read)
         raise RuntimeError(f"still busy after {max_steps} messages: a loop without a bound?")
 
     async def advance(self, seconds: float) -> list[EventOutcome]:

@@ -1,10 +1,10 @@
 """Who may publish and subscribe to what on the broker: one NATS user per identity.
 
 Every component and every external client connects as its own user and may do only what its
-job needs: the projector and its backstop the relay alone publish jobs, announcements and the
-open-jobs record (the outbox rows); the timer
-service alone publishes timer firings; a stage pulls and acknowledges only its own jobs and
-publishes only on its own result subject; clients publish requests or signals under their own
+job needs: the projector and its backstop the relay alone publish jobs and announcements
+(the outbox rows); the timer service alone publishes timer firings; a stage pulls and
+acknowledges only its own jobs and publishes only on its own result subject (and asks only
+about its own jobs); clients publish requests or signals under their own
 name and read their own tenants' and types' announcements (`readers`). Each identity may
 subscribe to its own inbox prefix only, so no identity reads another's replies. `admin` may do
 anything and is for provisioning, health checks and tests, never for a long-running component.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from interlock.contracts import result_requests, subjects
+from interlock.contracts import job_questions, result_requests, subjects
 from interlock.contracts.clients import ClientPolicy
 from interlock.contracts.partitions import consumers
 from interlock.messaging.partition_streams import streams_of
@@ -44,9 +44,8 @@ OUTBOX_SUBJECTS = (
     f"{subjects.JOB_PREFIX}.>",
     f"{subjects.OUT_PREFIX}.>",
     f"{subjects.TENANT_OUT_PREFIX}.>",
-    f"$KV.{subjects.JOBS_BUCKET}.>",
 )
-"""Where outbox rows go: jobs, announcements and the open-jobs record."""
+"""Where outbox rows go: jobs and announcements."""
 
 
 def stage_identity(workflow_type: str, stage: str) -> str:
@@ -72,18 +71,14 @@ def _own(identity: str, publish: Iterable[str]) -> Permissions:
 
 def _stage_subjects(workflow_type: str, stage: str) -> list[str]:
     """What one stage publishes: pulls and acks of its own jobs, its result, its dead
-    letters, reads of the open-jobs record, calls to the outside systems."""
+    letters, its questions whether a job is still open, calls to the outside systems."""
     consumer = subjects.stage_consumer(workflow_type, stage)
-    bucket_stream = f"KV_{subjects.JOBS_BUCKET}"
     return [
         *_pulls(subjects.STREAM_JOBS, consumer),
         *subjects.grants(subjects.RESULT, workflow_type, stage),
         result_requests.result_request_grant(workflow_type, stage),
         subjects.dlq(consumer),
-        # Reading the open-jobs record: the bucket's info, then a direct or stream get.
-        f"{_JS_API}.STREAM.INFO.{bucket_stream}",
-        f"{_JS_API}.DIRECT.GET.{bucket_stream}.>",
-        f"{_JS_API}.STREAM.MSG.GET.{bucket_stream}",
+        job_questions.job_question_grant(workflow_type, stage),
         # The outside systems a stage calls (the simulator answers there).
         "sim.>",
     ]
@@ -141,7 +136,8 @@ def projector(identity: str, partitions: int = 1) -> Permissions:
     """The projector (every partition connects as one identity) pulls from the consumers of
     `partitions` partitions, and from no other consumer; it publishes what it committed
     itself (the relay is its backstop). It takes the results stages ask it to decide at once
-    (`contracts.result_requests`) and answers them."""
+    (`contracts.result_requests`) and answers them, and the stages' questions whether a job
+    is still open (`contracts.job_questions`)."""
     pulls = [
         pull
         for index, consumer in enumerate(consumers(partitions))
@@ -150,7 +146,11 @@ def projector(identity: str, partitions: int = 1) -> Permissions:
     ]
     return Permissions(
         publish=(*pulls, subjects.dlq(identity), *OUTBOX_SUBJECTS),
-        subscribe=(_inbox(identity), f"{result_requests.RQ_PREFIX}.*.{subjects.RESULT}.>"),
+        subscribe=(
+            _inbox(identity),
+            f"{result_requests.RQ_PREFIX}.*.{subjects.RESULT}.>",
+            f"{result_requests.RQ_PREFIX}.*.{job_questions.JOB}.>",
+        ),
         allow_responses=True,
     )
 

@@ -130,7 +130,6 @@ async def provision(
     steps: list[Callable[[], Awaitable[None]]] = [
         partial(provision_inbound, js, partitions, repartition=repartition, replicas=replicas),
         *(partial(_ensure_stream, js, replace(c, num_replicas=replicas)) for c in STREAMS),
-        partial(_ensure_bucket, js, replicas),
         *(
             partial(ensure_consumer, js, subjects.STREAM_JOBS, stage_consumer(t, s))
             for t, s in stages
@@ -184,23 +183,3 @@ async def _patiently(step: Callable[[], Awaitable[None]], deadline: float) -> No
                 raise
         await asyncio.sleep(delay)
         delay = min(2.0, delay * 2)
-
-
-async def _ensure_bucket(js: JetStreamContext, replicas: int) -> None:
-    """The open-jobs bucket, bounded; one made before it had its bounds or at another
-    replica count gets them."""
-    max_bytes, max_value = GIB, 256 * 1024
-    try:
-        await js.create_key_value(
-            bucket=subjects.JOBS_BUCKET,
-            history=1,
-            ttl=DAY,
-            max_bytes=max_bytes,
-            max_value_size=max_value,
-            replicas=replicas,
-        )
-    except BadRequestError:  # it exists with an older configuration
-        info = await js.stream_info(f"KV_{subjects.JOBS_BUCKET}")
-        await js.update_stream(
-            replace(info.config, max_bytes=max_bytes, max_msg_size=max_value, num_replicas=replicas)
-        )

@@ -97,7 +97,7 @@ def producer(
     """The PRODUCER span of a message whose `headers` carry the context of the decision that
     made it (written into the row or the timer with it), started now as its child, its own
     context then replacing it in `headers`; None, and no span, for a message without one
-    (bookkeeping such as the open-jobs record)."""
+    (bookkeeping written without a decision's context)."""
     if "traceparent" not in headers:
         return None
     span = publishing(

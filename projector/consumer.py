@@ -65,6 +65,7 @@ from interlock.projector.asked import is_asked, take_requests
 from interlock.projector.dispatch import KeyedDispatcher, Parsed
 from interlock.projector.errors import NotDueYet
 from interlock.projector.intake import intake
+from interlock.projector.job_questions import answer_questions
 from interlock.projector.letters import Letter, refuse, retry_later
 from interlock.projector.lines import lines_of
 from interlock.projector.parking import Parking, sequence
@@ -119,6 +120,7 @@ async def run(
         async with asyncio.TaskGroup() as group:
             nc = broker.connection
             group.create_task(take_requests(nc, dispatcher, stop, owner.partition))
+            group.create_task(answer_questions(nc, projector.open_jobs, stop, owner.partition))
             group.create_task(intake(nc, dispatcher, stop, owner.partition, progress))
     finally:
         await dispatcher.aclose()

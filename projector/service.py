@@ -235,6 +235,17 @@ class Projector:
         has standing there (True if a row was written; see `projector.refusals`)."""
         return await self._refusals.dead_letter(event, reason, detail, inbound)
 
+    async def open_jobs(
+        self, tenant_id: str, workflow_id: str, workflow_type: str
+    ) -> dict[str, str] | None:
+        """The tenant's workflow's open jobs as committed (job id -> stage), read from the store
+        (never a cached checkpoint: another process may have decided since); None if it has
+        no such workflow of that type."""
+        stored = await self._store.load(tenant_id, workflow_id)
+        if stored is None or stored.workflow.workflow_type != workflow_type:
+            return None
+        return {job_id: job.stage for job_id, job in stored.workflow.execution.open_jobs.items()}
+
     async def _checkpoint(
         self, tenant_id: str, workflow_id: str, event_id: str
     ) -> tuple[Stored | None, bool]:

@@ -7,8 +7,8 @@ then nothing would ever answer. So, for every workflow that has made no progress
 `after` seconds while it waits for a job, the sweeper copies the job's latest outbox row into
 the outbox again: the relay publishes it under a new message id, the stage does the job under
 the same job id, and its result carries the same event id. A job that was merely slow is
-therefore done twice at worst and decided once (the stage skips a job the open-jobs record
-no longer lists; an effect is reconciled by its idempotency key; the projector drops a
+therefore done twice at worst and decided once (the stage skips a job the workflow, as
+committed, no longer lists; an effect is reconciled by its idempotency key; the projector drops a
 processed event id). A copy is made at most once per `after` seconds per job. A paused
 workflow is left alone.
 

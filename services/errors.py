@@ -86,3 +86,12 @@ def invalid_fields(error: ValidationError, most: int = 3) -> str:
     """Where an answer failed validation (field paths, or the error type for a body that is
     not JSON), never the values: an error may say what was unreadable without repeating it."""
     return ", ".join(".".join(map(str, e["loc"])) or e["type"] for e in error.errors()[:most])
+
+
+class ProjectorSilent(TransientError, TimeoutError):
+    """No projector partition answered whether a workflow still waits for a job: waited out
+    like a broker that is down (a `TimeoutError`: the job kept alive), since an effect must not
+    act on a job nobody confirmed."""
+
+    code = ErrorCode.BROKER_UNAVAILABLE
+    retryable = True

@@ -93,7 +93,8 @@ class StageHandler(Generic[In]):
     run: StageFn[In]
     ports: tuple[Port[object], ...] = ()
     effects: bool = False
-    """Acts on the outside world: the runtime consults the open-jobs record before each job."""
+    """Acts on the outside world: the runtime asks the projector before each job whether the
+    workflow still waits for it."""
     redeliver: bool = False
     """A transient failure (`ExternalTimeout`, `ExternalUnavailable`, `OutcomeUnknown`) is
     retried first by redelivering the job (the broker's growing backoff) instead of being

@@ -3,8 +3,8 @@ or all of them in the one process of the stage host (`interlock service stages`)
 
 Either way each stage is its own durable pull consumer on its own job subject, with its own
 workers and its own health report under its own name. In the host they share two broker
-connections (one FastStream broker for their consumers and results, one client for the
-open-jobs record and the outside systems), so the acknowledgements, pull requests and
+connections (one FastStream broker for their consumers and results, one client for their
+questions to the projector and the outside systems), so the acknowledgements, pull requests and
 results of concurrent jobs of different stages leave in the same socket writes; and they
 share the process's fate: one failing stops the others, and the supervisor restarts them
 all.
@@ -64,9 +64,7 @@ async def _serve(
     async with AsyncExitStack() as exit_stack:
         nc = await connect(rt, connection, stop)
         exit_stack.push_async_callback(nc.drain)
-        admission = JobAdmission(
-            JobVerifier(job_public_key(rt.settings)), OpenJobsReader(nc.jetstream())
-        )
+        admission = JobAdmission(JobVerifier(job_public_key(rt.settings)), OpenJobsReader(nc))
         nats_broker = broker(rt, connection, stop)
         handlers = {t: stage_handlers(rt, nc, t) for t in dict.fromkeys(t for t, _ in stages)}
         await nats_broker.start()

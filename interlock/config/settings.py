@@ -51,7 +51,7 @@ class Settings(ModelSettings, WebSettings):
     )
     stream_replicas: int = Field(
         default=1,
-        description="Replicas of every JetStream stream and of the open-jobs bucket (their "
+        description="Replicas of every JetStream stream (their "
         "consumers inherit it): 1 for one server, 3 or 5 on a NATS cluster of at least as many "
         "servers. An existing stream is updated to it where the server allows.",
     )

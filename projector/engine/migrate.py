@@ -128,5 +128,4 @@ def move(
         timers_armed=tuple(d.armed),
         timers_cancelled=tuple(d.cancelled),
         note=f"migrated from v{wf.definition_version} to v{target.version}",
-        jobs_changed=set(d.open_jobs) != set(wf.execution.open_jobs),
     )

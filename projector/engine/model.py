@@ -161,8 +161,6 @@ class Accepted:
     timers_cancelled: tuple[str, ...] = ()
     guard_results: tuple[str, ...] = ()
     note: str | None = None
-    jobs_changed: bool = False
-    """The set of open jobs changed, so the open-jobs record must be republished."""
 
     accepted: Literal[True] = True
 

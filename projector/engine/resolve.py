@@ -175,7 +175,6 @@ def _apply(f: Facts, spec: EventSpec, row: Transition, labels: tuple[str, ...]) 
         timers_cancelled=tuple(d.cancelled),
         guard_results=labels,
         note=d.review.note if in_review and d.review else row.reason,
-        jobs_changed=set(d.open_jobs) != set(wf.execution.open_jobs),
     )
 
 

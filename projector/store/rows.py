@@ -6,11 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from interlock.contracts import subjects
 from interlock.contracts.definition import GENERIC_RESULTS
 from interlock.contracts.envelope import Envelope
-from interlock.contracts.ids import kv_key
-from interlock.contracts.jobs import OpenJobs
 from interlock.projector.digest import outcome
 from interlock.projector.engine.model import Accepted, Context, Execution, Rejected, Workflow
 from interlock.projector.store.records import HistoryRecord
@@ -182,16 +179,5 @@ Message = tuple[str, dict[str, str], bytes]
 
 
 def outbox_messages(decision: Accepted, trace: TraceInfo) -> list[Message]:
-    """(subject, headers, body) to publish, the open-jobs record first when it changed.
-
-    The record goes first so that a service never sees a job newer than the record that
-    lists it (the relay publishes rows in order).
-    """
-    wf = decision.workflow
-    messages: list[Message] = []
-    if decision.jobs_changed:
-        record = OpenJobs(version=wf.version, state=wf.state, jobs=sorted(wf.execution.open_jobs))
-        subject = f"$KV.{subjects.JOBS_BUCKET}.{kv_key(wf.tenant_id, wf.workflow_id)}"
-        messages.append((subject, {}, record.model_dump_json().encode()))
-    messages += [(m.subject, dict(trace.headers), m.envelope.to_bytes()) for m in decision.messages]
-    return messages
+    """(subject, headers, body) to publish, in the decision's order."""
+    return [(m.subject, dict(trace.headers), m.envelope.to_bytes()) for m in decision.messages]

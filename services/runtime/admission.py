@@ -3,9 +3,10 @@ workflow still waits for it.
 
 An unsigned, altered or foreign-signed job, one signed before signature scheme v2, and a signed
 job delivered to a stage it was not dispatched to are refused (`bad_signature`). An
-effectful stage also refuses a job without the state version that issued it
-(`no_expected_version`) or whose workflow has no open-jobs record (`no_open_jobs_record`): a
-job the projector dispatched always has both, so neither may ever mean "do the work".
+effectful stage asks the projector about every job (`openjobs`) and refuses one without the
+state version that issued it (`no_expected_version`) or whose workflow the projector does not
+know (`no_such_workflow`): a job the projector dispatched has both, so neither may ever mean
+"do the work"; while no partition answers, it waits.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from interlock.contracts.envelope import Envelope
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.jobs import SIGNATURE_SCHEME, JobPayload
+from interlock.services.errors import ProjectorSilent
 from interlock.services.runtime.openjobs import OpenJobsReader
 from interlock.services.runtime.signatures import JobVerifier
 
@@ -47,13 +49,16 @@ class JobAdmission:
         if effects and job_envelope.expected_version is None:
             raise MalformedMessage("no_expected_version", "an effect job names no state version")
         if not (effects or redelivered):
-            # A read-only stage consults the record for redeliveries only: a first delivery is
-            # rarely stale, and a stale one costs only the work (its result is refused).
+            # A read-only stage asks about redeliveries only: a first delivery is rarely
+            # stale, and a stale one costs only the work (its result is refused).
             return False
-        status = await self.jobs.status(
-            job_envelope.tenant_id, job_envelope.workflow_id or "", job.job_id,
-            job_envelope.expected_version,
-        )  # fmt: skip
+        status = "missing"
+        if job_envelope.workflow_id:
+            status = await self.jobs.status(
+                workflow_type, stage, job_envelope.tenant_id, job_envelope.workflow_id, job.job_id
+            )
+        if status == "unknown" and effects:
+            raise ProjectorSilent("nobody answered whether the workflow still waits for the job")
         if status == "missing" and effects:
-            raise MalformedMessage("no_open_jobs_record", "no open-jobs record for the workflow")
-        return status == "stale"
+            raise MalformedMessage("no_such_workflow", "the projector knows no such workflow")
+        return status in ("stale", "missing")

@@ -1,10 +1,10 @@
-"""Reads the per-workflow open-jobs record (KV bucket `wf_open_jobs`) to skip stale jobs.
+"""Asks the projector partition that owns a workflow whether it still waits for a job
+(`contracts.job_questions`), so a stage skips a job a committed decision revoked.
 
-The record is written through the outbox in commit order, before the jobs it lists, so it
-can lag but never run ahead: a job the projector dispatched always finds it. A job is stale
-when the record is at least as new as the job and no longer lists it. For a read-only stage
-an older or missing record means "do the work" (a stale result is refused by the projector
-anyway); an effectful stage never acts without the record (`missing`).
+The answer is the committed state, so it never lags a decision the way a published record
+could: a cancellation committed before the question makes the job `stale`. No answer within
+`wait` seconds (no partition up, a reply lost) is `unknown`: an effect waits and asks again,
+a read-only stage does the work (a stale result is refused by the projector anyway).
 """
 
 from __future__ import annotations
@@ -12,47 +12,38 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
-from nats.js import JetStreamContext
-from nats.js.errors import BucketNotFoundError, KeyNotFoundError
-from nats.js.kv import KeyValue
-from pydantic import ValidationError
+from nats.aio.client import Client
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
 
-from interlock.contracts import subjects
-from interlock.contracts.ids import kv_key
-from interlock.contracts.jobs import OpenJobs
+from interlock.contracts.job_questions import ANSWERS, JobQuestion, JobStatus, job_question
 
 log = logging.getLogger("interlock.stage")
-JobStatus = Literal["open", "stale", "missing"]
+WAIT_S = 2.0
+"""How long a stage waits for the answer (well inside its job's ack wait)."""
+Known = JobStatus | Literal["unknown"]
 
 
 class OpenJobsReader:
-    def __init__(self, js: JetStreamContext) -> None:
-        self._js = js
-        self._kv: KeyValue | None = None
+    def __init__(self, nc: Client, wait: float = WAIT_S) -> None:
+        self._nc = nc
+        self._wait = wait
 
     async def status(
-        self, tenant_id: str, workflow_id: str, job_id: str, expected_version: int | None
-    ) -> JobStatus:
-        """`stale` if the workflow no longer waits for the job, `missing` if there is no
-        record to tell (or the job names no workflow or version), else `open`."""
-        if expected_version is None or not workflow_id:
-            return "missing"
-        record = await self._read(tenant_id, workflow_id)
-        if record is None:
-            return "missing"
-        return "stale" if record.is_stale(job_id, expected_version) else "open"
-
-    async def _read(self, tenant_id: str, workflow_id: str) -> OpenJobs | None:
+        self, workflow_type: str, stage: str, tenant_id: str, workflow_id: str, job_id: str
+    ) -> Known:
+        """`stale` if the workflow no longer waits for the job, `missing` if there is no such
+        workflow, `open` if it still waits, `unknown` if nobody answered."""
+        question = JobQuestion(tenant_id=tenant_id, workflow_id=workflow_id, job_id=job_id)
+        subject = job_question(workflow_type, stage, question)
         try:
-            if self._kv is None:
-                self._kv = await self._js.key_value(subjects.JOBS_BUCKET)
-            entry = await self._kv.get(kv_key(tenant_id, workflow_id))
-        except (KeyNotFoundError, BucketNotFoundError):
-            return None
-        if entry.value is None:
-            return None
-        try:
-            return OpenJobs.model_validate_json(entry.value)
-        except ValidationError:
-            log.warning("unreadable open-jobs record for %s", workflow_id)
-            return None
+            answer = await self._nc.request(
+                subject, question.model_dump_json().encode(), timeout=self._wait
+            )
+        except (NoRespondersError, NatsTimeout, TimeoutError):
+            return "unknown"
+        status = answer.data.decode(errors="replace")
+        if status not in ANSWERS:
+            log.warning("unreadable answer to a job question")
+            return "unknown"
+        return status  # type: ignore[return-value]

@@ -4,7 +4,8 @@ Jobs come from the stage's durable consumer through `jobs.run_jobs` (a continuou
 `workers` at a time), as raw JetStream messages. Per job, in order:
 1. parse the envelope and the job, and verify the projector's signature (malformed, unsigned
    or altered -> dead-letter `wf.dlq.<type>-<stage>`, see `admission`);
-2. skip the job if the open-jobs record says the workflow no longer waits for it;
+2. skip the job if the projector says the workflow no longer waits for it (asked before
+   every job of a stage with effects, before a redelivered one of any stage: `admission`);
 3. run the stage handler (a long call, and the wait for the projector's answer after it, keep
    the message alive with `in_progress`);
 4. submit exactly one result: asked to be decided at once by the projector partition that
@@ -114,7 +115,7 @@ async def consume(
                     redelivered=deliveries(raw) > 1,
                 ),
                 raw.in_progress,
-                what=f"{stage.name} open-jobs lookup",
+                what=f"{stage.name} job question",
             )
         except (MalformedMessage, ValidationError) as exc:
             reason, detail = _refusal(exc)

@@ -35,8 +35,8 @@ class StageWorker:
     handler: Handler
     heartbeat_s: float = subjects.STAGE_ACK_WAIT_S / 3
     effects: bool = False
-    """Acts on the outside world: consult the open-jobs record before every job, and never
-    act without one (see `admission`)."""
+    """Acts on the outside world: ask the projector whether the workflow still waits for the
+    job before every job, and never act without its answer (see `admission`)."""
     exhausted: Exhausted | None = None
     redelivery_s: float = 1.0
     """Seconds before a failed job's first redelivery (doubled per delivery, at most 60)."""

@@ -132,7 +132,7 @@ async def test_workflows_complete_once_each_when_a_partition_streams_leader_is_k
 ) -> None:
     c = clustered
     js = c.admin.jetstream()
-    streams = [subjects.STREAM_IN, subjects.STREAM_JOBS, f"KV_{subjects.JOBS_BUCKET}"]
+    streams = [subjects.STREAM_IN, subjects.STREAM_JOBS]
     for stream in streams + [subjects.partition_stream(k) for k in range(PARTITIONS)]:
         assert (await js.stream_info(stream)).config.num_replicas == 3
     work = [Workload(i, APPROVE) for i in range(WORKFLOWS)]

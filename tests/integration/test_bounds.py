@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import json
 
-import nats
 from nats.js import JetStreamContext
 from nats.js.api import RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from interlock.contracts import subjects
 from interlock.contracts.envelope import MAX_MESSAGE_BYTES
-from interlock.messaging.streams import provision
 from tests.support.harness import Harness
 from tests.support.polling import eventually
-from tests.support.workflows import STAGES
 
 
 async def test_every_stream_has_a_byte_limit_and_dead_letters_an_age_limit_too(
@@ -50,17 +47,3 @@ async def test_an_oversized_message_is_dead_lettered_with_its_reason_but_not_its
     assert letter_headers[subjects.HEADER_DLQ_REASON] == "oversized"
     assert letter_headers[subjects.HEADER_DLQ_BODY_BYTES] == str(len(huge))
     assert not found.data
-
-
-async def test_an_open_jobs_bucket_made_before_it_had_bounds_gets_them(nats_url: str) -> None:
-    nc = await nats.connect(nats_url)
-    try:
-        js = nc.jetstream()
-        await js.create_key_value(bucket=subjects.JOBS_BUCKET, history=1, ttl=24 * 3600.0)
-
-        await provision(js, STAGES)
-
-        info = await js.stream_info(f"KV_{subjects.JOBS_BUCKET}")
-        assert (info.config.max_bytes or -1) > 0
-    finally:
-        await nc.close()

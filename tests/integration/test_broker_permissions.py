@@ -13,6 +13,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
 from interlock.contracts import result_requests, subjects
+from interlock.contracts.job_questions import JobQuestion, job_question
 from interlock.contracts.partitions import routing_key, slot_of
 from interlock.contracts.urls import nats_inbox
 from interlock.messaging.permissions import stage_identity
@@ -80,17 +81,44 @@ async def test_only_the_relay_may_publish_a_job(
     assert not await _refused(relay, job)
 
 
-async def test_only_the_relay_may_write_the_open_jobs_record(
-    js: JetStreamContext, nc: Client, connect: Connect
+async def test_only_a_stage_may_ask_about_its_own_jobs_and_only_the_projector_hears(
+    connect: Connect,
 ) -> None:
-    stage = await connect(EXECUTE)
-    record = f"$KV.{subjects.JOBS_BUCKET}.wf-1"
+    heard: list[str] = []
 
-    assert await _refused(stage, record)
-    assert await count(nc, f"KV_{subjects.JOBS_BUCKET}", record) == 0
-    bucket = await stage.jetstream().key_value(subjects.JOBS_BUCKET)
-    with pytest.raises((TimeoutError, nats.errors.TimeoutError)):
-        await bucket.put("wf-1", b"{}")
+    async def hear(msg: Msg) -> None:
+        heard.append(msg.subject)
+
+    projector = await connect("projector")
+    await projector.subscribe(f"{result_requests.RQ_PREFIX}.*.job.>", cb=hear)
+    await projector.flush()
+    question = JobQuestion(tenant_id="acme", workflow_id="wf-1", job_id="job-1")
+    own = job_question("support", "execute_action", question)
+    for identity, subject in [
+        ("upstream", own),
+        ("approvals", own),
+        ("gateway", own),
+        (CLASSIFY, own),  # another stage's job
+        (EXECUTE, job_question("support", "classify", question)),
+    ]:
+        forger = await connect(identity)
+        await forger.publish(subject, question.model_dump_json().encode())
+        await forger.flush()
+    eavesdropper = await connect(CLASSIFY)
+    overheard: list[str] = []
+
+    async def overhear(msg: Msg) -> None:
+        overheard.append(msg.subject)
+
+    await eavesdropper.subscribe(f"{result_requests.RQ_PREFIX}.*.job.>", cb=overhear)
+    await eavesdropper.flush()
+    stage = await connect(EXECUTE)
+    await stage.publish(own, question.model_dump_json().encode())
+    await stage.flush()
+
+    await eventually(lambda: _ready(heard), what="the stage's question heard")
+    assert heard == [own]  # the others' questions never reached the projector
+    assert overheard == []  # nor can a stage listen in
 
 
 async def test_a_stage_publishes_results_on_its_own_subject_only(

@@ -1,7 +1,7 @@
 """A job nobody decided moves no money: the execute_action stage, running against the real
 broker and the simulated refund provider, refuses every job the projector did not sign (or
-that was altered after signing), and an effect without a version to check against or without
-the workflow's open-jobs record — dead-lettered with the reason, never acted on. The jobs are
+that was altered after signing), and an effect without a version to check against or for a
+workflow the projector does not know — dead-lettered with the reason, never acted on. The jobs are
 published as `admin`, as an attacker with a compromised broker account could."""
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ DLQ = subjects.dlq(subjects.stage_consumer("support", "execute_action"))
 async def execute_stage(
     js: JetStreamContext, database_url: str, nats_url: str, session_secrets: Secrets
 ) -> AsyncIterator[None]:
-    """The refund provider (simulator) and the execute_action stage, running in-process."""
+    """The refund provider (simulator), the execute_action stage and the projector it asks
+    about its jobs, running in-process."""
     await ensure_schema(database_url)
     await seed_customer(database_url, "cust-1")
     settings = Settings(secrets_dir=session_secrets.directory)
@@ -48,7 +49,7 @@ async def execute_stage(
     stop = asyncio.Event()
     tasks = [
         asyncio.ensure_future(components()[name](runtime, stop))
-        for name in ("sim", "support.execute_action")
+        for name in ("sim", "projector", "support.execute_action")
     ]
     try:
         yield
@@ -175,7 +176,7 @@ async def test_jobs_the_projector_did_not_sign_as_they_are_never_acted_on(
             signed(refund_job(stage="notify_customer"), real_key),  # another stage's job
         ],
         "no_expected_version": [signed(refund_job(expected_version=None), real_key)],
-        "no_open_jobs_record": [signed(refund_job(), real_key)],
+        "no_such_workflow": [signed(refund_job(), real_key)],
     }
     js = nc.jetstream()
     for jobs in forged.values():

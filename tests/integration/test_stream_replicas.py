@@ -27,7 +27,6 @@ from tests.support.polling import eventually
 from tests.support.workflows import STAGES
 
 pytestmark = pytest.mark.timeout(120)
-BUCKET_STREAM = f"KV_{subjects.JOBS_BUCKET}"
 
 
 @pytest.fixture
@@ -65,7 +64,7 @@ async def test_streams_made_at_one_replica_are_scaled_to_three(admin: Client) ->
 
     await provision(js, STAGES, replicas=3)
 
-    names = [c.name or "" for c in STREAMS] + [BUCKET_STREAM]
+    names = [c.name or "" for c in STREAMS]
     for name in names:
         assert (await js.stream_info(name)).config.num_replicas == 3, name
     for name in names:
@@ -83,7 +82,8 @@ async def test_provisioning_is_idempotent_at_three_replicas(admin: Client) -> No
     await provision(js, STAGES, replicas=3)
     await asyncio.gather(provision(js, STAGES, replicas=3), provision(js, STAGES, replicas=3))
 
-    assert (await js.stream_info(BUCKET_STREAM)).config.num_replicas == 3
+    for config in STREAMS:
+        assert (await js.stream_info(config.name or "")).config.num_replicas == 3
 
 
 async def test_a_single_server_refuses_three_replicas_naming_the_setting(module_nats: str) -> None:

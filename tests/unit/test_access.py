@@ -45,7 +45,6 @@ def permissions() -> dict[str, Permissions]:
         # Outbox rows: the projector publishes them after its commit, the relay as backstop.
         (subjects.job("support", "execute_action"), {"projector", "relay"}),
         (subjects.out("support", "completed"), {"projector", "relay"}),
-        (f"$KV.{subjects.JOBS_BUCKET}.wf-1", {"projector", "relay"}),
         (subjects.timer("support"), {"timer"}),
         (
             subjects.result("support", "execute_action"),

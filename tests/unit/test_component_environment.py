@@ -1,5 +1,5 @@
 """What each component process is given: exactly the settings it reads (read back the same
-by the child), the keys only it may hold, the model and the open-jobs record its stages are
+by the child), the keys only it may hold, the model and the effects its stages are
 wired to."""
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def test_every_setting_reaches_the_components_that_read_it() -> None:
     assert "secrets_dir" in settings_of("console")
 
 
-def test_the_stages_with_effects_consult_the_open_jobs_record_and_keep_their_heartbeat() -> None:
+def test_the_stages_with_effects_ask_before_each_job_and_keep_their_heartbeat() -> None:
     rt = Runtime(Settings(), "nats://h:1")
     workers = {
         f"{workflow_type}.{name}": worker

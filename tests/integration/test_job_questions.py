@@ -1,0 +1,124 @@
+"""A stage asks the projector partition that owns a workflow whether it still waits for a job,
+over the real broker, and the answer is the committed state: a job revoked by a committed
+decision is `stale` at once, with nothing published in between (no outbox row, no record),
+so an effect never acts on a job a committed cancellation revoked."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import nats
+import pytest
+from nats.aio.client import Client
+
+from interlock.contracts.job_questions import JobQuestion, job_question
+from interlock.contracts.partitions import SLOTS, Partition, routing_key, slot_of
+from interlock.projector.job_questions import answer_questions
+from interlock.projector.service import Projector
+from interlock.projector.store.memory import InMemoryWorkflowStore
+from interlock.services.runtime.openjobs import OpenJobsReader
+from tests.support.direct import accepted, checkpoint
+from tests.support.payloads import PAYLOADS, envelope
+from tests.support.workflows import REGISTRY
+
+pytestmark = pytest.mark.timeout(60)
+NOW = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
+
+
+@pytest.fixture
+async def nc(nats_url: str) -> AsyncIterator[Client]:
+    client = await nats.connect(nats_url)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+@pytest.fixture
+def store() -> InMemoryWorkflowStore:
+    return InMemoryWorkflowStore(clock=lambda: NOW)
+
+
+@pytest.fixture
+async def answering(nc: Client, store: InMemoryWorkflowStore) -> AsyncIterator[Projector]:
+    """A projector of one partition answering job questions."""
+    projector = Projector(store, registry=REGISTRY, clock=lambda: NOW, rand=lambda: 0.0)
+    stop = asyncio.Event()
+    task = asyncio.create_task(answer_questions(nc, projector.open_jobs, stop, Partition()))
+    await nc.flush()
+    try:
+        yield projector
+    finally:
+        stop.set()
+        await task
+
+
+async def _subscribed(reader: OpenJobsReader, nc: Client) -> None:
+    """Wait (polling, with a deadline) until the partition answers at all."""
+    deadline = asyncio.get_running_loop().time() + 10
+    while await reader.status("support", "classify", "acme", "nobody", "j") == "unknown":
+        assert asyncio.get_running_loop().time() < deadline, "no partition answered"
+        await nc.flush()
+
+
+async def test_a_job_is_open_until_a_committed_decision_revokes_it(
+    nc: Client, store: InMemoryWorkflowStore, answering: Projector
+) -> None:
+    reader = OpenJobsReader(nc, wait=1.0)
+    await _subscribed(reader, nc)
+    await accepted(answering.handle(envelope("START", workflow_id="wf-1")))
+    [job_id] = (await checkpoint(store, "wf-1")).execution.open_jobs
+
+    assert await reader.status("support", "classify", "acme", "wf-1", job_id) == "open"
+    published_before = len(store.outbox())
+    cancel = envelope("CANCEL_REQUESTED", workflow_id="wf-1", payload=PAYLOADS["CANCEL_REQUESTED"])
+    await accepted(answering.handle(cancel))
+
+    # Stale as soon as the cancellation is committed, whatever it has published since.
+    assert await reader.status("support", "classify", "acme", "wf-1", job_id) == "stale"
+    assert not any("open_jobs" in o.subject for o in store.outbox()[published_before:])
+
+
+async def test_a_question_is_answered_for_its_own_stage_tenant_and_type_only(
+    nc: Client, store: InMemoryWorkflowStore, answering: Projector
+) -> None:
+    reader = OpenJobsReader(nc, wait=1.0)
+    await _subscribed(reader, nc)
+    await accepted(answering.handle(envelope("START", workflow_id="wf-1")))
+    [job_id] = (await checkpoint(store, "wf-1")).execution.open_jobs
+
+    assert await reader.status("support", "execute_action", "acme", "wf-1", job_id) == "stale"
+    assert await reader.status("support", "classify", "globex", "wf-1", job_id) == "missing"
+    assert await reader.status("request", "classify", "acme", "wf-1", job_id) == "missing"
+
+
+async def test_a_question_whose_subject_lies_about_its_workflow_is_not_answered(
+    nc: Client, store: InMemoryWorkflowStore, answering: Projector
+) -> None:
+    reader = OpenJobsReader(nc, wait=1.0)
+    await _subscribed(reader, nc)
+    await accepted(answering.handle(envelope("START", workflow_id="wf-1")))
+    [job_id] = (await checkpoint(store, "wf-1")).execution.open_jobs
+    question = JobQuestion(tenant_id="acme", workflow_id="wf-1", job_id=job_id)
+    other = routing_key("acme", "wf-2")
+    lying = f"wf.rq.{slot_of(other)}.job.support.{other}.classify"
+    wrong_slot = job_question("support", "classify", question).replace(
+        f"wf.rq.{slot_of(routing_key('acme', 'wf-1'))}.",
+        f"wf.rq.{(slot_of(routing_key('acme', 'wf-1')) + 1) % SLOTS}.",
+    )
+
+    for subject in (lying, wrong_slot):
+        with pytest.raises(nats.errors.TimeoutError):
+            await nc.request(subject, question.model_dump_json().encode(), timeout=0.5)
+    right = await nc.request(
+        job_question("support", "classify", question), question.model_dump_json().encode()
+    )
+    assert right.data == b"open"
+
+
+async def test_nobody_answering_is_unknown(nc: Client) -> None:
+    reader = OpenJobsReader(nc, wait=0.5)
+
+    assert await reader.status("support", "classify", "acme", "wf-1", "job-1") == "unknown"
