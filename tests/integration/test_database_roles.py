@@ -28,7 +28,7 @@ from interlock.relay.timers import TimerService
 from interlock.relay.waits import HumanWaits
 from tests.support.drive import answer, start
 from tests.support.harness import projector_running
-from tests.support.payloads import envelope
+from tests.support.payloads import PAYLOADS, envelope
 from tests.support.polling import eventually
 from tests.support.timer_rows import T0, FakeClock, arm
 from tests.support.workflows import REGISTRY
@@ -120,6 +120,15 @@ async def test_the_relay_publishes_and_prunes_as_its_own_role(
     async with projector_running(nats_url, database_url, store_url=role_urls[PROJECTOR_ROLE]) as h:
         await h.publish(envelope("START", workflow_id="wf-relay", event_id="start-relay"))
         await h.decided("wf-relay", "start-relay")
+        # Cancelled, so its job's row is no longer kept for the sweeper: it may be pruned.
+        cancel = envelope(
+            "CANCEL_REQUESTED",
+            workflow_id="wf-relay",
+            event_id="cancel-relay",
+            payload=PAYLOADS["CANCEL_REQUESTED"],
+        )
+        await h.publish(cancel)
+        await h.decided("wf-relay", "cancel-relay")
     relay = OutboxRelay(role_urls[RELAY_ROLE], js, retention_seconds=0)
     try:
         assert await relay.publish_pending() > 0
