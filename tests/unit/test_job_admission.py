@@ -4,6 +4,8 @@ know; a read-only stage asks about redeliveries only and does the work when nobo
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 
 from interlock.contracts.envelope import Envelope
@@ -11,9 +13,13 @@ from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.jobs import JOB_EVENT_TYPE, JobPayload
 from interlock.messaging.patience import BROKER_DOWN
 from interlock.services.errors import ProjectorSilent
+from interlock.services.runtime import stage as stage_module
 from interlock.services.runtime.admission import JobAdmission
 from interlock.services.runtime.openjobs import Known
+from interlock.services.runtime.stage import StageResult, StageWorker, consume
+from tests.support.fake_msg import FakeMsg
 from tests.support.payloads import envelope
+from tests.unit.test_stage_failure_reports import ENVELOPE, job
 
 JOB = JobPayload(job_id="job-1", stage="execute_action", state="S", definition_version=1)
 
@@ -78,3 +84,44 @@ async def test_a_read_only_stage_asks_about_redeliveries_only(status: Known, ski
     assert first.asked == []
 
     assert await _stale(_Answer(status), effects=False, redelivered=True) is skipped
+
+
+class _SilentTwice:
+    """No partition answers the first two questions; the third finds the job open."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def is_stale(self, *_: object, **__: object) -> bool:
+        self.asked += 1
+        if self.asked <= 2:
+            raise ProjectorSilent("nobody answered")
+        return False
+
+
+async def test_an_effect_job_waits_out_a_silent_projector_kept_alive_then_runs_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    envelope = ENVELOPE.model_copy(update={"payload": job().model_dump(mode="json")})
+    raw = FakeMsg(envelope.to_bytes(), subject="wf.jobs.t.s")
+    ran: list[str] = []
+    submitted: list[str] = []
+
+    async def handler(inputs: JobPayload, job_envelope: Envelope) -> StageResult:
+        ran.append(inputs.job_id)
+        return StageResult("DONE", {})
+
+    async def submit(*_: object) -> None:
+        submitted.append("DONE")
+
+    monkeypatch.setattr(stage_module, "submit", submit)
+    admission = _SilentTwice()
+    worker = StageWorker("t", "s", handler, effects=True)
+
+    await consume(cast(Any, object()), worker, cast(Any, admission), cast(Any, raw))
+
+    assert admission.asked == 3
+    assert raw.pings >= 2  # kept alive while nobody answered
+    assert ran == [job().job_id]
+    assert submitted == ["DONE"]
+    assert raw.ending == "ack"
