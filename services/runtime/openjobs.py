@@ -15,10 +15,13 @@ from typing import Literal
 from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
+from opentelemetry import trace
 
 from interlock.contracts.job_questions import ANSWERS, JobQuestion, JobStatus, job_question
+from interlock.otel.messaging import client_span
 
 log = logging.getLogger("interlock.stage")
+tracer = trace.get_tracer("interlock.stage")
 WAIT_S = 2.0
 """How long a stage waits for the answer (well inside its job's ack wait)."""
 Known = JobStatus | Literal["unknown"]
@@ -36,6 +39,13 @@ class OpenJobsReader:
         workflow, `open` if it still waits, `unknown` if nobody answered."""
         question = JobQuestion(tenant_id=tenant_id, workflow_id=workflow_id, job_id=job_id)
         subject = job_question(workflow_type, stage, question)
+        attributes = {"interlock.workflow_type": workflow_type, "interlock.stage": stage}
+        with client_span(tracer, "job question", attributes) as span:
+            status = await self._ask(subject, question)
+            span.set_attribute("interlock.job_status", status)
+        return status
+
+    async def _ask(self, subject: str, question: JobQuestion) -> Known:
         try:
             answer = await self._nc.request(
                 subject, question.model_dump_json().encode(), timeout=self._wait
