@@ -8,9 +8,11 @@ can lag. A stage with effects asks before every job; a read-only stage only abou
 delivered again (a first delivery is rarely stale, and a stale result is refused anyway).
 
 `wf.rq.<slot>.job.<type>.<key>.<stage>` with a `JobQuestion` as its body; the answer is
-`open`, `stale` (the workflow no longer waits for it) or `missing` (no such workflow in that
-tenant). No answer (no partition subscribed, a lost reply) leaves the stage not knowing: an
-effect waits and asks again, a read-only stage does the work.
+`open` or `stale`: the workflow no longer waits for it, or there is no such workflow of that
+tenant and type any more (a signed job of a workflow since deleted is stale, and no stage
+learns whether another tenant has a workflow of that id). No answer (no partition
+subscribed, a lost reply) leaves the stage not knowing: an effect is not done and its job is
+asked about again later, a read-only stage does the work.
 
 Only stages may publish on these subjects, each only on its own; the partition re-checks the
 key against the body's tenant and workflow and the slot against the key, and answers about a
@@ -19,7 +21,6 @@ job of its own stage only (another stage's job is `stale` to it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -30,8 +31,8 @@ from interlock.contracts.partitions import Partition, routing_key, slot_of
 from interlock.contracts.result_requests import QUEUE, RQ_PREFIX
 
 JOB = "job"
-JobStatus = Literal["open", "stale", "missing"]
-ANSWERS: frozenset[str] = frozenset({"open", "stale", "missing"})
+JobStatus = Literal["open", "stale"]
+ANSWERS: frozenset[str] = frozenset({"open", "stale"})
 QUESTION_QUEUE = QUEUE
 """The same queue group as result requests: one partition answers each question."""
 MAX_QUESTION_BYTES = 1024
@@ -85,8 +86,8 @@ def asked_about(subject: str, body: bytes, partition: Partition) -> tuple[str, s
     return workflow_type, stage, question
 
 
-def status_of(open_jobs: Mapping[str, str], stage: str, question: JobQuestion) -> JobStatus:
-    """Whether a workflow whose open jobs are `open_jobs` (job id -> stage), as committed,
-    still waits for the job: a job is listed from the commit that issued it until the one
-    that took its result or revoked it, so one not listed for `stage` is `stale`."""
-    return "open" if open_jobs.get(question.job_id) == stage else "stale"
+def status_of(listed_for: str | None, stage: str) -> JobStatus:
+    """Whether the workflow still waits for the job, given the stage the committed workflow
+    lists it open for (None: not listed, or no such workflow in that tenant and type): a job is
+    listed from the commit that issued it until the one that took its result or revoked it."""
+    return "open" if listed_for == stage else "stale"

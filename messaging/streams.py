@@ -1,16 +1,18 @@
-"""Idempotent provisioning of Interlock's JetStream streams, consumers and KV bucket.
+"""Idempotent provisioning of Interlock's JetStream streams and consumers.
 
 Safe to run from every process at start-up: an existing stream or consumer is updated to the
 configuration below, never recreated (which would drop its messages or its ack state); the one
 exception, an empty inbound stream rebuilt for projector partitions when asked, is `inbound`'s.
-Streams and the bucket are kept at `replicas` copies (INTERLOCK_STREAM_REPLICAS; 3 or 5 on a
-cluster); consumers inherit their stream's.
+Streams are kept at `replicas` copies (INTERLOCK_STREAM_REPLICAS; 3 or 5 on a cluster);
+consumers inherit their stream's. The open-jobs bucket of earlier releases is deleted
+(`LEGACY_BUCKET_STREAM`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
+from contextlib import suppress
 from dataclasses import replace
 from functools import partial
 
@@ -121,15 +123,16 @@ async def provision(
     repartition: bool = False,
     replicas: int = 1,
 ) -> None:
-    """Create or update every stream, consumer and bucket Interlock uses; `stages` are the
-    (workflow type, stage) pairs of the installed definitions, each with its consumer;
-    `partitions`: the projector's (see `inbound`), `repartition`: rebuild the inbound stream
-    for them if it must be and may be; every stream and the bucket at `replicas` copies (an
-    existing one is scaled to it)."""
+    """Create or update every stream and consumer Interlock uses; `stages` are the (workflow
+    type, stage) pairs of the installed definitions, each with its consumer; `partitions`: the
+    projector's (see `inbound`), `repartition`: rebuild the inbound stream for them if it must
+    be and may be; every stream at `replicas` copies (an existing one is scaled to it). The
+    open-jobs bucket of an earlier release is deleted (`drop_legacy_bucket`)."""
     deadline = asyncio.get_running_loop().time() + PATIENCE_S
     steps: list[Callable[[], Awaitable[None]]] = [
         partial(provision_inbound, js, partitions, repartition=repartition, replicas=replicas),
         *(partial(_ensure_stream, js, replace(c, num_replicas=replicas)) for c in STREAMS),
+        partial(drop_legacy_bucket, js),
         *(
             partial(ensure_consumer, js, subjects.STREAM_JOBS, stage_consumer(t, s))
             for t, s in stages
@@ -183,3 +186,16 @@ async def _patiently(step: Callable[[], Awaitable[None]], deadline: float) -> No
                 raise
         await asyncio.sleep(delay)
         delay = min(2.0, delay * 2)
+
+
+LEGACY_BUCKET_STREAM = "KV_wf_open_jobs"
+"""The open-jobs bucket of releases before job questions: its records are no longer updated,
+so a stage of such a release reading one could act on a job a later decision revoked."""
+
+
+async def drop_legacy_bucket(js: JetStreamContext) -> None:
+    """Delete the open-jobs bucket of an earlier release, if there is one: a stage of that
+    release left running then finds no record and refuses its effect jobs rather than trust
+    a record nothing updates any more."""
+    with suppress(NotFoundError):
+        await js.delete_stream(LEGACY_BUCKET_STREAM)

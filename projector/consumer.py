@@ -120,7 +120,7 @@ async def run(
         async with asyncio.TaskGroup() as group:
             nc = broker.connection
             group.create_task(take_requests(nc, dispatcher, stop, owner.partition))
-            group.create_task(answer_questions(nc, projector.open_jobs, stop, owner.partition))
+            group.create_task(answer_questions(nc, projector.job_stage, stop, owner.partition))
             group.create_task(intake(nc, dispatcher, stop, owner.partition, progress))
     finally:
         await dispatcher.aclose()

@@ -1,8 +1,10 @@
 """Answering the stages' job questions (`contracts.job_questions`): does the workflow still
-wait for this job? The answer is read from the committed state, one question at a time per
-subscription (so a burst of questions queues in the client, bounded, and never holds a
-decision's slot). A question that does not hold together, or one asked while the store is
-unreachable, is not answered: the stage then does not know, and an effect waits."""
+wait for this job? The answer is read from the committed state (one narrow query, the job's
+stage if the workflow lists it open), at most `ANSWERING` at a time for the whole partition,
+so questions never take more than that of the database pool the decisions share. What waits
+beyond `PENDING` questions is dropped by the client (the stage hears nothing and asks again
+later). A question that does not hold together, or one asked while the store is unreachable,
+is not answered: the stage then does not know, and an effect waits."""
 
 from __future__ import annotations
 
@@ -19,15 +21,20 @@ from interlock.contracts.errors import MalformedMessage, described
 from interlock.contracts.partitions import Partition
 
 log = logging.getLogger("interlock.projector")
-OpenJobs = Callable[[str, str, str], Awaitable[dict[str, str] | None]]
-"""(tenant id, workflow id, workflow type) -> the open jobs (job id -> stage), None: no such
-workflow (`Projector.open_jobs`)."""
+JobStage = Callable[[str, str, str, str], Awaitable[str | None]]
+"""(tenant id, workflow id, workflow type, job id) -> the stage the workflow lists the job
+open for, None if it does not (`Projector.job_stage`)."""
+ANSWERING = 2
+"""Questions a partition answers at once."""
+PENDING = 256
+"""Questions a subscription holds unanswered before the client drops the next ones."""
 
 
 async def answer_questions(
-    nc: Client, open_jobs: OpenJobs, stop: asyncio.Event, partition: Partition
+    nc: Client, job_stage: JobStage, stop: asyncio.Event, partition: Partition
 ) -> None:
     """Answer every job question of `partition`'s slots until `stop`."""
+    answering = asyncio.Semaphore(ANSWERING)
 
     async def answer(request: Msg) -> None:
         if not request.reply:
@@ -40,16 +47,25 @@ async def answer_questions(
             log.warning("job question not answered: %s (%s)", exc.reason, exc.detail)
             return
         try:
-            jobs = await open_jobs(question.tenant_id, question.workflow_id, workflow_type)
+            async with answering:
+                listed_for = await job_stage(
+                    question.tenant_id, question.workflow_id, workflow_type, question.job_id
+                )
         except Exception as exc:  # the stage asks again, or does the work, as it must
             log.warning("job question not answered: %s", described(exc))
             return
-        status = "missing" if jobs is None else job_questions.status_of(jobs, stage, question)
+        status = job_questions.status_of(listed_for, stage)
         with suppress(Exception):  # a stage that went away asks again, or not at all
             await request.respond(status.encode())
 
     subscriptions = [
-        await nc.subscribe(subject, queue=job_questions.QUESTION_QUEUE, cb=answer)
+        await nc.subscribe(
+            subject,
+            queue=job_questions.QUESTION_QUEUE,
+            cb=answer,
+            pending_msgs_limit=PENDING,
+            pending_bytes_limit=PENDING * job_questions.MAX_QUESTION_BYTES,
+        )
         for subject in job_questions.partition_questions(partition)
     ]
     try:

@@ -235,16 +235,13 @@ class Projector:
         has standing there (True if a row was written; see `projector.refusals`)."""
         return await self._refusals.dead_letter(event, reason, detail, inbound)
 
-    async def open_jobs(
-        self, tenant_id: str, workflow_id: str, workflow_type: str
-    ) -> dict[str, str] | None:
-        """The tenant's workflow's open jobs as committed (job id -> stage), read from the store
-        (never a cached checkpoint: another process may have decided since); None if it has
-        no such workflow of that type."""
-        stored = await self._store.load(tenant_id, workflow_id)
-        if stored is None or stored.workflow.workflow_type != workflow_type:
-            return None
-        return {job_id: job.stage for job_id, job in stored.workflow.execution.open_jobs.items()}
+    async def job_stage(
+        self, tenant_id: str, workflow_id: str, workflow_type: str, job_id: str
+    ) -> str | None:
+        """The stage of the open job `job_id` of the tenant's workflow of that type, as
+        committed (read from the store, never a cached checkpoint: another process may have
+        decided since); None if it lists no such job."""
+        return await self._store.job_stage(tenant_id, workflow_id, workflow_type, job_id)
 
     async def _checkpoint(
         self, tenant_id: str, workflow_id: str, event_id: str

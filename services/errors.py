@@ -88,10 +88,10 @@ def invalid_fields(error: ValidationError, most: int = 3) -> str:
     return ", ".join(".".join(map(str, e["loc"])) or e["type"] for e in error.errors()[:most])
 
 
-class ProjectorSilent(TransientError, TimeoutError):
-    """No projector partition answered whether a workflow still waits for a job: waited out
-    like a broker that is down (a `TimeoutError`: the job kept alive), since an effect must not
-    act on a job nobody confirmed."""
+class ProjectorSilent(TransientError):
+    """No projector partition answered whether a workflow still waits for a job: an effect
+    must not act on a job nobody confirmed, so the job goes back to the broker to be asked
+    about again later (its worker freed meanwhile)."""
 
     code = ErrorCode.BROKER_UNAVAILABLE
     retryable = True

@@ -77,6 +77,17 @@ class InMemoryWorkflowStore:
         seen = ProcessedEvent(tenant_id, workflow_id, event_id or "") in self._processed
         return rows.loaded({**as_stored(row), "seen": seen}, event_id)
 
+    async def job_stage(
+        self, tenant_id: str, workflow_id: str, workflow_type: str, job_id: str
+    ) -> str | None:
+        """The stage of the open job `job_id`, None if the workflow does not list it."""
+        await self._round_trip()
+        row = self._workflows.get((tenant_id, workflow_id))
+        if row is None or row["workflow_type"] != workflow_type:
+            return None
+        job = as_stored(row)["execution"].get("open_jobs", {}).get(job_id)
+        return None if job is None else str(job["stage"])
+
     async def create(
         self,
         decision: Accepted,

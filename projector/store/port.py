@@ -33,6 +33,13 @@ class WorkflowStore(Protocol):
         `event_id` if that event was already accepted for this workflow."""
         ...
 
+    async def job_stage(
+        self, tenant_id: str, workflow_id: str, workflow_type: str, job_id: str
+    ) -> str | None:
+        """The stage of job `job_id` if the tenant's workflow of that type lists it open, as
+        committed; None otherwise (no such workflow, or the job is not open)."""
+        ...
+
     async def create(
         self,
         decision: Accepted,

@@ -166,6 +166,20 @@ class PostgresWorkflowStore:
             row = await conn.fetchrow(sql.LOAD.sql, *sql.LOAD.args(values))
         return None if row is None else rows.loaded(row, event_id)
 
+    async def job_stage(
+        self, tenant_id: str, workflow_id: str, workflow_type: str, job_id: str
+    ) -> str | None:
+        """The stage of the open job `job_id`, None if the workflow does not list it."""
+        values = {
+            "tenant_id": tenant_id,
+            "workflow_id": workflow_id,
+            "workflow_type": workflow_type,
+            "job_id": job_id,
+        }
+        async with self._connection() as conn:
+            stage = await conn.fetchval(sql.JOB_STAGE.sql, *sql.JOB_STAGE.args(values))
+        return None if stage is None else str(stage)
+
     async def create(
         self,
         decision: Accepted,

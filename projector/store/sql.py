@@ -62,6 +62,12 @@ SELECT w.id, w.workflow_type, w.tenant_id, w.state, w.version, w.definition_vers
 FROM workflows w WHERE w.tenant_id = :tenant_id AND w.id = :workflow_id
 """)
 
+JOB_STAGE = compile_named("""
+SELECT w.execution -> 'open_jobs' -> :job_id ->> 'stage'
+FROM workflows w
+WHERE w.tenant_id = :tenant_id AND w.id = :workflow_id AND w.workflow_type = :workflow_type
+""")
+
 _UPDATE = """
 WITH w AS (
     UPDATE workflows

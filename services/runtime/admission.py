@@ -3,10 +3,10 @@ workflow still waits for it.
 
 An unsigned, altered or foreign-signed job, one signed before signature scheme v2, and a signed
 job delivered to a stage it was not dispatched to are refused (`bad_signature`). An
-effectful stage asks the projector about every job (`openjobs`) and refuses one without the
-state version that issued it (`no_expected_version`) or whose workflow the projector does not
-know (`no_such_workflow`): a job the projector dispatched has both, so neither may ever mean
-"do the work"; while no partition answers, it waits.
+effectful stage refuses one without the state version that issued it (`no_expected_version`:
+a job the projector dispatched always has one) and asks the projector about every job
+(`openjobs`): it skips one the workflow, as committed, no longer waits for (or a workflow no
+longer there), and acts on none while no partition answers (`ProjectorSilent`).
 """
 
 from __future__ import annotations
@@ -52,13 +52,11 @@ class JobAdmission:
             # A read-only stage asks about redeliveries only: a first delivery is rarely
             # stale, and a stale one costs only the work (its result is refused).
             return False
-        status = "missing"
-        if job_envelope.workflow_id:
-            status = await self.jobs.status(
-                workflow_type, stage, job_envelope.tenant_id, job_envelope.workflow_id, job.job_id
-            )
+        if not job_envelope.workflow_id:
+            return True  # no workflow waits for it (a signed job always names one)
+        status = await self.jobs.status(
+            workflow_type, stage, job_envelope.tenant_id, job_envelope.workflow_id, job.job_id
+        )
         if status == "unknown" and effects:
             raise ProjectorSilent("nobody answered whether the workflow still waits for the job")
-        if status == "missing" and effects:
-            raise MalformedMessage("no_such_workflow", "the projector knows no such workflow")
-        return status in ("stale", "missing")
+        return status == "stale"

@@ -35,8 +35,8 @@ class OpenJobsReader:
     async def status(
         self, workflow_type: str, stage: str, tenant_id: str, workflow_id: str, job_id: str
     ) -> Known:
-        """`stale` if the workflow no longer waits for the job, `missing` if there is no such
-        workflow, `open` if it still waits, `unknown` if nobody answered."""
+        """`stale` if the workflow no longer waits for the job (or is no longer there), `open`
+        if it still waits, `unknown` if nobody answered."""
         question = JobQuestion(tenant_id=tenant_id, workflow_id=workflow_id, job_id=job_id)
         subject = job_question(workflow_type, stage, question)
         attributes = {"interlock.workflow_type": workflow_type, "interlock.stage": stage}

@@ -6,6 +6,7 @@ Jobs come from the stage's durable consumer through `jobs.run_jobs` (a continuou
    or altered -> dead-letter `wf.dlq.<type>-<stage>`, see `admission`);
 2. skip the job if the projector says the workflow no longer waits for it (asked before
    every job of a stage with effects, before a redelivered one of any stage: `admission`);
+   an effect's job nobody answered about goes back to the broker with a delay;
 3. run the stage handler (a long call, and the wait for the projector's answer after it, keep
    the message alive with `in_progress`);
 4. submit exactly one result: asked to be decided at once by the projector partition that
@@ -52,7 +53,7 @@ from interlock.messaging.deadletter import (
 from interlock.messaging.patience import waited_out
 from interlock.otel import metrics
 from interlock.otel.messaging import consuming
-from interlock.services.errors import ExternalUnavailable, OutcomeUnknown
+from interlock.services.errors import ExternalUnavailable, OutcomeUnknown, ProjectorSilent
 from interlock.services.runtime.admission import JobAdmission
 from interlock.services.runtime.failing import report
 from interlock.services.runtime.jobs import Worked, run_jobs
@@ -117,6 +118,11 @@ async def consume(
                 raw.in_progress,
                 what=f"{stage.name} job question",
             )
+        except ProjectorSilent as exc:  # asked again on a later delivery, the worker freed
+            delay = nak_delay(exc, raw, stage.redelivery_s)
+            log.warning("%s: %s; job %s again in %.0f s", stage.name, exc, raw.subject, delay)
+            await settle(lambda: raw.nak(delay=delay), raw.subject)
+            return
         except (MalformedMessage, ValidationError) as exc:
             reason, detail = _refusal(exc)
             span.set_attribute("interlock.dead_letter_reason", reason)

@@ -1,6 +1,6 @@
 """Scale-out: the support workflow's stack (two projector partitions, relay, timer, simulator,
-its stages) on a real three-node NATS JetStream cluster, every stream and the open-jobs bucket
-at three replicas, the components given the three seed URLs. The node leading a partition's
+its stages) on a real three-node NATS JetStream cluster, every stream at three replicas,
+the components given the three seed URLs. The node leading a partition's
 own inbound stream is killed with SIGKILL while workflows are in flight: every workflow
 completes, with one effect each on the provider's ledger, a gap-free audit and nothing lost,
 doubled or dead-lettered; the node, started again, catches up."""

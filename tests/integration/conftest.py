@@ -28,7 +28,7 @@ async def nc(nats_url: str) -> AsyncIterator[Client]:
 
 @pytest.fixture
 async def js(nc: Client) -> JetStreamContext:
-    """JetStream with Interlock's streams, consumers and bucket provisioned."""
+    """JetStream with Interlock's streams and consumers provisioned."""
     context = nc.jetstream()
     await provision(context, STAGES)
     return context

@@ -1,6 +1,6 @@
 """The broker itself enforces who may publish what: an attacker holding one identity's
-credentials (or none) can neither forge a job, nor write the open-jobs record, nor speak for
-another stage or client. Each refusal is checked on the stream too: nothing was stored."""
+credentials (or none) can neither forge a job, nor ask about another stage's jobs, nor speak
+for another stage or client. Each refusal is checked on the stream too: nothing was stored."""
 
 from __future__ import annotations
 

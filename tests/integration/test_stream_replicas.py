@@ -1,6 +1,6 @@
 """INTERLOCK_STREAM_REPLICAS on a real three-node cluster: provisioning at 3 scales streams
-first made at 1 (what an installation moving from one server to a cluster has), the
-open-jobs bucket with them, and the consumers follow their stream. A single server refuses
+first made at 1 (what an installation moving from one server to a cluster has), and the
+consumers follow their stream. A single server refuses
 it with a configuration error naming the setting."""
 
 from __future__ import annotations

@@ -38,6 +38,18 @@ class TenantsContract:
         assert await store.load("globex", "order-7", "evt-1") is None
         assert await trace_of(store, "globex", "order-7") == {}
 
+    async def test_an_open_job_is_found_for_its_own_tenant_and_type_only(
+        self, store: WorkflowStore
+    ) -> None:
+        start = await created(store, "order-7")
+        [(job_id, job)] = start.decision.workflow.execution.open_jobs.items()
+
+        assert await store.job_stage("acme", "order-7", "support", job_id) == job.stage
+        assert await store.job_stage("globex", "order-7", "support", job_id) is None
+        assert await store.job_stage("acme", "order-7", "request", job_id) is None
+        assert await store.job_stage("acme", "order-7", "support", "another-job") is None
+        assert await store.job_stage("acme", "order-8", "support", job_id) is None
+
     async def test_a_commit_moves_only_its_own_tenants_workflow(
         self, store: WorkflowStore, records: StoreRecords
     ) -> None:
