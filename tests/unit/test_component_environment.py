@@ -131,7 +131,7 @@ def test_every_setting_reaches_the_components_that_read_it() -> None:
     assert "secrets_dir" in settings_of("console")
 
 
-def test_the_stages_with_effects_ask_before_each_job_and_keep_their_heartbeat() -> None:
+def test_the_stages_with_effects_are_the_ones_that_act_and_keep_their_heartbeat() -> None:
     rt = Runtime(Settings(), "nats://h:1")
     workers = {
         f"{workflow_type}.{name}": worker
