@@ -101,6 +101,14 @@ def job_redelivered(workflow_type: str, stage: str) -> None:
     ).add(1, {"workflow_type": workflow_type, "stage": stage})
 
 
+def job_question_unanswered(workflow_type: str, stage: str) -> None:
+    _counter(
+        "interlock.jobs.unanswered",
+        "{question}",
+        "Effect jobs handed back because no projector partition said whether they are open",
+    ).add(1, {"workflow_type": workflow_type, "stage": stage})
+
+
 def jobs_redispatched(count: int) -> None:
     _counter(
         "interlock.jobs.redispatched",

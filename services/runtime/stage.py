@@ -119,6 +119,7 @@ async def consume(
                 what=f"{stage.name} job question",
             )
         except ProjectorSilent as exc:  # asked again on a later delivery, the worker freed
+            metrics.job_question_unanswered(stage.workflow_type, stage.name)
             delay = nak_delay(exc, raw, stage.redelivery_s)
             log.warning("%s: %s; job %s again in %.0f s", stage.name, exc, raw.subject, delay)
             await settle(lambda: raw.nak(delay=delay), raw.subject)
