@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from interlock.contracts.envelope import Identifier
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.partitions import Partition, routing_key, slot_of
-from interlock.contracts.result_requests import QUEUE, RQ_PREFIX
+from interlock.contracts.result_requests import QUEUE, RQ_PREFIX, request_grant, slot_subjects
 
 JOB = "job"
 JobStatus = Literal["open", "stale"]
@@ -56,14 +56,12 @@ def job_question(workflow_type: str, stage: str, question: JobQuestion) -> str:
 
 def job_question_grant(workflow_type: str, stage: str) -> str:
     """What a stage may publish to ask about its own jobs (any slot, any key)."""
-    return f"{RQ_PREFIX}.*.{JOB}.{workflow_type}.*.{stage}"
+    return request_grant(JOB, workflow_type, stage)
 
 
 def partition_questions(partition: Partition) -> list[str]:
-    """The question subjects a partition subscribes to: its own slots' (all with one)."""
-    if partition.count == 1:
-        return [f"{RQ_PREFIX}.*.{JOB}.>"]
-    return [f"{RQ_PREFIX}.{slot}.{JOB}.>" for slot in partition.slots]
+    """The question subjects a partition subscribes to."""
+    return slot_subjects(JOB, partition)
 
 
 def asked_about(subject: str, body: bytes, partition: Partition) -> tuple[str, str, JobQuestion]:

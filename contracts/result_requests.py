@@ -40,14 +40,26 @@ def result_request(slot: int, workflow_type: str, key: str, stage: str) -> str:
 
 def result_request_grant(workflow_type: str, stage: str) -> str:
     """What a stage may publish to ask for its results to be decided (any slot, any key)."""
-    return f"{RQ_PREFIX}.*.{subjects.RESULT}.{workflow_type}.*.{stage}"
+    return request_grant(subjects.RESULT, workflow_type, stage)
 
 
 def partition_requests(partition: Partition) -> list[str]:
-    """The request subjects a partition subscribes to: its own slots' (all with one)."""
+    """The result request subjects a partition subscribes to."""
+    return slot_subjects(subjects.RESULT, partition)
+
+
+def request_grant(kind: str, workflow_type: str, stage: str) -> str:
+    """What a stage may publish to send requests of `kind` (`wf.rq.<slot>.<kind>...`) about
+    its own jobs: any slot, any key."""
+    return f"{RQ_PREFIX}.*.{kind}.{workflow_type}.*.{stage}"
+
+
+def slot_subjects(kind: str, partition: Partition) -> list[str]:
+    """The subjects of requests of `kind` a partition subscribes to: its own slots' (all with
+    one)."""
     if partition.count == 1:
-        return [f"{RQ_PREFIX}.*.{subjects.RESULT}.>"]
-    return [f"{RQ_PREFIX}.{slot}.{subjects.RESULT}.>" for slot in partition.slots]
+        return [f"{RQ_PREFIX}.*.{kind}.>"]
+    return [f"{RQ_PREFIX}.{slot}.{kind}.>" for slot in partition.slots]
 
 
 def as_inbound(subject: str) -> str:

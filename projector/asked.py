@@ -28,6 +28,7 @@ from nats.aio.msg import Msg
 from interlock.contracts import result_requests, subjects
 from interlock.contracts.errors import MalformedMessage
 from interlock.contracts.partitions import Partition
+from interlock.messaging.answering import serving
 from interlock.projector.dispatch import KeyedDispatcher
 
 MAX_WAITING = 512
@@ -116,13 +117,10 @@ async def take_requests(
         waiting += 1
         await dispatcher.submit(Asked(request, subject, stream, answered))
 
-    subscriptions = [
-        await nc.subscribe(subject, queue=result_requests.QUEUE, cb=hand_on)
-        for subject in result_requests.partition_requests(partition)
-    ]
-    try:
-        await stop.wait()
-    finally:
-        for subscription in subscriptions:
-            with suppress(Exception):  # the connection may be closing already
-                await subscription.unsubscribe()
+    await serving(
+        nc,
+        result_requests.partition_requests(partition),
+        hand_on,
+        stop,
+        queue=result_requests.QUEUE,
+    )

@@ -19,6 +19,7 @@ from nats.aio.msg import Msg
 from interlock.contracts import job_questions
 from interlock.contracts.errors import MalformedMessage, described
 from interlock.contracts.partitions import Partition
+from interlock.messaging.answering import serving
 
 log = logging.getLogger("interlock.projector")
 JobStage = Callable[[str, str, str, str], Awaitable[str | None]]
@@ -58,19 +59,12 @@ async def answer_questions(
         with suppress(Exception):  # a stage that went away asks again, or not at all
             await request.respond(status.encode())
 
-    subscriptions = [
-        await nc.subscribe(
-            subject,
-            queue=job_questions.QUESTION_QUEUE,
-            cb=answer,
-            pending_msgs_limit=PENDING,
-            pending_bytes_limit=PENDING * job_questions.MAX_QUESTION_BYTES,
-        )
-        for subject in job_questions.partition_questions(partition)
-    ]
-    try:
-        await stop.wait()
-    finally:
-        for subscription in subscriptions:
-            with suppress(Exception):  # the connection may be closing already
-                await subscription.unsubscribe()
+    await serving(
+        nc,
+        job_questions.partition_questions(partition),
+        answer,
+        stop,
+        queue=job_questions.QUESTION_QUEUE,
+        pending=PENDING,
+        pending_bytes=PENDING * job_questions.MAX_QUESTION_BYTES,
+    )
