@@ -84,39 +84,24 @@ async def test_only_the_relay_may_publish_a_job(
 async def test_only_a_stage_may_ask_about_its_own_jobs_and_only_the_projector_hears(
     connect: Connect,
 ) -> None:
-    heard: list[str] = []
-
-    async def hear(msg: Msg) -> None:
-        heard.append(msg.subject)
-
-    projector = await connect("projector")
-    await projector.subscribe(f"{result_requests.RQ_PREFIX}.*.job.>", cb=hear)
-    await projector.flush()
     question = JobQuestion(tenant_id="acme", workflow_id="wf-1", job_id="job-1")
     own = job_question("support", "execute_action", question)
-    for identity, subject in [
+    forged = [
         ("upstream", own),
         ("approvals", own),
         ("gateway", own),
         (CLASSIFY, own),  # another stage's job
         (EXECUTE, job_question("support", "classify", question)),
-    ]:
-        forger = await connect(identity)
-        await forger.publish(subject, question.model_dump_json().encode())
-        await forger.flush()
-    eavesdropper = await connect(CLASSIFY)
-    overheard: list[str] = []
+    ]
+    heard, overheard = await _heard(
+        connect,
+        f"{result_requests.RQ_PREFIX}.*.job.>",
+        forged,
+        eavesdropper=CLASSIFY,
+        sent=(EXECUTE, own),
+        body=question.model_dump_json().encode(),
+    )
 
-    async def overhear(msg: Msg) -> None:
-        overheard.append(msg.subject)
-
-    await eavesdropper.subscribe(f"{result_requests.RQ_PREFIX}.*.job.>", cb=overhear)
-    await eavesdropper.flush()
-    stage = await connect(EXECUTE)
-    await stage.publish(own, question.model_dump_json().encode())
-    await stage.flush()
-
-    await eventually(lambda: _ready(heard), what="the stage's question heard")
     assert heard == [own]  # the others' questions never reached the projector
     assert overheard == []  # nor can a stage listen in
 
@@ -213,34 +198,58 @@ async def test_the_gateway_publishes_requests_and_signals_under_its_own_name(
 async def test_only_a_stage_may_ask_for_its_own_results_and_only_the_projector_hears(
     connect: Connect,
 ) -> None:
+    asked = result_requests.result_request(slot_of(KEY), "support", KEY, "classify")
+    forged = [(identity, asked) for identity in ["upstream", "approvals", EXECUTE, "gateway"]]
+    heard, overheard = await _heard(
+        connect,
+        f"{result_requests.RQ_PREFIX}.*.result.>",
+        forged,
+        eavesdropper="approvals",
+        sent=(CLASSIFY, asked),
+        body=b"{}",
+    )
+
+    assert heard == [asked]  # the forgers' requests never reached the projector
+    assert overheard == []  # nor can a client listen in
+
+
+async def _heard(
+    connect: Connect,
+    pattern: str,
+    forged: list[tuple[str, str]],
+    *,
+    eavesdropper: str,
+    sent: tuple[str, str],
+    body: bytes,
+) -> tuple[list[str], list[str]]:
+    """The subjects the projector heard on `pattern` and those `eavesdropper` overheard, once
+    each forger of `forged` ((identity, subject)) published there and then `sent`'s identity
+    did, on its subject (heard once at least)."""
     heard: list[str] = []
+    overheard: list[str] = []
 
     async def hear(msg: Msg) -> None:
         heard.append(msg.subject)
 
-    projector = await connect("projector")
-    await projector.subscribe(f"{result_requests.RQ_PREFIX}.*.result.>", cb=hear)
-    await projector.flush()
-    asked = result_requests.result_request(slot_of(KEY), "support", KEY, "classify")
-    for identity in ["upstream", "approvals", EXECUTE, "gateway"]:
-        forger = await connect(identity)
-        await forger.publish(asked, b"{}")
-        await forger.flush()
-    eavesdropper = await connect("approvals")
-    overheard: list[str] = []
-
     async def overhear(msg: Msg) -> None:
         overheard.append(msg.subject)
 
-    await eavesdropper.subscribe(f"{result_requests.RQ_PREFIX}.*.result.>", cb=overhear)
-    await eavesdropper.flush()
-    stage = await connect(CLASSIFY)
-    await stage.publish(asked, b"{}")
-    await stage.flush()
-
-    await eventually(lambda: _ready(heard), what="the stage's request heard")
-    assert heard == [asked]  # the forgers' requests never reached the projector
-    assert overheard == []  # nor can a client listen in
+    projector = await connect("projector")
+    await projector.subscribe(pattern, cb=hear)
+    await projector.flush()
+    for identity, subject in forged:
+        forger = await connect(identity)
+        await forger.publish(subject, body)
+        await forger.flush()
+    listener = await connect(eavesdropper)
+    await listener.subscribe(pattern, cb=overhear)
+    await listener.flush()
+    identity, subject = sent
+    sender = await connect(identity)
+    await sender.publish(subject, body)
+    await sender.flush()
+    await eventually(lambda: _ready(heard), what=f"{subject} heard")
+    return heard, overheard
 
 
 async def _ready(heard: list[str]) -> bool:

@@ -57,6 +57,18 @@ async def answering(nc: Client, store: InMemoryWorkflowStore) -> AsyncIterator[P
         await task
 
 
+@pytest.fixture
+async def started(
+    nc: Client, store: InMemoryWorkflowStore, answering: Projector
+) -> tuple[OpenJobsReader, str]:
+    """A reader the partition answers, and the open job of workflow wf-1, just started."""
+    reader = OpenJobsReader(nc, wait=1.0)
+    await _subscribed(reader, nc)
+    await accepted(answering.handle(envelope("START", workflow_id="wf-1")))
+    [job_id] = (await checkpoint(store, "wf-1")).execution.open_jobs
+    return reader, job_id
+
+
 async def _subscribed(reader: OpenJobsReader, nc: Client) -> None:
     """Wait (polling, with a deadline) until the partition answers at all."""
     deadline = asyncio.get_running_loop().time() + 10
@@ -66,12 +78,9 @@ async def _subscribed(reader: OpenJobsReader, nc: Client) -> None:
 
 
 async def test_a_job_is_open_until_a_committed_decision_revokes_it(
-    nc: Client, store: InMemoryWorkflowStore, answering: Projector
+    answering: Projector, started: tuple[OpenJobsReader, str]
 ) -> None:
-    reader = OpenJobsReader(nc, wait=1.0)
-    await _subscribed(reader, nc)
-    await accepted(answering.handle(envelope("START", workflow_id="wf-1")))
-    [job_id] = (await checkpoint(store, "wf-1")).execution.open_jobs
+    reader, job_id = started
 
     assert await reader.status("support", "classify", "acme", "wf-1", job_id) == "open"
     cancel = envelope("CANCEL_REQUESTED", workflow_id="wf-1", payload=PAYLOADS["CANCEL_REQUESTED"])
@@ -82,12 +91,9 @@ async def test_a_job_is_open_until_a_committed_decision_revokes_it(
 
 
 async def test_a_question_is_answered_for_its_own_stage_tenant_and_type_only(
-    nc: Client, store: InMemoryWorkflowStore, answering: Projector
+    started: tuple[OpenJobsReader, str],
 ) -> None:
-    reader = OpenJobsReader(nc, wait=1.0)
-    await _subscribed(reader, nc)
-    await accepted(answering.handle(envelope("START", workflow_id="wf-1")))
-    [job_id] = (await checkpoint(store, "wf-1")).execution.open_jobs
+    reader, job_id = started
 
     assert await reader.status("support", "execute_action", "acme", "wf-1", job_id) == "stale"
     assert await reader.status("support", "classify", "globex", "wf-1", job_id) == "stale"
@@ -95,12 +101,9 @@ async def test_a_question_is_answered_for_its_own_stage_tenant_and_type_only(
 
 
 async def test_a_question_whose_subject_lies_about_its_workflow_is_not_answered(
-    nc: Client, store: InMemoryWorkflowStore, answering: Projector
+    nc: Client, started: tuple[OpenJobsReader, str]
 ) -> None:
-    reader = OpenJobsReader(nc, wait=1.0)
-    await _subscribed(reader, nc)
-    await accepted(answering.handle(envelope("START", workflow_id="wf-1")))
-    [job_id] = (await checkpoint(store, "wf-1")).execution.open_jobs
+    _reader, job_id = started
     question = JobQuestion(tenant_id="acme", workflow_id="wf-1", job_id=job_id)
     other = routing_key("acme", "wf-2")
     lying = f"wf.rq.{slot_of(other)}.job.support.{other}.classify"
