@@ -17,10 +17,11 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 from rich.markup import escape
 
-from interlock.app import terminal
+from interlock.app import loops, terminal
 from interlock.app.embedded import resolve_urls
 from interlock.app.failures import settings_problem
 from interlock.app.health import accepts_anonymous
+from interlock.app.loops import EventLoop
 from interlock.app.reachability import require_database, require_reachable
 from interlock.config import access
 from interlock.config.plugins import installed
@@ -136,7 +137,9 @@ def with_component(
         gc.freeze()
         # No start-up deadline here: a component waits out a broker or database that is not
         # there yet (a restart, a container starting after it) by reconnecting.
-        return _run_checked(s, nats_url, work(s, nats_url, database_url), None, deadline=False)
+        return _run_checked(
+            s, nats_url, work(s, nats_url, database_url), None, deadline=False, loop=s.event_loop
+        )
 
 
 @contextmanager
@@ -157,10 +160,12 @@ def _run_checked(
     database_url: str | None,
     *,
     deadline: bool = True,
+    loop: EventLoop = "asyncio",
 ) -> T:
-    """Run `work` once the broker (and the database, if any) accept a connection within the
-    start-up deadline, unless the broker would take anonymous publishers (exit 2), which only
-    an explicit development setting (`INTERLOCK_INSECURE_NATS=1`) allows, with a warning."""
+    """Run `work` on `loop` once the broker (and the database, if any) accept a connection
+    within the start-up deadline, unless the broker would take anonymous publishers (exit 2),
+    which only an explicit development setting (`INTERLOCK_INSECURE_NATS=1`) allows, with a
+    warning."""
 
     async def checked() -> T:
         try:
@@ -186,7 +191,12 @@ def _run_checked(
             )
         return await work
 
-    return asyncio.run(checked())
+    try:
+        return loops.run(checked(), loop)
+    except loops.LoopUnavailable as exc:
+        work.close()
+        terminal.errors.print(f"[red]cannot start:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
 
 
 # The values an option may take, checked before a command runs: a misspelt state, type or

@@ -98,7 +98,9 @@ class Component:
         return None if self.database is None else self.database.role
 
 
-COMMON = ("home", "log_level", "local_traces", "insecure_nats", "shutdown_grace")
+COMMON = (
+    "home", "log_level", "local_traces", "insecure_nats", "shutdown_grace", "event_loop",
+)  # fmt: skip
 """What every component process is given."""
 STAGE = ("stage_workers", "external_timeout", "stage_redelivery_s", "adapters")
 MODEL = (

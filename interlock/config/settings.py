@@ -208,6 +208,12 @@ class Settings(ModelSettings, WebSettings):
         "skew tolerated between senders and the projector) before it is dead-lettered "
         "bad_timestamp.",
     )
+    event_loop: Literal["auto", "uvloop", "asyncio"] = Field(
+        default="auto",
+        description="The event loop each component runs on: `uvloop` (its scheduling and "
+        "socket I/O in C), `asyncio` (the standard one) or `auto`, uvloop where it is "
+        "installed.",
+    )
     shutdown_grace: float = Field(
         default=10.0,
         gt=0,

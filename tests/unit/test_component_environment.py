@@ -54,9 +54,11 @@ def test_a_child_reads_back_exactly_the_settings_it_is_given(
             "stage_workers": 3,
             "insecure_nats": True,
             "occurred_at_future_s": 60.0,
+            "event_loop": "asyncio",
         }
     )
     child = _child_settings(component, parent, monkeypatch)
+    assert child.event_loop == "asyncio"  # every component runs on the loop it is told
 
     for name in settings_of(component):
         if name != "home":
