@@ -17,7 +17,7 @@ import typer
 
 from interlock.app import terminal
 from interlock.app.bootstrap import supervised
-from interlock.app.composition import default_components, default_stack
+from interlock.app.composition import default_components, stack_of
 from interlock.app.embedded import broker_sync
 from interlock.app.health import attached
 from interlock.app.options import JsonOpt, load_settings, with_stack
@@ -91,13 +91,16 @@ def bench(
         series(partitions, rounds, arguments, s, json_output=json_output)
         return
     hosted = s.hosts_stages()
-    components = default_stack("support", partitions=s.projector_partitions, stage_host=hosted)
+    components = stack_of(s, "support")
     if work is Work.NONE:
         instant = {port: {"adapter": "instant"} for port in INSTANT_PORTS}
         adapters = {**s.adapters, "support": {**s.adapters.get("support", {}), **instant}}
         s = s.model_copy(update={"adapters": adapters})
         components = default_components(
-            "support", partitions=s.projector_partitions, stage_host=hosted
+            "support",
+            partitions=s.projector_partitions,
+            stage_host=hosted,
+            projector_host=s.hosts_partitions(),
         )
     try:
         entry = None if workflow_type == "support" else workload(workflow_type, scenario)
@@ -122,6 +125,7 @@ def bench(
             report["projector_partitions"] = s.projector_partitions
             report["broker_sync"] = broker_sync(nats_url, s.home)
             report["stage_host"] = hosted
+            report["projector_host"] = s.hosts_partitions()
             if console_pages:
                 ids = report["workflow_ids"]
                 newest = ("bench", ids[-1]) if ids else None
@@ -284,7 +288,8 @@ def _print(r: dict[str, Any]) -> None:
         f"per partition (delivered/decided): "
         + ", ".join(f"{p['partition']}: {p['delivered']}/{p['decided']}" for p in r["partitions"])
         + "\n"
-        f"stage work: {r['work']}; projector partitions: {r['projector_partitions']}; "
+        f"stage work: {r['work']}; projector partitions: {r['projector_partitions']}"
+        f"{' in one process' if r['projector_host'] else ''}; "
         f"broker sync: {r['broker_sync']}; "
         f"stage services {'in one process' if r['stage_host'] else 'one process each'}"
     )

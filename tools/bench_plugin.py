@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from interlock.app.bootstrap import supervised
-from interlock.app.composition import default_stack
+from interlock.app.composition import stack_of
 from interlock.config.settings import Settings
 from interlock.ops import queries
 from interlock.ops.signals import Clients
@@ -128,9 +128,7 @@ async def run_plugin_bench(
     warmup: int,
 ) -> dict[str, Any]:
     """The measured run for `entry`'s type; the caller reports it as the support bench's."""
-    stack = default_stack(
-        entry.workflow_type, partitions=s.projector_partitions, stage_host=s.hosts_stages()
-    )
+    stack = stack_of(s, entry.workflow_type)
     async with supervised(s, nats_url, database_url, stack) as supervisor:
         bus = await Clients.connect(s, nats_url, "interlock-bench")
         engine = queries.open_reader(database_url, pool_size=4)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from interlock.config import components
 from interlock.config.components import SIMULATOR
 from interlock.config.plugins import installed
+from interlock.config.settings import Settings
 from interlock.contracts.partitions import PROJECTOR, is_projector
 from interlock.contracts.partitions import components as projector_components
 
@@ -26,8 +27,16 @@ are composed in by the root. With several projector partitions, `projector` is `
 .. `projector.<n-1>`."""
 
 
-def core(partitions: int = 1) -> list[str]:
-    """The core components with `partitions` projector partitions."""
+def core(partitions: int = 1, projector_host: bool = False) -> list[str]:
+    """The core components with `partitions` projector partitions, each its own process, or
+    with `projector_host` (and more than one) all in the partition host's."""
+    if projector_host and partitions > 1:
+        host = components.placed("partitions")
+        return [
+            hosted
+            for name in components.placed("core")
+            for hosted in (host if name == PROJECTOR else [name])
+        ]
     return with_partitions(components.placed("core"), partitions)
 
 
@@ -36,14 +45,16 @@ def default_components(
     extras: Sequence[str] = (),
     partitions: int = 1,
     stage_host: bool = False,
+    projector_host: bool = False,
 ) -> list[str]:
-    """The core components (`partitions` projectors), then `extras`, then the stage services
-    of `workflow_types` (default: every installed type), each its own process, or with
-    `stage_host` the stage host running every installed type's stages in one."""
+    """The core components (`partitions` projectors, or with `projector_host` the partition
+    host running them all), then `extras`, then the stage services of `workflow_types`
+    (default: every installed type), each its own process, or with `stage_host` the stage host
+    running every installed type's stages in one."""
     if stage_host:
-        return [*core(partitions), *extras, *components.placed("host")]
+        return [*core(partitions, projector_host), *extras, *components.placed("host")]
     return [
-        *core(partitions),
+        *core(partitions, projector_host),
         *extras,
         *(
             row.name
@@ -63,19 +74,43 @@ def with_partitions(names: list[str], partitions: int) -> list[str]:
     return expanded
 
 
-def default_stack(*workflow_types: str, partitions: int = 1, stage_host: bool = False) -> list[str]:
+def default_stack(
+    *workflow_types: str,
+    partitions: int = 1,
+    stage_host: bool = False,
+    projector_host: bool = False,
+) -> list[str]:
     """What `up`, the demo and the bench start: the runtime's components for
     `workflow_types` (default: all), with `partitions` projector partitions, and the
     simulator their stage services call; with `stage_host`, every stage service in one
-    process (see `Settings.hosts_stages`)."""
+    process (see `Settings.hosts_stages`), with `projector_host` every partition in one
+    (`Settings.hosts_partitions`)."""
     return default_components(
-        *workflow_types, extras=[SIMULATOR], partitions=partitions, stage_host=stage_host
+        *workflow_types,
+        extras=[SIMULATOR],
+        partitions=partitions,
+        stage_host=stage_host,
+        projector_host=projector_host,
+    )
+
+
+def stack_of(settings: Settings, *workflow_types: str) -> list[str]:
+    """`default_stack` as `settings` ask for it: their partitions, hosted as they say."""
+    return default_stack(
+        *workflow_types,
+        partitions=settings.projector_partitions,
+        stage_host=settings.hosts_stages(),
+        projector_host=settings.hosts_partitions(),
     )
 
 
 def names() -> list[str]:
     """Every component name `interlock service` accepts (and `projector.<k>`, a partition)."""
-    return [*default_components(extras=components.placed("extra")), *components.placed("host")]
+    return [
+        *default_components(extras=components.placed("extra")),
+        *components.placed("host"),
+        *components.placed("partitions"),
+    ]
 
 
 def resolve_name(name: str) -> str:

@@ -35,6 +35,7 @@ from interlock.contracts.partitions import (
     index_of,
     partition_of_component,
 )
+from interlock.contracts.partitions import components as projector_components
 from interlock.contracts.urls import nats_inbox, nats_servers
 from interlock.messaging.partition_streams import streams_of
 from interlock.messaging.progress import read_report
@@ -69,15 +70,21 @@ STALLED_AFTER_S = 30.0
 seconds while it works or waits)."""
 
 
-def healthy(home: Path, component: str, stalled_after: float = STALLED_AFTER_S) -> tuple[bool, str]:
+def healthy(
+    home: Path, component: str, stalled_after: float = STALLED_AFTER_S, *, partitions: int = 1
+) -> tuple[bool, str]:
     """(healthy, a one-line explanation), from the component's own report under `home`; the
-    stage host is healthy when every stage it runs is (each reports under its own name)."""
-    if _readiness(component) == "hosted":
-        verdicts = [healthy(home, name, stalled_after) for name in _hosted()]
+    stage host is healthy when every stage it runs is, the partition host when each of the
+    `partitions` is (each reports under its own name)."""
+    readiness = _readiness(component)
+    if readiness in ("hosted", "partitions"):
+        hosted = _hosted() if readiness == "hosted" else projector_components(partitions)
+        verdicts = [healthy(home, name, stalled_after) for name in hosted]
         failing = [why for ok, why in verdicts if not ok]
         if failing:
             return False, f"{component}: {failing[0]}"
-        return True, f"{component}: {len(verdicts)} stage services healthy"
+        what = "stage services" if readiness == "hosted" else "projector partitions"
+        return True, f"{component}: {len(verdicts)} {what} healthy"
     report = read_report(home, component)
     if report is None:
         return False, f"{component}: no health report under {home} (is it running here?)"
@@ -105,6 +112,8 @@ async def attached(component: str, nats_url: str) -> tuple[bool, str]:
 async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
     if _readiness(component) == "partition":
         return await _projector_attached(nc, component)
+    if _readiness(component) == "partitions":  # the layout's, whichever it is
+        return await _projector_attached(nc, PROJECTOR)
     targets = _consumers_of(component)
     if not targets:
         return True, f"{component}: broker reachable"
@@ -203,6 +212,9 @@ async def _ready(nc: Client, component: str, partitions: int) -> bool:
     readiness = _readiness(component)
     if readiness == "answers":
         return await _sim_answers(nc)
+    if readiness == "partitions":
+        hosted = projector_components(partitions)
+        return all(await asyncio.gather(*(_ready(nc, name, partitions) for name in hosted)))
     try:
         if readiness == "partition":  # fetching from every stream it reads
             partition = partition_of_component(component, partitions)

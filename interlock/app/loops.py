@@ -15,26 +15,25 @@ import importlib
 from collections.abc import Callable, Coroutine
 from typing import Any, Literal, TypeVar
 
+from interlock.contracts.errors import ConfigurationError
+
 T = TypeVar("T")
 EventLoop = Literal["auto", "uvloop", "asyncio"]
 LoopFactory = Callable[[], asyncio.AbstractEventLoop]
 
 
-class LoopUnavailable(RuntimeError):
-    """The configured event loop cannot be had on this installation."""
-
-
 def loop_factory(choice: EventLoop) -> LoopFactory | None:
-    """What makes `choice`'s loop; None: the standard one."""
+    """What makes `choice`'s loop; None: the standard one. ConfigurationError (one line)
+    when `choice` is uvloop and it is not installed."""
     if choice == "asyncio":
         return None
     try:
         uvloop = importlib.import_module("uvloop")
     except ImportError:
         if choice == "uvloop":
-            raise LoopUnavailable(
-                "INTERLOCK_EVENT_LOOP=uvloop, but uvloop is not installed "
-                "(pip install uvloop, or INTERLOCK_EVENT_LOOP=auto)"
+            raise ConfigurationError(
+                "INTERLOCK_EVENT_LOOP=uvloop, but uvloop is not installed",
+                hint="pip install uvloop, or INTERLOCK_EVENT_LOOP=auto",
             ) from None
         return None
     factory: LoopFactory = uvloop.new_event_loop
@@ -45,7 +44,7 @@ def run(work: Coroutine[Any, Any, T], choice: EventLoop) -> T:
     """Run `work` to completion on a new loop of `choice`, as `asyncio.run` would."""
     try:
         factory = loop_factory(choice)
-    except LoopUnavailable:
+    except ConfigurationError:
         work.close()
         raise
     with asyncio.Runner(loop_factory=factory) as runner:

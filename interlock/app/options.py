@@ -26,6 +26,7 @@ from interlock.app.reachability import require_database, require_reachable
 from interlock.config import access
 from interlock.config.plugins import installed
 from interlock.config.settings import Settings
+from interlock.contracts.errors import ConfigurationError
 
 T = TypeVar("T")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
@@ -193,10 +194,9 @@ def _run_checked(
 
     try:
         return loops.run(checked(), loop)
-    except loops.LoopUnavailable as exc:
+    except ConfigurationError:  # the loop cannot be had: `work` never started
         work.close()
-        terminal.errors.print(f"[red]cannot start:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+        raise
 
 
 # The values an option may take, checked before a command runs: a misspelt state, type or

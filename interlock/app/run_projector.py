@@ -21,6 +21,7 @@ from interlock.config.plugins import installed
 from interlock.contracts.errors import ConfigurationError, StoreUnavailable
 from interlock.contracts.graphcheck import assert_valid
 from interlock.contracts.partitions import PROJECTOR, partition_of_component
+from interlock.contracts.partitions import components as partition_components
 from interlock.messaging.backoff import Backoff
 from interlock.projector.claims import ClaimVerifier
 from interlock.projector.consumer import Patience
@@ -100,6 +101,25 @@ async def run_projector(rt: Runtime, stop: asyncio.Event, name: str = PROJECTOR)
             await publisher.flush_marks()  # what no commit carried, before the pool closes
         await nats_broker.stop()
         await store.close()
+
+
+async def run_partition_host(rt: Runtime, stop: asyncio.Event) -> None:
+    """Run every partition of the layout in this process (`projectors`), each as it runs
+    alone: its own consumers, connections, store and health report under its own name. One
+    that fails stops the others, and the process exits with its error to be restarted whole."""
+    running = [
+        asyncio.create_task(run_projector(rt, stop, name), name=name)
+        for name in partition_components(rt.settings.projector_partitions)
+    ]
+    try:
+        done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+    finally:
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
 
 
 def projector_partition(name: str) -> Component:

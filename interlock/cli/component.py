@@ -55,7 +55,8 @@ def service(
 def health(name: Annotated[str, typer.Argument(help="A component, as for `service`.")]) -> None:
     """Exit 0 if the component runs, is connected and makes progress (for health checks)."""
     component = known(name)
-    ok, detail = healthy(load_settings().home, component)
+    s = load_settings()
+    ok, detail = healthy(s.home, component, partitions=s.projector_partitions)
     (terminal.console if ok else terminal.errors).print(detail)
     if not ok:
         raise typer.Exit(1)

@@ -12,7 +12,7 @@ import interlock
 from interlock import console
 from interlock.app import terminal
 from interlock.app.bootstrap import prepare, supervised
-from interlock.app.composition import default_stack
+from interlock.app.composition import stack_of
 from interlock.app.devsender import with_dev_sender
 from interlock.app.endpoints import ENDPOINTS, write_endpoints
 from interlock.app.options import load_settings, with_stack
@@ -42,7 +42,7 @@ def up(
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
         stop = stop_on_signals()
-        stack = default_stack(partitions=s.projector_partitions, stage_host=s.hosts_stages())
+        stack = stack_of(s)
         names = only or [*stack, *(name for name in placed("extra") if name not in stack)]
         s = without_taken_metrics_port(s) if SCRAPED in names else s
         async with supervised(s, nats_url, database_url, names, stop) as supervisor:

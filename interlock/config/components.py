@@ -29,7 +29,8 @@ from interlock.messaging.permissions import Permissions
 from interlock.projector.store import roles
 
 __all__ = [
-    "CONSOLE", "GATEWAY", "PROJECTOR", "RELAY", "SIMULATOR", "STAGE_HOST", "TABLE", "TIMER",
+    "CONSOLE", "GATEWAY", "PARTITION_HOST", "PROJECTOR", "RELAY", "SIMULATOR", "STAGE_HOST",
+    "TABLE", "TIMER",
     "Component", "Scope", "database_access", "find", "model_stages", "placed", "row_of", "rows",
     "settings_of", "stage_row",
 ]  # fmt: skip
@@ -39,15 +40,21 @@ TIMER = "timer"
 SIMULATOR = "sim"
 CONSOLE = "console"
 STAGE_HOST = "stages"
+PARTITION_HOST = "projectors"
+"""The partition host: every projector partition of the layout in one process, each still its
+own consumer of its own stream, deciding only its own workflows, all on the projector's
+identity."""
 """The stage host: every installed stage service in one process, each still its own durable
 consumer on its own subject, all on one identity."""
 
-Place = Literal["core", "extra", "stage", "host"]
+Place = Literal["core", "extra", "stage", "host", "partitions"]
 """Where a component stands in a stack: the runtime's own (`core`), one the composition root
-adds (`extra`: `up` starts them), a stage service, or the stage host (all of them in one)."""
-Readiness = Literal["partition", "consumers", "hosted", "answers", "connected"]
-"""How start-up judges it ready: its projector partition's consumer is fetching, its stage's
-consumer is, every hosted stage's is, it answers a request, or it is simply up."""
+adds (`extra`: `up` starts them), a stage service, the stage host (all of them in one), or the
+partition host (every projector partition in one, in place of the projector's)."""
+Readiness = Literal["partition", "partitions", "consumers", "hosted", "answers", "connected"]
+"""How start-up judges it ready: its projector partition's consumer is fetching, every
+partition's is, its stage's consumer is, every hosted stage's is, it answers a request, or it
+is simply up."""
 AsksModel = Literal["never", "own", "any"]
 """Whether it is given the model settings: never, when its own stage asks a model, or when any
 installed stage does (the stage host)."""
@@ -102,6 +109,17 @@ COMMON = (
     "home", "log_level", "local_traces", "insecure_nats", "shutdown_grace", "event_loop",
 )  # fmt: skip
 """What every component process is given."""
+PROJECTOR_SETTINGS = (
+    "projector_workers",
+    "commit_batch",
+    "projector_partitions",
+    "parameters",
+    "unknown_workflow_grace",
+    "publish_grace",
+    "occurred_at_past_days",
+    "occurred_at_future_s",
+)
+PROJECTOR_GIVEN = ("clients", "job_signing_key", "gateway_claims_public_key")
 STAGE = ("stage_workers", "external_timeout", "stage_redelivery_s", "adapters")
 MODEL = (
     "model",
@@ -121,17 +139,8 @@ TABLE: tuple[Component, ...] = (
         f"{_APP}.run_projector:projector_partition",
         lambda me, scope: broker.projector(me, scope.projector_partitions),
         database=roles.PROJECTOR_ACCESS,
-        settings=(
-            "projector_workers",
-            "commit_batch",
-            "projector_partitions",
-            "parameters",
-            "unknown_workflow_grace",
-            "publish_grace",
-            "occurred_at_past_days",
-            "occurred_at_future_s",
-        ),
-        given=("clients", "job_signing_key", "gateway_claims_public_key"),
+        settings=PROJECTOR_SETTINGS,
+        given=PROJECTOR_GIVEN,
         ready="partition",
         per_name=True,
     ),
@@ -217,6 +226,17 @@ TABLE: tuple[Component, ...] = (
         ready="hosted",
         asks_model="any",
     ),
+    Component(
+        PARTITION_HOST,
+        "partitions",
+        f"{_APP}.run_projector:run_partition_host",
+        lambda me, scope: broker.projector(me, scope.projector_partitions),
+        identity=PROJECTOR,
+        database=roles.PROJECTOR_ACCESS,
+        settings=PROJECTOR_SETTINGS,
+        given=PROJECTOR_GIVEN,
+        ready="partitions",
+    ),
 )
 """The fixed rows, in the order a stack starts them (the stage services go before the
 host)."""
@@ -241,12 +261,13 @@ def stage_row(workflow_type: str, stage: str) -> Component:
 
 def rows(stages: Iterable[tuple[str, str]] | None = None) -> list[Component]:
     """The whole table: the fixed rows, with a row per stage of `stages` (default: every
-    installed stage) before the stage host."""
+    installed stage) before the hosts (of the stages, of the partitions)."""
     found = [
         stage_row(*pair) for pair in (installed().registry.stages() if stages is None else stages)
     ]
-    before = [row for row in TABLE if row.place != "host"]
-    return [*before, *found, *(row for row in TABLE if row.place == "host")]
+    hosts = ("host", "partitions")
+    before = [row for row in TABLE if row.place not in hosts]
+    return [*before, *found, *(row for row in TABLE if row.place in hosts)]
 
 
 def placed(place: Place) -> list[str]:
@@ -292,5 +313,7 @@ def settings_of(row: Component) -> tuple[str, ...]:
 
 
 def database_access() -> list[roles.RoleAccess]:
-    """Every database role a stack's components connect as, with its grants."""
-    return [row.database for row in TABLE if row.database is not None]
+    """Every database role a stack's components connect as, with its grants (once each: the
+    partition host connects as the projector)."""
+    found = [row.database for row in TABLE if row.database is not None]
+    return [access for index, access in enumerate(found) if access not in found[:index]]

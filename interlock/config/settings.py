@@ -29,8 +29,10 @@ from interlock.contracts.urls import (
 __all__ = ["ConsoleOperator", "ConsoleRole", "GatewaySender", "Settings", "asyncpg_dsn"]
 
 SMALL_MACHINE_CPUS = 4
-"""Up to this many CPUs, one process per stage costs more (memory, context switches) than
-the isolation it buys: `stage_host=auto` hosts the stages in one process."""
+"""Up to this many CPUs, one process per stage or per projector partition costs more (memory,
+context switches, a loop waking for each message of a small share) than the isolation it
+buys: `stage_host=auto` hosts the stages in one process, `projector_host=auto` the
+partitions."""
 
 
 STREAM_REPLICAS = (1, 3, 5)
@@ -141,6 +143,13 @@ class Settings(ModelSettings, WebSettings):
         description="How `up`, `demo` and `bench` run the stage services: `on`, every stage in "
         "one process (`interlock service stages`), each still its own durable consumer; "
         "`off`, one process per stage; `auto`, `on` on a machine with at most 4 CPUs.",
+    )
+    projector_host: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="How `up`, `demo` and `bench` run several projector partitions: `on`, "
+        "every partition in one process (`interlock service projectors`), each still its own "
+        "consumer of its own stream; `off`, one process per partition; `auto`, `on` on a "
+        "machine with at most 4 CPUs.",
     )
     relay_batch_size: int = Field(default=500, ge=1, description="Outbox rows per relay batch.")
     archive_after: float = Field(
@@ -278,6 +287,14 @@ class Settings(ModelSettings, WebSettings):
         if url is not None:
             split_postgres_url(url, setting="INTERLOCK_DATABASE_URL")
         return url
+
+    def hosts_partitions(self) -> bool:
+        """Whether the stack runs its projector partitions in one process (`projector_host`)."""
+        if self.projector_partitions == 1:
+            return False
+        if self.projector_host == "auto":
+            return (os.cpu_count() or 1) <= SMALL_MACHINE_CPUS
+        return self.projector_host == "on"
 
     def hosts_stages(self) -> bool:
         """Whether the stack runs its stage services in one process (`stage_host`)."""

@@ -208,8 +208,9 @@ async def test_bench_refuses_to_run_beside_other_components(
 async def test_a_partition_series_alternates_the_counts_and_gives_their_medians(
     tmp_path: Path,
 ) -> None:
-    """Each run on a fresh embedded stack of its own (the environment names no servers)."""
-    env = cli_env(tmp_path)
+    """Each run on a fresh embedded stack of its own (the environment names no servers); the
+    two partitions in one process, the partition host, each still reading only its own."""
+    env = {**cli_env(tmp_path), "INTERLOCK_PROJECTOR_HOST": "on"}
     code, out, err = await cli_streams(
         env,
         "bench",
@@ -223,6 +224,7 @@ async def test_a_partition_series_alternates_the_counts_and_gives_their_medians(
     for run in result["runs"]:
         shares = run["report"]["partitions"]
         assert len(shares) == run["partitions"]
+        assert run["report"]["projector_host"] is (run["partitions"] > 1)
         # Each partition is delivered only messages it decides (no other partition's); with
         # four workflows a partition may own none (one run in eight), and then reads nothing.
         assert all(p["delivered"] <= p["decided"] for p in shares)

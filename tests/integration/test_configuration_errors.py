@@ -33,6 +33,8 @@ BAD_VALUES = {
     "relay_batch_size": "0",
     "publish_grace": "120",
     "stage_host": "sometimes",
+    "projector_host": "sometimes",
+    "event_loop": "trio",
     "archive_after": "-1",
     "forget_after": "soon",
     "history_retention": "-1",

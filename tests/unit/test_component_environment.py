@@ -128,6 +128,7 @@ def test_every_setting_reaches_the_components_that_read_it() -> None:
         "gateway_claims_key",
         "gateway_claims_public_key",
         "stage_host",  # how `up` and `bench` compose the stack, read by them
+        "projector_host",
         "stream_replicas",
     }
     assert "secrets_dir" in settings_of("console")

@@ -7,10 +7,18 @@ import os
 
 import pytest
 
-from interlock.app.composition import CORE, EXTRAS, default_stack, names, resolve_name
+from interlock.app.composition import (
+    CORE,
+    EXTRAS,
+    default_stack,
+    names,
+    resolve_name,
+    stack_of,
+)
 from interlock.app.runners import components
-from interlock.config.components import GATEWAY, SIMULATOR, STAGE_HOST
+from interlock.config.components import GATEWAY, PARTITION_HOST, SIMULATOR, STAGE_HOST
 from interlock.config.settings import Settings
+from interlock.contracts.partitions import PROJECTOR
 
 
 def test_every_component_name_has_a_runner_and_every_runner_a_name() -> None:
@@ -50,3 +58,38 @@ def test_the_stage_host_is_the_default_on_a_small_machine(
     monkeypatch.setattr(os, "cpu_count", lambda: cpus)
     monkeypatch.setenv("INTERLOCK_STAGE_HOST", setting)
     assert Settings().hosts_stages() is hosted
+
+
+def test_with_the_partition_host_the_stack_has_one_process_for_every_partition() -> None:
+    hosted = default_stack("support", partitions=4, projector_host=True)
+    alone = default_stack("support", partitions=4)
+
+    assert [n for n in hosted if n.startswith(PROJECTOR)] == [PARTITION_HOST]
+    assert [n for n in alone if n.startswith(PROJECTOR)] == [f"projector.{k}" for k in range(4)]
+    assert hosted.index(PARTITION_HOST) == alone.index("projector.0")  # where the projector starts
+    assert default_stack("support", projector_host=True) == default_stack("support")
+    assert PARTITION_HOST in names()
+    assert resolve_name(PARTITION_HOST) == PARTITION_HOST
+
+
+@pytest.mark.parametrize(
+    ("setting", "cpus", "partitions", "hosted"),
+    [
+        ("on", 64, 2, True),
+        ("off", 1, 4, False),
+        ("auto", 2, 4, True),
+        ("auto", 4, 2, True),
+        ("auto", 8, 4, False),
+        ("on", 1, 1, False),  # one partition is the projector itself
+    ],
+)
+def test_the_partition_host_is_the_default_on_a_small_machine(
+    monkeypatch: pytest.MonkeyPatch, setting: str, cpus: int, partitions: int, hosted: bool
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    monkeypatch.setenv("INTERLOCK_PROJECTOR_HOST", setting)
+    monkeypatch.setenv("INTERLOCK_PROJECTOR_PARTITIONS", str(partitions))
+    s = Settings()
+
+    assert s.hosts_partitions() is hosted
+    assert (PARTITION_HOST in stack_of(s, "support")) is hosted

@@ -11,6 +11,7 @@ from types import ModuleType
 import pytest
 
 from interlock.app import loops
+from interlock.contracts.errors import ConfigurationError
 
 uvloop = pytest.importorskip("uvloop")
 
@@ -59,7 +60,7 @@ def test_uvloop_asked_for_and_missing_is_refused_in_one_line_and_nothing_runs(
     async def work() -> None:
         ran.append(True)
 
-    with pytest.raises(loops.LoopUnavailable) as refused:
+    with pytest.raises(ConfigurationError) as refused:
         loops.run(work(), "uvloop")
 
     assert "\n" not in str(refused.value)

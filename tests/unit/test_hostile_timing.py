@@ -71,11 +71,13 @@ def test_the_slowest_workflow_shows_each_step_it_took() -> None:
     }
 
 
-@pytest.mark.parametrize(("hosted", "partitions"), [("on", 1), ("off", 2)])
+@pytest.mark.parametrize(("hosted", "partitions"), [("on", 1), ("off", 2), ("on", 2)])
 def test_a_round_runs_the_stack_as_up_runs_it(hosted: str, partitions: int) -> None:
-    s = Settings(stage_host=hosted, projector_partitions=partitions)
+    s = Settings(stage_host=hosted, projector_host=hosted, projector_partitions=partitions)
 
-    up = default_stack("support", partitions=partitions, stage_host=s.hosts_stages())
+    on = hosted == "on"
+    up = default_stack("support", partitions=partitions, stage_host=on, projector_host=on)
     assert components(s) == [*up, GATEWAY, CONSOLE]
-    assert ("stages" in components(s)) is (hosted == "on")
-    assert sum(name.startswith("projector") for name in components(s)) == partitions
+    assert ("stages" in components(s)) is on
+    projector_processes = 1 if on else partitions
+    assert sum(name.startswith("projector") for name in components(s)) == projector_processes

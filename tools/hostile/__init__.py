@@ -32,7 +32,7 @@ from pydantic import SecretStr
 
 from interlock.app import terminal
 from interlock.app.bootstrap import prepare, supervised
-from interlock.app.composition import default_stack
+from interlock.app.composition import stack_of
 from interlock.app.embedded._process import free_port
 from interlock.app.health import attached
 from interlock.app.options import JsonOpt, load_settings, with_stack
@@ -158,7 +158,7 @@ def components(s: Settings) -> list[str]:
     partitions, the stage services in one process on a small machine), the gateway and the
     console. A round timed on another shape of stack (a process per stage where `up` has one
     for all) would time processes the deployment does not run."""
-    stack = default_stack("support", partitions=s.projector_partitions, stage_host=s.hosts_stages())
+    stack = stack_of(s, "support")
     return [*stack, GATEWAY, CONSOLE]
 
 
