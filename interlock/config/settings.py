@@ -146,7 +146,7 @@ class Settings(ModelSettings, WebSettings):
     )
     projector_host: Literal["auto", "on", "off"] = Field(
         default="auto",
-        description="How `up`, `demo` and `bench` run several projector partitions: `on`, "
+        description="How `up` and `bench` run several projector partitions: `on`, "
         "every partition in one process (`interlock service projectors`), each still its own "
         "consumer of its own stream; `off`, one process per partition; `auto`, `on` on a "
         "machine with at most 4 CPUs.",
