@@ -1,5 +1,6 @@
-"""Kill -9 of projector partitions mid-run, on a stack of two partitions: nothing is lost,
-no event is accepted twice, each workflow's transitions stay gap-free, one effect each."""
+"""Kill -9 of projector partitions mid-run, on a stack of two partitions, each in its own
+process or both in the partition host's: nothing is lost, no event is accepted twice, each
+workflow's transitions stay gap-free, one effect each."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from interlock.app.embedded import EmbeddedNats
 from interlock.config import access
+from interlock.config.components import PARTITION_HOST
 from interlock.config.secrets import Secrets
 from interlock.config.settings import Settings
 from interlock.contracts import subjects
@@ -46,7 +48,7 @@ def module_nats(
         server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # one stack at a time on the broker: each test's is stopped after it
 async def partitioned_stack(
     e2e_settings: Settings,
     module_nats: str,
@@ -57,6 +59,25 @@ async def partitioned_stack(
     no shared stack of the chaos tier (tests/chaos/conftest.py)."""
     async with running_stack(
         e2e_settings, module_nats, module_database, tmp_path_factory, stage_host=False
+    ) as running:
+        yield running
+
+
+@pytest.fixture
+async def hosted_stack(
+    e2e_settings: Settings,
+    module_nats: str,
+    module_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Stack]:
+    """The same two partitions in one process, the partition host, the stages in theirs."""
+    async with running_stack(
+        e2e_settings,
+        module_nats,
+        module_database,
+        tmp_path_factory,
+        stage_host=True,
+        projector_host=True,
     ) as running:
         yield running
 
@@ -73,7 +94,32 @@ async def test_killing_partitions_mid_run_loses_nothing(partitioned_stack: Stack
     stack.supervisor.kill("projector.1")  # mid-run: its workflows are being decided
     done = asyncio.gather(*(_completed(run) for run in runs))
     await _killed_when_running(stack, "projector.0")
-    for run, view in zip(runs, await done, strict=True):
+    await _each_once(stack, runs, await done)
+    assert stack.supervisor.children["projector.1"].restarts >= 1
+    await _drained(stack)
+
+
+async def test_killing_the_partition_host_mid_run_loses_nothing(hosted_stack: Stack) -> None:
+    stack = hosted_stack
+    assert PARTITION_HOST in stack.supervisor.children
+    assert not any(name.startswith("projector.") for name in stack.supervisor.children)
+    runs = [await stack.workflow() for _ in range(8)]
+    stack.supervisor.kill(PARTITION_HOST)  # both partitions at once, mid-run
+    done = asyncio.gather(*(_completed(run) for run in runs))
+
+    async def restarted() -> bool:
+        child = stack.supervisor.children[PARTITION_HOST]
+        return child.restarts >= 1 and child.alive
+
+    await eventually(restarted, what="the partition host restarted")
+    stack.supervisor.kill(PARTITION_HOST)  # again, while the workflows go on
+    await _each_once(stack, runs, await done)
+    assert stack.supervisor.children[PARTITION_HOST].restarts >= 2
+    await _drained(stack)
+
+
+async def _each_once(stack: Stack, runs: list[Run], views: list[dict[str, Any]]) -> None:
+    for run, view in zip(runs, views, strict=True):
         accepted = [a["state_version"] for a in view["audit"] if a["accepted"]]
         assert accepted == list(range(1, len(accepted) + 1))
         events = [a["event_id"] for a in view["audit"] if a["accepted"]]
@@ -82,8 +128,9 @@ async def test_killing_partitions_mid_run_loses_nothing(partitioned_stack: Stack
         again = [a for a in view["audit"] if not a["accepted"]]
         assert {a["reason"] for a in again} <= {"idempotent_replay"}, again
         assert await stack.effects(run) == 1
-    assert stack.supervisor.children["projector.1"].restarts >= 1
 
+
+async def _drained(stack: Stack) -> None:
     async def drained() -> bool:
         info = await stack.admin.jetstream().stream_info(subjects.STREAM_IN)
         return info.state.messages == 0

@@ -96,11 +96,13 @@ async def running_stack(
     tmp_path_factory: pytest.TempPathFactory,
     *,
     stage_host: bool,
+    projector_host: bool = False,
     sweep_after: float | None = None,
 ) -> AsyncIterator[Stack]:
     """Every component of every installed type as a supervised child process, on this broker
     (its administrator's URL) and database, crash points armed from a directory of its own.
-    `sweep_after`: the open-job sweeper's bound instead of the chaos tier's short one."""
+    `sweep_after`: the open-job sweeper's bound instead of the chaos tier's short one;
+    `projector_host`: several partitions in one process (else one each)."""
     crash_dir = tmp_path_factory.mktemp("crashpoints")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(CRASHPOINTS, str(crash_dir))
@@ -114,7 +116,11 @@ async def running_stack(
             patch.setenv("INTERLOCK_STAGE_REDELIVERY_S", "0.2")
         # The components are given their settings, not the environment: read them anew.
         settings = Settings(home=e2e_settings.home, secrets_dir=e2e_settings.secrets_dir)
-        names = default_stack(partitions=settings.projector_partitions, stage_host=stage_host)
+        names = default_stack(
+            partitions=settings.projector_partitions,
+            stage_host=stage_host,
+            projector_host=projector_host,
+        )
         async with supervised(settings, nats_url, database_url, names) as supervisor:
             bus = await Clients.connect(settings, nats_url, "chaos")
             admin = await nats.connect(nats_url)
