@@ -92,8 +92,9 @@ def healthy(
     return ok, f"{component} (pid {report.pid}): {why}"
 
 
-async def attached(component: str, nats_url: str) -> tuple[bool, str]:
-    """(attached, a one-line explanation), asked of the broker."""
+async def attached(component: str, nats_url: str, *, partitions: int = 1) -> tuple[bool, str]:
+    """(attached, a one-line explanation), asked of the broker; `partitions`: the layout's
+    (for the partition host)."""
     try:
         nc = await nats.connect(
             nats_servers(nats_url),
@@ -104,16 +105,20 @@ async def attached(component: str, nats_url: str) -> tuple[bool, str]:
     except Exception as exc:
         return False, f"broker unreachable: {type(exc).__name__}"
     try:
-        return await _attached_on(nc, component)
+        return await _attached_on(nc, component, partitions)
     finally:
         await nc.close()
 
 
-async def _attached_on(nc: Client, component: str) -> tuple[bool, str]:
+async def _attached_on(nc: Client, component: str, partitions: int = 1) -> tuple[bool, str]:
     if _readiness(component) == "partition":
         return await _projector_attached(nc, component)
-    if _readiness(component) == "partitions":  # the layout's, whichever it is
-        return await _projector_attached(nc, PROJECTOR)
+    if _readiness(component) == "partitions":  # every partition of the layout, fetching
+        for name in projector_components(partitions):
+            attached, why = await _projector_attached(nc, name)
+            if not attached:
+                return False, f"{component}: {why}"
+        return True, f"{component}: {partitions} partition(s) fetching"
     targets = _consumers_of(component)
     if not targets:
         return True, f"{component}: broker reachable"

@@ -105,21 +105,34 @@ async def run_projector(rt: Runtime, stop: asyncio.Event, name: str = PROJECTOR)
 
 async def run_partition_host(rt: Runtime, stop: asyncio.Event) -> None:
     """Run every partition of the layout in this process (`projectors`), each as it runs
-    alone: its own consumers, connections, store and health report under its own name. One
-    that fails stops the others, and the process exits with its error to be restarted whole."""
+    alone: its own consumers, connections, store and health report under its own name.
+
+    They stop together: on `stop`, or as soon as one of them ends, when the others drain as
+    on SIGTERM (within the shutdown grace, then cancelled) and the process exits with the
+    first one's error, to be restarted whole."""
+    halt = asyncio.Event()  # the partitions' stop: `stop`, or one of them ended
     running = [
-        asyncio.create_task(run_projector(rt, stop, name), name=name)
+        asyncio.create_task(run_projector(rt, halt, name), name=name)
         for name in partition_components(rt.settings.projector_partitions)
     ]
+    stopping = asyncio.create_task(stop.wait())
     try:
-        done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_EXCEPTION)
-        for task in done:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
-    finally:
-        for task in running:
+        ended, _ = await asyncio.wait([*running, stopping], return_when=asyncio.FIRST_COMPLETED)
+        halt.set()
+        _, late = await asyncio.wait(running, timeout=rt.settings.shutdown_grace)
+        for task in late:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+    finally:
+        stopping.cancel()
+        for task in running:  # cancelled ourselves: take the partitions along
+            task.cancel()
+    if stop.is_set():
+        return
+    first = next(task for task in running if task in ended)
+    if not first.cancelled() and (error := first.exception()) is not None:
+        raise error
+    raise RuntimeError(f"{first.get_name()} stopped on its own; stopping the partition host")
 
 
 def projector_partition(name: str) -> Component:

@@ -19,7 +19,7 @@ from interlock.app.health import healthy
 from interlock.app.options import load_settings, with_component
 from interlock.app.runtime import Runtime
 from interlock.config import telemetry
-from interlock.config.components import STAGE_HOST, placed
+from interlock.config.components import PARTITION_HOST, STAGE_HOST, placed
 from interlock.config.settings import Settings
 
 
@@ -28,7 +28,8 @@ def service(
         str,
         typer.Argument(
             help=f"{', '.join([*placed('core'), *placed('extra')])}, {STAGE_HOST} (every stage "
-            "service in one process), or a stage such as classify"
+            f"service in one process), {PARTITION_HOST} (every projector partition in one "
+            "process), projector.K (one partition of several), or a stage such as classify"
         ),
     ],
 ) -> None:

@@ -24,7 +24,7 @@ from interlock.app.startup import (
 from interlock.app.uplock import only_up
 from interlock.cli.component import known, require_valid_adapters, stop_on_signals
 from interlock.config.access import component_roles
-from interlock.config.components import CONSOLE, GATEWAY, placed
+from interlock.config.components import CONSOLE, GATEWAY, PARTITION_HOST, placed
 from interlock.config.settings import Settings
 from interlock.config.telemetry import SCRAPED
 from interlock.contracts.errors import ConfigurationError
@@ -36,8 +36,8 @@ def up(
 ) -> None:
     """Run projector, relay, timers, simulator, approval gateway, operator console and every
     stage service until Ctrl-C (the stage services in one process on a small machine:
-    INTERLOCK_STAGE_HOST). `--only` takes the names `service` takes, checked before anything
-    starts."""
+    INTERLOCK_STAGE_HOST; several projector partitions too: INTERLOCK_PROJECTOR_HOST).
+    `--only` takes the names `service` takes, checked before anything starts."""
     only = [known(name) for name in only] if only else None
 
     async def run(s: Settings, nats_url: str, database_url: str) -> None:
@@ -84,7 +84,12 @@ def up(
 
 def _check_layout(names: list[str], partitions: int) -> None:
     """Refuse (one line, exit 2) a projector partition that is not one of the configured
-    layout's."""
+    layout's, and partitions named beside the partition host, which runs them already."""
+    if PARTITION_HOST in names and any(is_projector(name) for name in names):
+        raise ConfigurationError(
+            f"{PARTITION_HOST} runs every projector partition already",
+            hint=f"name either {PARTITION_HOST} or the partitions",
+        )
     for name in names:
         if is_projector(name) and name != "projector":  # `projector`: every partition
             try:

@@ -21,6 +21,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from interlock.config.component_settings import (
+    COMMON,
+    MODEL,
+    PROJECTOR_GIVEN,
+    PROJECTOR_SETTINGS,
+    STAGE,
+    model_stages,
+)
 from interlock.config.plugins import installed
 from interlock.contracts.clients import GATEWAY
 from interlock.contracts.partitions import PROJECTOR, is_projector
@@ -40,12 +48,12 @@ TIMER = "timer"
 SIMULATOR = "sim"
 CONSOLE = "console"
 STAGE_HOST = "stages"
+"""The stage host: every installed stage service in one process, each still its own durable
+consumer on its own subject, all on one identity."""
 PARTITION_HOST = "projectors"
 """The partition host: every projector partition of the layout in one process, each still its
 own consumer of its own stream, deciding only its own workflows, all on the projector's
 identity."""
-"""The stage host: every installed stage service in one process, each still its own durable
-consumer on its own subject, all on one identity."""
 
 Place = Literal["core", "extra", "stage", "host", "partitions"]
 """Where a component stands in a stack: the runtime's own (`core`), one the composition root
@@ -105,31 +113,6 @@ class Component:
         return None if self.database is None else self.database.role
 
 
-COMMON = (
-    "home", "log_level", "local_traces", "insecure_nats", "shutdown_grace", "event_loop",
-)  # fmt: skip
-"""What every component process is given."""
-PROJECTOR_SETTINGS = (
-    "projector_workers",
-    "commit_batch",
-    "projector_partitions",
-    "parameters",
-    "unknown_workflow_grace",
-    "publish_grace",
-    "occurred_at_past_days",
-    "occurred_at_future_s",
-)
-PROJECTOR_GIVEN = ("clients", "job_signing_key", "gateway_claims_public_key")
-STAGE = ("stage_workers", "external_timeout", "stage_redelivery_s", "adapters")
-MODEL = (
-    "model",
-    "models",
-    "openai_base_url",
-    "openai_model",
-    "openai_api_key",
-    "model_timeout",
-    "model_prices",
-)
 _APP = "interlock.app"
 
 TABLE: tuple[Component, ...] = (
@@ -293,16 +276,6 @@ def row_of(name: str) -> Component:
     if row is None:
         raise KeyError(name)
     return row
-
-
-def model_stages() -> frozenset[str]:
-    """The stages that ask a model, as their plugins declare (tests/unit check this against
-    the wired stages)."""
-    return frozenset(
-        f"{workflow_type}.{stage}"
-        for workflow_type, loaded in installed().plugins.items()
-        for stage in loaded.plugin.stages_asking_a_model()
-    )
 
 
 def settings_of(row: Component) -> tuple[str, ...]:

@@ -1,6 +1,5 @@
 """Process settings, read from ``INTERLOCK_*`` environment variables."""
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,6 +14,7 @@ from interlock.config.setting_checks import (
     PublicKey,
 )
 from interlock.config.settings_models import ModelSettings
+from interlock.config.settings_shape import ShapeSettings
 from interlock.config.settings_web import ConsoleOperator, ConsoleRole, GatewaySender, WebSettings
 from interlock.contracts.clients import ClientName, ClientPolicy
 from interlock.contracts.urls import (
@@ -28,18 +28,11 @@ from interlock.contracts.urls import (
 
 __all__ = ["ConsoleOperator", "ConsoleRole", "GatewaySender", "Settings", "asyncpg_dsn"]
 
-SMALL_MACHINE_CPUS = 4
-"""Up to this many CPUs, one process per stage or per projector partition costs more (memory,
-context switches, a loop waking for each message of a small share) than the isolation it
-buys: `stage_host=auto` hosts the stages in one process, `projector_host=auto` the
-partitions."""
-
-
 STREAM_REPLICAS = (1, 3, 5)
 """Replica counts JetStream keeps a stream at: one server, or a majority of 3 or 5 servers."""
 
 
-class Settings(ModelSettings, WebSettings):
+class Settings(ModelSettings, WebSettings, ShapeSettings):
     """Where Interlock finds its broker and its database."""
 
     # URLs may carry passwords: keep input values out of validation errors.
@@ -124,10 +117,6 @@ class Settings(ModelSettings, WebSettings):
         description="Decisions the projector commits in one statement at most (group commit: "
         "those that became ready while a commit was in flight); 1: each alone.",
     )
-    projector_partitions: int = Field(
-        1, ge=1, le=64, description="Projector processes (`projector.0` ..), each deciding the "
-        "workflows that hash to it; 1: one `projector`. Changing it: see the README."
-    )  # fmt: skip
     publish_grace: float = Field(
         default=1.0,
         ge=0,
@@ -138,19 +127,6 @@ class Settings(ModelSettings, WebSettings):
         "nothing itself and the relay publishes every row at once.",
     )
     stage_workers: int = Field(default=8, ge=1, description="Jobs each stage runs concurrently.")
-    stage_host: Literal["auto", "on", "off"] = Field(
-        default="auto",
-        description="How `up`, `demo` and `bench` run the stage services: `on`, every stage in "
-        "one process (`interlock service stages`), each still its own durable consumer; "
-        "`off`, one process per stage; `auto`, `on` on a machine with at most 4 CPUs.",
-    )
-    projector_host: Literal["auto", "on", "off"] = Field(
-        default="auto",
-        description="How `up` and `bench` run several projector partitions: `on`, "
-        "every partition in one process (`interlock service projectors`), each still its own "
-        "consumer of its own stream; `off`, one process per partition; `auto`, `on` on a "
-        "machine with at most 4 CPUs.",
-    )
     relay_batch_size: int = Field(default=500, ge=1, description="Outbox rows per relay batch.")
     archive_after: float = Field(
         default=30 * 24 * 3600.0,
@@ -287,20 +263,6 @@ class Settings(ModelSettings, WebSettings):
         if url is not None:
             split_postgres_url(url, setting="INTERLOCK_DATABASE_URL")
         return url
-
-    def hosts_partitions(self) -> bool:
-        """Whether the stack runs its projector partitions in one process (`projector_host`)."""
-        if self.projector_partitions == 1:
-            return False
-        if self.projector_host == "auto":
-            return (os.cpu_count() or 1) <= SMALL_MACHINE_CPUS
-        return self.projector_host == "on"
-
-    def hosts_stages(self) -> bool:
-        """Whether the stack runs its stage services in one process (`stage_host`)."""
-        if self.stage_host == "auto":
-            return (os.cpu_count() or 1) <= SMALL_MACHINE_CPUS
-        return self.stage_host == "on"
 
     def timings(self) -> dict[str, Any]:
         """The settings a run's timing and model answers depend on (what `interlock demo`

@@ -115,6 +115,17 @@ def test_a_projector_of_another_partition_layout_is_refused_by_up(
     assert f"INTERLOCK_PROJECTOR_PARTITIONS={partitions}" in line
 
 
+def test_partitions_named_beside_the_partition_host_are_refused_by_up(tmp_path: Path) -> None:
+    line = one_line_refusal(
+        _interlock(
+            tmp_path / "home",
+            *("up", "--only", "projectors", "--only", "projector.1"),
+            INTERLOCK_PROJECTOR_PARTITIONS="2",
+        )
+    )
+    assert "projectors runs every projector partition already" in line
+
+
 def test_openai_without_its_settings_names_what_is_missing(tmp_path: Path) -> None:
     line = one_line_refusal(_interlock(tmp_path / "home", "list", INTERLOCK_MODEL="openai"))
     assert "INTERLOCK_OPENAI_BASE_URL" in line
