@@ -13,6 +13,7 @@ from pathlib import Path
 import nats
 import pytest
 from nats.aio.client import Client
+from nats.js.errors import NoStreamResponseError
 
 from interlock.config import access
 from interlock.config.secrets import Secrets
@@ -60,7 +61,16 @@ async def test_streams_made_at_one_replica_are_scaled_to_three(admin: Client) ->
     js = admin.jetstream()
     await provision(js, STAGES, replicas=1)
     assert (await js.stream_info(subjects.STREAM_IN)).config.num_replicas == 1
-    await js.publish(f"{subjects.IN_PREFIX}.kept", b"{}")
+
+    async def kept() -> bool:
+        # A stream just made on a cluster may not take messages for a moment (no leader yet).
+        try:
+            await js.publish(f"{subjects.IN_PREFIX}.kept", b"{}", headers={"Nats-Msg-Id": "kept"})
+        except (NoStreamResponseError, nats.errors.NoRespondersError, nats.errors.TimeoutError):
+            return False
+        return True
+
+    await eventually(kept, within=30, what="the new stream taking a message")
 
     await provision(js, STAGES, replicas=3)
 
