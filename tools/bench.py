@@ -17,10 +17,11 @@ import typer
 
 from interlock.app import terminal
 from interlock.app.bootstrap import supervised
-from interlock.app.composition import default_components, stack_of
+from interlock.app.composition import stack_of
 from interlock.app.embedded import broker_sync
 from interlock.app.health import attached
 from interlock.app.options import JsonOpt, load_settings, with_stack
+from interlock.config.components import SIMULATOR
 from interlock.config.settings import Settings
 from interlock.ops import queries
 from interlock.ops.signals import Clients
@@ -96,12 +97,7 @@ def bench(
         instant = {port: {"adapter": "instant"} for port in INSTANT_PORTS}
         adapters = {**s.adapters, "support": {**s.adapters.get("support", {}), **instant}}
         s = s.model_copy(update={"adapters": adapters})
-        components = default_components(
-            "support",
-            partitions=s.projector_partitions,
-            stage_host=hosted,
-            projector_host=s.hosts_partitions(),
-        )
+        components = [name for name in components if name != SIMULATOR]  # answered in process
     try:
         entry = None if workflow_type == "support" else workload(workflow_type, scenario)
         if entry is not None and work is Work.NONE:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from interlock.config import components
-from interlock.config.components import SIMULATOR
+from interlock.config.components import PARTITION_HOST, SIMULATOR
 from interlock.config.plugins import installed
 from interlock.config.settings import Settings
 from interlock.contracts.partitions import PROJECTOR, is_projector
@@ -31,12 +31,7 @@ def core(partitions: int = 1, projector_host: bool = False) -> list[str]:
     """The core components with `partitions` projector partitions, each its own process, or
     with `projector_host` (and more than one) all in the partition host's."""
     if projector_host and partitions > 1:
-        host = components.placed("partitions")
-        return [
-            hosted
-            for name in components.placed("core")
-            for hosted in (host if name == PROJECTOR else [name])
-        ]
+        return [PARTITION_HOST if name == PROJECTOR else name for name in components.placed("core")]
     return with_partitions(components.placed("core"), partitions)
 
 
