@@ -23,7 +23,7 @@ Every message ends in ack, nak or a reasoned dead letter:
   workflow on the shared stream, so each is dead-lettered once);
 * addressed to a workflow that does not exist (yet) -> held while the message is younger
   than `Patience.unknown_workflow_grace` (its START may be behind it): kept alive and decided
-  again once a decision of its workflow is accepted, or after a growing delay (`parking`),
+  again once a decision of its workflow is accepted, or once as its grace ends (`parking`),
   then dead-letter `unknown_workflow`; at once when its sender already holds its share of
   such waiting messages (`parking`), so one sender cannot fill the consumer's in-flight limit;
 * a timer firing a little before its time (clock skew within the projector's tolerance) ->

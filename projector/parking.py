@@ -3,9 +3,12 @@
 A message addressed to a workflow that does not exist (yet) waits for the unknown-workflow
 grace: its START may be behind it. Under the consumer it waits in the projector (`holder`,
 the dispatcher's `hold`), kept alive, and is decided again as soon as a decision of its
-workflow is accepted here (its START, which comes to this partition too) or, failing that,
-after a growing delay (a workflow another process created); without a holder it is nak'd
-with that delay, to be redelivered. Meanwhile it counts against the
+workflow is accepted here (its START, which only this partition decides) or, failing that,
+once, as its grace runs out. It is not decided again in between: nothing but a decision here
+can create its workflow, and most such messages name workflows nobody will create, each
+decision of which (a checkpoint read, a refusal) delayed everyone's work on the projector's
+event loop for nothing. Without a holder it is nak'd with a growing delay, to be
+redelivered. Meanwhile it counts against the
 consumer's limit of unacknowledged messages (`max_ack_pending`), which every tenant shares:
 2,500 well-formed signals for made-up workflows held that limit for the whole grace, and
 nothing else was delivered. So each sender (a client, a stage, the timer service) may keep
@@ -40,7 +43,9 @@ Wake = Callable[[], None]
 Holder = Callable[[Msg, float], Wake]
 """Keeps a message alive for the delay, then has it decided again; returns its `Wake`."""
 FIRST_DELAY = 0.5
-"""Seconds before a waiting message is first decided again (doubling after each)."""
+"""Seconds before a message waiting by redelivery is first redelivered (doubling after each)."""
+PAST_GRACE_S = 0.05
+"""A held message is decided again this long after its grace, so that it is then past it."""
 
 
 @dataclass
@@ -50,8 +55,6 @@ class Parking:
     holder: Holder | None = None
     _sender_of: dict[tuple[str, int], str] = field(default_factory=dict)
     _held: dict[str, int] = field(default_factory=dict)
-    _rounds: dict[tuple[str, int], int] = field(default_factory=dict)
-    """How often each waiting message was kept waiting (its delay doubles each time)."""
     _wakers: dict[WorkflowKey, dict[tuple[str, int], list[Wake]]] = field(default_factory=dict)
     """What wakes each waiting message, by the workflow it waits for (one per hold: a copy
     delivered again while the first waits is woken too)."""
@@ -71,7 +74,6 @@ class Parking:
     def release(self, sequence: tuple[str, int]) -> None:
         """Message `sequence` no longer waits (decided, dead-lettered or gone)."""
         sender = self._sender_of.pop(sequence, None)
-        self._rounds.pop(sequence, None)
         workflow = self._waits_on.pop(sequence, None)
         wakers = self._wakers.get(workflow) if workflow is not None else None
         if wakers is not None and workflow is not None:
@@ -125,9 +127,7 @@ class Parking:
             delay = min(redelivery_delay(raw, FIRST_DELAY), max(remaining, 0.1))
             await settle(lambda: raw.nak(delay=delay), raw.subject)
             return None
-        rounds = self._rounds.get(at, 0)
-        self._rounds[at] = rounds + 1
-        wake = self.holder(raw, min(FIRST_DELAY * 2.0**rounds, max(remaining, 0.1)))
+        wake = self.holder(raw, remaining + PAST_GRACE_S)
         self._wakers.setdefault(workflow, {}).setdefault(at, []).append(wake)
         self._waits_on[at] = workflow
         return None

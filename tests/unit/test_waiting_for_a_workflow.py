@@ -1,17 +1,18 @@
 """A message for a workflow that does not exist yet waits in the projector, kept alive, and is
 decided again as soon as a decision of that workflow is accepted here (its request, published
-elsewhere and behind it), not after a redelivery delay; without that, after a growing delay."""
+elsewhere and behind it), not after a redelivery delay; without that, once its grace is over."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 import pytest
 
 from interlock.projector.consumer import PATIENCE, dispatching
 from interlock.projector.dispatch import KeyedDispatcher
-from interlock.projector.parking import Parking
+from interlock.projector.parking import PAST_GRACE_S, Parking
 from interlock.projector.service import Projector
 from interlock.projector.store.memory import InMemoryWorkflowStore
 from tests.support.fake_msg import FakeBroker, FakeMsg
@@ -47,12 +48,15 @@ class Woken:
         return woken
 
 
-def _consumer() -> tuple[InMemoryWorkflowStore, Parking, KeyedDispatcher]:
-    """A store, and the projector's consumer on it as `consumer.run` wires it."""
+def _consumer(
+    broker: FakeBroker | None = None,
+) -> tuple[InMemoryWorkflowStore, Parking, KeyedDispatcher]:
+    """A store, and the projector's consumer on it (publishing on `broker`) as `consumer.run`
+    wires it."""
     store = InMemoryWorkflowStore()
     projector = Projector(store, registry=REGISTRY, clients=CLIENTS)
     parking = PATIENCE.parking()
-    dispatcher = dispatching(cast(Any, FakeBroker()), projector, parking, workers=4)
+    dispatcher = dispatching(cast(Any, broker or FakeBroker()), projector, parking, workers=4)
     return store, parking, dispatcher
 
 
@@ -85,23 +89,32 @@ async def test_a_signal_ahead_of_its_request_is_decided_once_the_workflow_is_cre
     assert not parking.waits(("WF_IN", 1))
 
 
-async def test_a_signal_whose_workflow_does_not_come_is_decided_again_after_a_growing_delay() -> (
+async def test_a_signal_whose_workflow_does_not_come_is_held_once_until_its_grace_runs_out() -> (
     None
 ):
-    _, parking, dispatcher = _consumer()
+    """Not decided again and again meanwhile: a signal for a workflow nobody creates (an
+    attacker's made-up id) was once decided after 0.5, 1, 2 ... s, a checkpoint read and a
+    refusal each time, on the event loop every tenant's work shares."""
+    broker = FakeBroker()
+    _, parking, dispatcher = _consumer(broker)
     woken = Woken(parking)
-    early = FakeMsg.of(envelope("CANCEL_REQUESTED", workflow_id="wf-never", role="operator"))
+    grace = PATIENCE.unknown_workflow_grace
+    sent = datetime.now(UTC) - timedelta(seconds=grace - 1.0)  # one second of grace left
+    ghost = envelope("CANCEL_REQUESTED", workflow_id="wf-never", role="operator")
+    early = FakeMsg.of(ghost, published_at=sent)
     try:
         await dispatcher.submit(cast(Any, early))
-        await eventually(lambda: _held_times(woken, 2), what="the signal held a second time")
+        await eventually(lambda: _ended(early), what="the signal dead-lettered", within=10)
     finally:
         await dispatcher.aclose()
 
-    assert woken.delays[:2] == [0.5, 1.0]
-    assert not woken.woken[0]  # its delay passed; nothing woke it
-    assert early.endings == []
-    # Reported in progress as each hold starts and ends, not only after a full keep-alive
-    # period: short holds, decisions and waits for a slot must not add up to the ack wait.
+    assert len(woken.delays) == 1  # held once, for the rest of its grace
+    assert 0.5 < woken.delays[0] <= 1.0 + PAST_GRACE_S
+    assert not woken.woken[0]  # nothing woke it
+    assert early.ending == "term"
+    assert broker.reasons() == ["unknown_workflow"]
+    # Reported in progress as its hold started and ended, not only after a full keep-alive
+    # period: holds, decisions and waits for a slot must not add up to the ack wait.
     assert early.pings >= 2
 
 
