@@ -89,7 +89,7 @@ class PullConsumer:
             await self._top_up(inbox)
             while not stop.is_set():
                 try:
-                    msg = await asyncio.wait_for(queue.get(), self._expires / 4)
+                    msg = await _next(queue, self._expires / 4)
                 except TimeoutError:
                     # Requests end with a status when they expire; silence for longer than
                     # that means they were lost (a reconnect): ask again.
@@ -134,6 +134,16 @@ class PullConsumer:
         request = {"batch": wanted, "expires": int(self._expires * 1e9)}
         await self._nc.publish(self._subject, json.dumps(request).encode(), reply=inbox)
         self._outstanding += wanted
+
+
+async def _next(queue: asyncio.Queue[Msg | None], within: float) -> Msg | None:
+    """The next message queued, at once when one is (a burst costs no timer and no task per
+    message), else one arriving within `within` seconds (`TimeoutError` if none does)."""
+    try:
+        return queue.get_nowait()
+    except asyncio.QueueEmpty:
+        async with asyncio.timeout(within):
+            return await queue.get()
 
 
 async def _hand_back(queue: asyncio.Queue[Msg | None]) -> None:
