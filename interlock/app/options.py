@@ -21,6 +21,7 @@ from interlock.app import loops, terminal
 from interlock.app.embedded import resolve_urls
 from interlock.app.failures import settings_problem
 from interlock.app.health import accepts_anonymous
+from interlock.app.log_bounds import RepeatBound
 from interlock.app.loops import EventLoop
 from interlock.app.reachability import require_database, require_reachable
 from interlock.config import access
@@ -65,6 +66,8 @@ lines, no terminal colour codes in log files) rather than FastStream's coloured 
 def configure_logging(level: str) -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(_IsoFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    if level.upper() != "DEBUG":  # what senders provoke is logged within a bound
+        handler.addFilter(RepeatBound())
     logging.basicConfig(level=level.upper(), handlers=[handler])
     if level.upper() != "DEBUG":
         # Per-message access logs and migration chatter drown what matters.
