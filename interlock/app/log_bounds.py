@@ -44,8 +44,9 @@ class RepeatBound(logging.Filter):
     max_kinds: int = MAX_KINDS
     clock: Callable[[], float] = time.monotonic
     _counts: dict[Kind, _Count] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    """Records come from the event loop and from worker threads (span export, `to_thread`)."""
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+    """Records come from the event loop and from worker threads (span export, `to_thread`);
+    reentrant, as logging's own handler lock, should a record be made while one is counted."""
 
     def __post_init__(self) -> None:
         super().__init__()
