@@ -66,10 +66,9 @@ lines, no terminal colour codes in log files) rather than FastStream's coloured 
 def configure_logging(level: str) -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(_IsoFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    if level.upper() != "DEBUG":  # what senders provoke is logged within a bound
-        handler.addFilter(RepeatBound())
     logging.basicConfig(level=level.upper(), handlers=[handler])
     if level.upper() != "DEBUG":
+        handler.addFilter(RepeatBound())  # what senders provoke is logged within a bound
         # Per-message access logs and migration chatter drown what matters.
         for chatty in ("faststream", "alembic", "nats", BROKER_LOGGER):
             logging.getLogger(chatty).setLevel(logging.WARNING)

@@ -8,10 +8,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from interlock.console.bodylimit import MAX_BODY
 from interlock.tools.hostile.messages import Hostile
 from interlock.tools.hostile.web import CONSOLE, Web
-
-BOUND = 256 * 1024
 
 
 def _web(handler: httpx.MockTransport) -> Web:
@@ -32,7 +31,7 @@ def _closing(request: httpx.Request) -> httpx.Response:
 
 async def test_a_body_past_the_bound_whose_connection_closes_is_refused() -> None:
     web = _web(httpx.MockTransport(_closing))
-    assert await web.console(_login(BOUND + 1)) == "console_login_closed"
+    assert await web.console(_login(MAX_BODY + 1)) == "console_login_closed"
 
 
 async def test_a_body_within_the_bound_whose_connection_closes_is_an_error() -> None:
@@ -43,4 +42,4 @@ async def test_a_body_within_the_bound_whose_connection_closes_is_an_error() -> 
 
 async def test_an_answer_is_the_fate_whatever_the_body() -> None:
     web = _web(httpx.MockTransport(lambda _: httpx.Response(413)))
-    assert await web.console(_login(BOUND + 1)) == "console_login_413"
+    assert await web.console(_login(MAX_BODY + 1)) == "console_login_413"

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 import httpx
 
+from interlock.console.bodylimit import MAX_BODY
 from interlock.tools.hostile.messages import ACCEPTED, UNACCOUNTED, Hostile, Target
 
 CONSOLE = "console"
@@ -26,7 +27,6 @@ VIEWER = "hostile_viewer"
 """The console login the round's attacker holds (a viewer: it may read, not act)."""
 OPERATOR = "hostile_operator"
 """The console's own operator, whose password the attacker guesses."""
-_BODY_BOUND = 256 * 1024
 _HUGE_NAMES = (201, 4_096, 100_000)
 
 
@@ -37,7 +37,7 @@ def console_login(rng: random.Random, n: int, target: Target) -> Hostile:
     password = f"guess-{rng.getrandbits(32):08x}"
     body = f"name={quote(name)}&password={password}&next=/".encode()
     if rng.random() < 0.2:
-        body += b"&pad=" + b"p" * (_BODY_BOUND + 1)
+        body += b"&pad=" + b"p" * (MAX_BODY + 1)
     headers = {"content-type": "application/x-www-form-urlencoded"}
     return Hostile(n, "console_login", CONSOLE, "/login", body, headers)
 
@@ -115,7 +115,7 @@ class Web:
             try:
                 response = await self._anonymous.post(h.subject, content=body, headers=h.headers)
             except httpx.TransportError:
-                if len(body) <= _BODY_BOUND:
+                if len(body) <= MAX_BODY:
                     raise
                 # Refused unread (413) and the connection closed while the body was still
                 # going out: the client may see the close before the answer.
